@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# candor setup: installs the Debian 12 packages listed in conf/packages.txt
+# (only those missing, so it is safe to run again), then configures and builds
+# the project with CMake + Ninja + ccache into ./build.
+#
+#   conf/setup.sh            install + configure + build (Release)
+#   conf/setup.sh --no-build install + configure only
+#   BUILD_TYPE=Debug conf/setup.sh
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$here")
+build_dir=${BUILD_DIR:-$root/build}
+build_type=${BUILD_TYPE:-RelWithDebInfo}
+do_build=1
+[ "${1:-}" = "--no-build" ] && do_build=0
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); else
+    log "not root and no sudo: install the packages in conf/packages.txt by hand"
+  fi
+fi
+
+mapfile -t wanted < <(grep -v -E '^\s*(#|$)' "$here/packages.txt")
+missing=()
+for p in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing ${#missing[@]} package(s): ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  log "all ${#wanted[@]} packages present"
+fi
+
+export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
+if [ ! -f "$build_dir/build.ninja" ]; then
+  log "configuring $build_dir ($build_type)"
+  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" >&2
+fi
+if [ "$do_build" = 1 ]; then
+  log "building (this takes several minutes on 2 cores the first time)"
+  cmake --build "$build_dir" -j "${JOBS:-2}" >&2
+  log "built $build_dir/candor"
+fi

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "domain/error.hpp"
+
+namespace candor::domain {
+
+/// The whole configuration. Defaults live in conf/candor.json (embedded into
+/// the binary at build time); a --config file, CANDOR_* environment variables
+/// and flags override them, in that order. Secrets come only from the
+/// environment.
+struct config {
+  std::string data_dir = "var";
+
+  struct http_t {
+    std::string bind = "127.0.0.1";
+    uint16_t port = 8080;
+    int32_t threads = 2;
+    int64_t body_limit_bytes = 16384;
+    int64_t header_timeout_ms = 5000;
+    int64_t body_timeout_ms = 10000;
+    int64_t idle_timeout_ms = 30000;
+    int64_t max_in_flight = 256;
+    int64_t max_connections = 1024;
+    int64_t retry_after_seconds = 1;
+  } http;
+
+  struct actors_t {
+    int32_t scheduler_threads = 2;
+  } actors;
+
+  struct graph_t {
+    int32_t step_cap = 25;
+    int32_t llm_call_budget = 8;
+    int64_t request_deadline_ms = 30000;
+  } graph;
+
+  struct llm_t {
+    std::string provider = "fake";
+    std::string fixtures_dir;
+    std::string model = "scripted-primary";
+    std::string fallback_model = "scripted-fallback";
+    std::string base_url;
+    std::string api_key; ///< environment only (CANDOR_LLM_API_KEY)
+    int32_t max_retries = 2;
+    int64_t backoff_base_ms = 20;
+    int64_t attempt_timeout_ms = 20000;
+    bool allow_chaos = false;
+    double price_input_per_mtok_usd = 0.15;
+    double price_output_per_mtok_usd = 0.60;
+  } llm;
+
+  struct guardrail_t {
+    std::string mode = "rules";
+    std::string canary = "TAILWIND-7731";
+  } guardrail;
+
+  struct ledger_t {
+    int64_t flush_interval_ms = 50;
+    int64_t max_batch = 512;
+  } ledger;
+
+  struct log_t {
+    std::string level = "info";
+  } log;
+
+  /// Directory of the scripted model fixtures (resolved default).
+  std::string fixtures_path() const;
+};
+
+/// Environment lookup, injectable for tests.
+using env_lookup = std::map<std::string, std::string>;
+
+/// Reads the process environment's CANDOR_* variables (empty ones skipped).
+env_lookup candor_environment();
+
+/// Builds the configuration: embedded defaults, then `config_file` (if not
+/// empty), then `env`, then `flags` (dotted keys such as "http.port").
+/// Unknown keys, wrong types and out-of-range values are errors that name the
+/// key (`config_invalid`).
+outcome<config> load_config(std::string_view defaults_json,
+                            const std::string& config_file,
+                            const env_lookup& env,
+                            const std::map<std::string, std::string>& flags);
+
+/// The embedded conf/candor.json.
+std::string_view default_config_json();
+
+/// The environment variable name of a dotted key: "llm.apiKey" ->
+/// "CANDOR_LLM_API_KEY".
+std::string env_name(std::string_view dotted_key);
+
+} // namespace candor::domain

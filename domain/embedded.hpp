@@ -1,0 +1,15 @@
+#pragma once
+
+#include <string_view>
+
+/// Files from conf/ compiled into the binary (see conf/embed.cmake), so that
+/// `candor` runs on its defaults from any directory.
+namespace candor::embedded {
+
+/// conf/candor.json
+std::string_view default_config();
+
+/// conf/input_rules.json
+std::string_view input_rules();
+
+} // namespace candor::embedded

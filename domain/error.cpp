@@ -1,0 +1,30 @@
+#include "domain/error.hpp"
+
+namespace candor::domain {
+
+std::string_view to_string(ec code) noexcept {
+  switch (code) {
+    case ec::none: return "none";
+    case ec::invalid_request: return "invalid_request";
+    case ec::not_found: return "not_found";
+    case ec::method_not_allowed: return "method_not_allowed";
+    case ec::payload_too_large: return "payload_too_large";
+    case ec::unsupported_media_type: return "unsupported_media_type";
+    case ec::fixture_missing: return "fixture_missing";
+    case ec::llm_unavailable: return "llm_unavailable";
+    case ec::overloaded: return "overloaded";
+    case ec::shutting_down: return "shutting_down";
+    case ec::timeout: return "timeout";
+    case ec::internal: return "internal";
+    case ec::llm_budget_exceeded: return "llm_budget_exceeded";
+    case ec::step_cap_exceeded: return "step_cap_exceeded";
+    case ec::llm_truncated: return "llm_truncated";
+    case ec::llm_parse_failed: return "llm_parse_failed";
+    case ec::node_unavailable: return "node_unavailable";
+    case ec::config_invalid: return "config_invalid";
+    case ec::storage_failed: return "storage_failed";
+  }
+  return "unknown";
+}
+
+} // namespace candor::domain

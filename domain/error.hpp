@@ -1,0 +1,88 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace candor::domain {
+
+/// Every failure candor can report. Mapped to HTTP in exactly one place
+/// (`net/errors.cpp`); registered as a CAF error category in
+/// `actors/interfaces.hpp`.
+enum class ec : uint8_t {
+  none = 0,
+  invalid_request,        ///< 400: body or parameters fail validation
+  not_found,              ///< 404: unknown route or resource
+  method_not_allowed,     ///< 405
+  payload_too_large,      ///< 413
+  unsupported_media_type, ///< 415
+  fixture_missing,        ///< 422: scripted provider has no answer
+  llm_unavailable,        ///< 503: every model failed
+  overloaded,             ///< 503: too many requests in flight
+  shutting_down,          ///< 503: the server is draining
+  timeout,                ///< 504: request deadline passed
+  internal,               ///< 500
+  llm_budget_exceeded,    ///< not an HTTP error: 200 with status error
+  step_cap_exceeded,      ///< not an HTTP error: 200 with status error
+  llm_truncated,          ///< a model reply was cut at max tokens
+  llm_parse_failed,       ///< a model reply did not match its schema
+  node_unavailable,       ///< a graph node is not part of this build
+  config_invalid,         ///< startup: bad configuration
+  storage_failed,         ///< a database operation failed
+};
+
+/// Stable snake_case name, used as the `error` field of error bodies.
+std::string_view to_string(ec code) noexcept;
+
+/// One validation problem, reported in `issues` of a 400 body.
+struct issue {
+  std::string path;
+  std::string message;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, issue& x) {
+  return f(x.path, x.message);
+}
+
+/// An error as a value: code, human message, optional validation issues.
+struct error {
+  ec code = ec::none;
+  std::string message;
+  std::vector<issue> issues;
+
+  explicit operator bool() const noexcept { return code != ec::none; }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, error& x) {
+  return f(x.code, x.message, x.issues);
+}
+
+inline error make_error(ec code, std::string message) {
+  return error{code, std::move(message), {}};
+}
+
+/// Either a value or an error. Small on purpose: no exceptions as API.
+template <class T>
+class outcome {
+public:
+  outcome(T value) : v_(std::move(value)) {}
+  outcome(error err) : v_(std::move(err)) {}
+  bool ok() const noexcept { return v_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+  T& value() { return std::get<0>(v_); }
+  const T& value() const { return std::get<0>(v_); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const domain::error& err() const { return std::get<1>(v_); }
+
+private:
+  std::variant<T, domain::error> v_;
+};
+
+} // namespace candor::domain

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "domain/types.hpp"
+
+/// Rows for the ledger database. The ledger actor is their only writer.
+namespace candor::domain {
+
+/// One row per HTTP request that reached the service: every /ask outcome and
+/// every HTTP error, whatever the route.
+struct request_record {
+  std::string request_id;
+  int64_t ts_us = 0;     ///< arrival, microseconds since the epoch
+  std::string method;
+  std::string path;
+  std::string route;     ///< docs|data|out_of_scope, empty when unrouted
+  std::string status;    ///< answered|refused|...; empty for HTTP errors
+  std::string blocked_by;
+  int32_t http_status = 0;
+  std::string error;     ///< error code name for HTTP errors
+  int64_t latency_us = 0;
+  std::string question;  ///< cut to 200 characters
+  int32_t llm_calls = 0;
+  int64_t tokens = 0;
+  double cost_usd = 0;
+  std::vector<std::string> warnings;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, request_record& x) {
+  return f(x.request_id, x.ts_us, x.method, x.path, x.route, x.status,
+           x.blocked_by, x.http_status, x.error, x.latency_us, x.question,
+           x.llm_calls, x.tokens, x.cost_usd, x.warnings);
+}
+
+/// One row per logical model call (retries and fallbacks folded in).
+struct llm_call_record {
+  std::string request_id;
+  int64_t ts_us = 0;
+  std::string prompt;        ///< prompt name, e.g. "router"
+  std::string prompt_version;
+  std::string provider;
+  std::string model;         ///< the model that answered (or last tried)
+  int32_t attempts = 0;
+  int32_t retries = 0;
+  bool fallback_used = false;
+  std::string outcome;       ///< ok | fixture_missing | unavailable | ...
+  int64_t tokens_in = 0;
+  int64_t tokens_out = 0;
+  bool tokens_estimated = true;
+  double cost_usd = 0;
+  int64_t latency_us = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, llm_call_record& x) {
+  return f(x.request_id, x.ts_us, x.prompt, x.prompt_version, x.provider,
+           x.model, x.attempts, x.retries, x.fallback_used, x.outcome,
+           x.tokens_in, x.tokens_out, x.tokens_estimated, x.cost_usd,
+           x.latency_us);
+}
+
+/// The trace of one request: every graph step in order.
+struct trace_record {
+  std::string request_id;
+  int64_t ts_us = 0;
+  std::vector<trace_entry> steps;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, trace_record& x) {
+  return f(x.request_id, x.ts_us, x.steps);
+}
+
+/// One row per SQL statement the data branch saw, allowed or blocked.
+struct sql_audit_record {
+  std::string request_id;
+  int64_t ts_us = 0;
+  std::string sql;
+  std::string verdict;   ///< allow | block | error
+  std::string layer;     ///< the deciding layer
+  std::string reason;
+  int64_t rows = 0;
+  int64_t latency_us = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sql_audit_record& x) {
+  return f(x.request_id, x.ts_us, x.sql, x.verdict, x.layer, x.reason, x.rows,
+           x.latency_us);
+}
+
+/// Cuts `text` to at most `max_chars` UTF-8 code points, never splitting one.
+std::string cut_utf8(const std::string& text, size_t max_chars);
+
+} // namespace candor::domain

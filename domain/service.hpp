@@ -1,0 +1,51 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "domain/error.hpp"
+#include "domain/records.hpp"
+#include "domain/types.hpp"
+
+namespace candor::domain {
+
+/// What the HTTP layer needs from the rest of candor. net/ depends only on
+/// this interface (so it is testable without actors); actors/app.cpp
+/// implements it on top of the actor system.
+///
+/// Every method returns at once: none may block the calling (Asio) thread.
+/// Callbacks run on an arbitrary thread; the caller must post back to its own
+/// executor before touching a socket.
+class service {
+public:
+  using ask_callback = std::function<void(outcome<ask_state>)>;
+  using text_callback = std::function<void(outcome<std::string>)>;
+
+  virtual ~service() = default;
+
+  /// Runs one question through the graph.
+  virtual void ask(ask_request req, ask_callback cb) = 0;
+
+  /// `/stats` JSON for a validated window ("15m", "1h", "24h", "7d").
+  virtual void stats(std::string window, text_callback cb) = 0;
+
+  /// `/runs/{id}` JSON, or `not_found`.
+  virtual void run(std::string request_id, text_callback cb) = 0;
+
+  /// `/health` JSON.
+  virtual void health(text_callback cb) = 0;
+
+  /// `/demo/questions` JSON.
+  virtual void demo_questions(text_callback cb) = 0;
+
+  /// Prometheus text exposition (thread-safe, non-blocking).
+  virtual std::string metrics() = 0;
+
+  /// Called once per finished request: ledger row, metrics, JSON log line.
+  virtual void completed(request_record rec) = 0;
+
+  /// In-flight gauge bookkeeping.
+  virtual void in_flight(int64_t value) = 0;
+};
+
+} // namespace candor::domain

@@ -1,0 +1,254 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "domain/error.hpp"
+
+/// Value types that travel between the HTTP layer and the actor graph. All are
+/// default-constructible and copyable, with a 0.17-style `inspect` so CAF can
+/// register them (see actors/interfaces.hpp). No CAF header is included here.
+namespace candor::domain {
+
+// -- enumerations -------------------------------------------------------------
+
+/// The nodes of the answer graph. Only the supervisor knows how they connect;
+/// the edges are the pure functions in domain/routing.hpp.
+enum class node : uint8_t {
+  guard_input,
+  router,
+  out_of_scope,
+  retrieve,
+  rag_answer,
+  check_citations,
+  sql_generate,
+  sql_validate,
+  sql_correct,
+  sql_execute,
+  sql_answer,
+  finalize,
+  done, ///< terminal marker, never dispatched
+};
+constexpr size_t node_count = static_cast<size_t>(node::done);
+std::string_view to_string(node x) noexcept;
+
+enum class route_kind : uint8_t { none, docs, data, out_of_scope };
+std::string_view to_string(route_kind x) noexcept;
+/// Parses "docs", "data", "out_of_scope"; anything else gives `none`.
+route_kind parse_route(std::string_view text) noexcept;
+
+enum class status_kind : uint8_t {
+  pending,
+  answered,
+  refused,
+  no_results,
+  blocked,
+  error,
+};
+std::string_view to_string(status_kind x) noexcept;
+
+/// The defence layer that blocked a request.
+enum class layer_kind : uint8_t {
+  none,
+  input_rules,
+  input_model,
+  sql_policy,
+  sql_authorizer,
+  output_guard,
+};
+std::string_view to_string(layer_kind x) noexcept;
+
+/// Failure injection for the model client, selectable per request in tests.
+enum class chaos_mode : uint8_t {
+  none,
+  primary_timeout_once,
+  primary_down,
+  all_down,
+};
+std::string_view to_string(chaos_mode x) noexcept;
+/// Parses the names above; returns false on an unknown name.
+bool parse_chaos(std::string_view text, chaos_mode& out) noexcept;
+
+// -- request ------------------------------------------------------------------
+
+/// A validated `POST /ask`.
+struct ask_request {
+  std::string request_id;
+  std::string question;
+  route_kind force_route = route_kind::none;
+  chaos_mode chaos = chaos_mode::none;
+  /// Warnings raised before the graph runs (e.g. request_id_replaced).
+  std::vector<std::string> warnings;
+  /// Wall-clock arrival time, microseconds since the epoch.
+  int64_t received_us = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ask_request& x) {
+  return f(x.request_id, x.question, x.force_route, x.chaos, x.warnings,
+           x.received_us);
+}
+
+// -- parts of the answer ------------------------------------------------------
+
+struct citation {
+  std::string chunk_id;
+  std::string doc_title;
+  std::string heading;
+  double score = 0;
+  std::string snippet;
+  bool sanitized = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, citation& x) {
+  return f(x.chunk_id, x.doc_title, x.heading, x.score, x.snippet,
+           x.sanitized);
+}
+
+/// One SQL result cell. `kind` follows SQLite's storage classes.
+struct cell {
+  enum kind_t : uint8_t { null, integer, real, text, blob };
+  uint8_t kind = null;
+  int64_t i = 0;
+  double r = 0;
+  std::string s; ///< text, or the summary of a blob
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cell& x) {
+  return f(x.kind, x.i, x.r, x.s);
+}
+
+/// The `sql` block of a response.
+struct sql_block {
+  std::string query;
+  std::string original_query;
+  int32_t corrections = 0;
+  bool limit_applied = false;
+  std::vector<std::string> columns;
+  std::vector<std::vector<cell>> rows;
+  int64_t row_count = 0;
+  bool truncated = false;
+  std::string last_error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sql_block& x) {
+  return f(x.query, x.original_query, x.corrections, x.limit_applied,
+           x.columns, x.rows, x.row_count, x.truncated, x.last_error);
+}
+
+struct guardrail_info {
+  std::string verdict = "pass"; ///< "pass" or "block"
+  layer_kind layer = layer_kind::none;
+  std::vector<std::string> reasons;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, guardrail_info& x) {
+  return f(x.verdict, x.layer, x.reasons);
+}
+
+/// One executed graph step, as recorded by the supervisor.
+struct trace_entry {
+  node step = node::done;
+  std::string outcome;
+  int64_t micros = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, trace_entry& x) {
+  return f(x.step, x.outcome, x.micros);
+}
+
+/// What one logical model call cost; the llm actor reports it.
+struct llm_usage {
+  int32_t calls = 0;
+  int32_t attempts = 0;
+  int32_t retries = 0;
+  bool fallback_used = false;
+  int64_t tokens_in = 0;
+  int64_t tokens_out = 0;
+  double cost_usd = 0;
+  std::vector<std::string> models;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, llm_usage& x) {
+  return f(x.calls, x.attempts, x.retries, x.fallback_used, x.tokens_in,
+           x.tokens_out, x.cost_usd, x.models);
+}
+
+/// Adds `other` into `total`, keeping the model list unique.
+void accumulate(llm_usage& total, const llm_usage& other);
+
+/// Static facts about the running service, copied into `meta`.
+struct service_info {
+  std::string provider;           ///< "fake" or "openai"
+  std::vector<std::string> models; ///< primary first
+  std::string embedder;           ///< fingerprint, empty until indexed
+  std::string guardrail_mode;     ///< "rules", "rules+model", "off"
+  bool cost_is_fictional = true;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, service_info& x) {
+  return f(x.provider, x.models, x.embedder, x.guardrail_mode,
+           x.cost_is_fictional);
+}
+
+// -- the state that flows through the graph -----------------------------------
+
+/// Everything a request accumulates on its way through the graph. Each node
+/// receives the state, does one step and returns it.
+struct ask_state {
+  ask_request request;
+  route_kind route = route_kind::none;
+  std::string route_reason;
+  bool overridden = false;
+  status_kind status = status_kind::pending;
+  layer_kind blocked_by = layer_kind::none;
+  std::string answer;
+  std::vector<citation> citations;
+  bool has_sql = false;
+  sql_block sql;
+  std::vector<std::string> follow_ups;
+  guardrail_info guardrail;
+  std::vector<std::string> warnings;
+  llm_usage usage;
+  /// Model calls still allowed for this request (set by the supervisor).
+  int32_t llm_budget = 0;
+  std::vector<trace_entry> trace;
+  /// Text that must never reach the client (redacted spans of flagged
+  /// passages); the output guard checks for it.
+  std::vector<std::string> redacted_spans;
+  /// A correctable error waiting for sql_correct (data branch).
+  std::string pending_error;
+  service_info service;
+  int64_t latency_ms = 0;
+
+  bool finished() const noexcept { return status != status_kind::pending; }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ask_state& x) {
+  return f(x.request, x.route, x.route_reason, x.overridden, x.status,
+           x.blocked_by, x.answer, x.citations, x.has_sql, x.sql, x.follow_ups,
+           x.guardrail, x.warnings, x.usage, x.llm_budget, x.trace,
+           x.redacted_spans, x.pending_error, x.service, x.latency_ms);
+}
+
+/// Adds a warning once.
+void add_warning(ask_state& st, std::string warning);
+
+/// Ends the request as refused/blocked/error with an answer text.
+void finish(ask_state& st, status_kind status, std::string answer);
+
+/// Ends the request as blocked by `layer` for `reasons`.
+void block(ask_state& st, layer_kind layer, std::vector<std::string> reasons,
+           std::string answer);
+
+} // namespace candor::domain
