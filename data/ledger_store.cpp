@@ -1,0 +1,686 @@
+#include "data/ledger_store.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "data/sqlite.hpp"
+#include "domain/types.hpp"
+
+namespace json = boost::json;
+
+namespace candor::data {
+
+// -- ledger_batch -------------------------------------------------------------
+
+bool ledger_batch::empty() const noexcept {
+  return requests.empty() && llm_calls.empty() && traces.empty()
+         && sql_audits.empty();
+}
+
+size_t ledger_batch::size() const noexcept {
+  return requests.size() + llm_calls.size() + traces.size()
+         + sql_audits.size();
+}
+
+void ledger_batch::clear() noexcept {
+  requests.clear();
+  llm_calls.clear();
+  traces.clear();
+  sql_audits.clear();
+}
+
+// -- nearest rank -------------------------------------------------------------
+
+double nearest_rank(const std::vector<double>& sorted, double p) {
+  if (sorted.empty())
+    return 0;
+  auto n = static_cast<double>(sorted.size());
+  // p * n first: exact for whole p and n, so whole ranks stay whole.
+  auto rank = std::ceil(p * n / 100.0);
+  if (!(rank >= 1)) // also catches NaN
+    rank = 1;
+  if (rank > n)
+    rank = n;
+  return sorted[static_cast<size_t>(rank) - 1];
+}
+
+namespace {
+
+// -- schema -------------------------------------------------------------------
+
+// Version 1. A later version adds a migration step in `create_schema` and
+// bumps `ledger_schema_version`.
+constexpr const char* schema_v1 = R"sql(
+CREATE TABLE requests (
+  id          INTEGER PRIMARY KEY,
+  request_id  TEXT    NOT NULL,
+  ts_us       INTEGER NOT NULL,
+  method      TEXT    NOT NULL,
+  path        TEXT    NOT NULL,
+  route       TEXT    NOT NULL,
+  status      TEXT    NOT NULL,
+  blocked_by  TEXT    NOT NULL,
+  http_status INTEGER NOT NULL,
+  error       TEXT    NOT NULL,
+  latency_us  INTEGER NOT NULL,
+  question    TEXT    NOT NULL,
+  llm_calls   INTEGER NOT NULL,
+  tokens      INTEGER NOT NULL,
+  cost_usd    REAL    NOT NULL,
+  warnings    TEXT    NOT NULL -- a JSON array of strings
+) STRICT;
+CREATE INDEX requests_ts_us ON requests (ts_us);
+CREATE INDEX requests_request_id ON requests (request_id);
+
+CREATE TABLE llm_calls (
+  id               INTEGER PRIMARY KEY,
+  request_id       TEXT    NOT NULL,
+  ts_us            INTEGER NOT NULL,
+  prompt           TEXT    NOT NULL,
+  prompt_version   TEXT    NOT NULL,
+  provider         TEXT    NOT NULL,
+  model            TEXT    NOT NULL,
+  attempts         INTEGER NOT NULL,
+  retries          INTEGER NOT NULL,
+  fallback_used    INTEGER NOT NULL,
+  outcome          TEXT    NOT NULL,
+  tokens_in        INTEGER NOT NULL,
+  tokens_out       INTEGER NOT NULL,
+  tokens_estimated INTEGER NOT NULL,
+  cost_usd         REAL    NOT NULL,
+  latency_us       INTEGER NOT NULL
+) STRICT;
+CREATE INDEX llm_calls_ts_us ON llm_calls (ts_us);
+CREATE INDEX llm_calls_request_id ON llm_calls (request_id);
+
+CREATE TABLE trace_steps (
+  id         INTEGER PRIMARY KEY,
+  request_id TEXT    NOT NULL,
+  ts_us      INTEGER NOT NULL,
+  seq        INTEGER NOT NULL,
+  node       TEXT    NOT NULL,
+  outcome    TEXT    NOT NULL,
+  micros     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX trace_steps_request_id ON trace_steps (request_id);
+
+CREATE TABLE sql_audit (
+  id         INTEGER PRIMARY KEY,
+  request_id TEXT    NOT NULL,
+  ts_us      INTEGER NOT NULL,
+  sql        TEXT    NOT NULL,
+  verdict    TEXT    NOT NULL,
+  layer      TEXT    NOT NULL,
+  reason     TEXT    NOT NULL,
+  rows       INTEGER NOT NULL,
+  latency_us INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sql_audit_ts_us ON sql_audit (ts_us);
+CREATE INDEX sql_audit_request_id ON sql_audit (request_id);
+
+PRAGMA user_version = 1;
+)sql";
+
+constexpr const char* insert_request_sql
+  = "INSERT INTO requests (request_id, ts_us, method, path, route, status, "
+    "blocked_by, http_status, error, latency_us, question, llm_calls, tokens, "
+    "cost_usd, warnings) VALUES "
+    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+constexpr const char* insert_llm_call_sql
+  = "INSERT INTO llm_calls (request_id, ts_us, prompt, prompt_version, "
+    "provider, model, attempts, retries, fallback_used, outcome, tokens_in, "
+    "tokens_out, tokens_estimated, cost_usd, latency_us) VALUES "
+    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+constexpr const char* insert_trace_step_sql
+  = "INSERT INTO trace_steps (request_id, ts_us, seq, node, outcome, micros) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+constexpr const char* insert_sql_audit_sql
+  = "INSERT INTO sql_audit (request_id, ts_us, sql, verdict, layer, reason, "
+    "rows, latency_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+constexpr const char* stats_requests_sql
+  = "SELECT route, status, http_status, latency_us FROM requests "
+    "WHERE ts_us BETWEEN ?1 AND ?2";
+
+constexpr const char* stats_llm_sql
+  = "SELECT COUNT(*), TOTAL(outcome <> 'ok'), TOTAL(retries), "
+    "TOTAL(fallback_used <> 0), TOTAL(tokens_in), TOTAL(tokens_out), "
+    "TOTAL(cost_usd) FROM llm_calls WHERE ts_us BETWEEN ?1 AND ?2";
+
+constexpr const char* run_request_sql
+  = "SELECT request_id, ts_us, method, path, route, status, blocked_by, "
+    "http_status, error, latency_us, question, llm_calls, tokens, cost_usd, "
+    "warnings FROM requests WHERE request_id = ?1 "
+    "ORDER BY ts_us DESC, id DESC LIMIT 1";
+
+constexpr const char* run_trace_sql
+  = "SELECT seq, node, outcome, micros FROM trace_steps "
+    "WHERE request_id = ?1 ORDER BY id";
+
+constexpr const char* run_llm_calls_sql
+  = "SELECT ts_us, prompt, prompt_version, provider, model, attempts, "
+    "retries, fallback_used, outcome, tokens_in, tokens_out, "
+    "tokens_estimated, cost_usd, latency_us FROM llm_calls "
+    "WHERE request_id = ?1 ORDER BY id";
+
+constexpr const char* run_sql_audit_sql
+  = "SELECT ts_us, sql, verdict, layer, reason, rows, latency_us "
+    "FROM sql_audit WHERE request_id = ?1 ORDER BY id";
+
+constexpr const char* count_requests_sql = "SELECT COUNT(*) FROM requests";
+
+/// Binds in order from parameter 1; stops at the first error.
+class binder {
+public:
+  explicit binder(statement& stmt) : stmt_(stmt) {}
+
+  binder& operator()(std::string_view x) {
+    if (!err_)
+      err_ = stmt_.bind_text(next_++, x);
+    return *this;
+  }
+
+  binder& operator()(int64_t x) {
+    if (!err_)
+      err_ = stmt_.bind_int64(next_++, x);
+    return *this;
+  }
+
+  binder& operator()(int32_t x) { return (*this)(int64_t{x}); }
+
+  binder& operator()(bool x) { return (*this)(int64_t{x ? 1 : 0}); }
+
+  binder& operator()(double x) {
+    if (!err_)
+      err_ = stmt_.bind_double(next_++, x);
+    return *this;
+  }
+
+  /// Runs the statement once all parameters are bound.
+  domain::error run() {
+    if (err_)
+      return err_;
+    return stmt_.run();
+  }
+
+private:
+  statement& stmt_;
+  int next_ = 1;
+  domain::error err_;
+};
+
+std::string warnings_to_json(const std::vector<std::string>& warnings) {
+  json::array arr;
+  arr.reserve(warnings.size());
+  for (auto& w : warnings)
+    arr.emplace_back(w);
+  return json::serialize(arr);
+}
+
+json::array warnings_from_json(const std::string& text) {
+  boost::system::error_code ec;
+  auto val = json::parse(text, ec);
+  if (ec || !val.is_array())
+    return {};
+  return std::move(val.as_array());
+}
+
+/// Steps `stmt` through every row, calling `on_row` for each.
+template <class F>
+domain::error for_each_row(statement& stmt, F on_row) {
+  for (;;) {
+    auto res = stmt.step();
+    if (!res)
+      return res.err();
+    if (*res == step_result::done)
+      return {};
+    on_row(stmt);
+  }
+}
+
+/// True when `path` names a plain file (not `:memory:` or a `file:` URI).
+bool plain_file(const std::string& path) {
+  return !path.empty() && path != ":memory:" && path.rfind("file:", 0) != 0;
+}
+
+} // namespace
+
+// -- impl ---------------------------------------------------------------------
+
+struct ledger_store::impl {
+  database db;
+  statement insert_request;
+  statement insert_llm_call;
+  statement insert_trace_step;
+  statement insert_sql_audit;
+  statement stats_requests;
+  statement stats_llm;
+  statement run_request;
+  statement run_trace;
+  statement run_llm_calls;
+  statement run_sql_audit;
+  statement count_requests;
+
+  domain::error prepare_all() {
+    std::pair<statement*, const char*> all[] = {
+      {&insert_request, insert_request_sql},
+      {&insert_llm_call, insert_llm_call_sql},
+      {&insert_trace_step, insert_trace_step_sql},
+      {&insert_sql_audit, insert_sql_audit_sql},
+      {&stats_requests, stats_requests_sql},
+      {&stats_llm, stats_llm_sql},
+      {&run_request, run_request_sql},
+      {&run_trace, run_trace_sql},
+      {&run_llm_calls, run_llm_calls_sql},
+      {&run_sql_audit, run_sql_audit_sql},
+      {&count_requests, count_requests_sql},
+    };
+    for (auto& [stmt, sql] : all) {
+      auto res = db.prepare(sql);
+      if (!res)
+        return res.err();
+      *stmt = std::move(*res);
+    }
+    return {};
+  }
+
+  domain::error create_schema() {
+    auto tx = transaction::begin(db, tx_mode::immediate);
+    if (!tx)
+      return tx.err();
+    // Re-read under the write lock: another writer may have won the race.
+    auto version = db.query_int64("PRAGMA user_version");
+    if (!version)
+      return version.err();
+    if (*version == 0) {
+      if (auto err = db.exec(schema_v1))
+        return err;
+    } else if (*version != ledger_schema_version) {
+      return storage_error("ledger schema version "
+                           + std::to_string(*version) + ", expected "
+                           + std::to_string(ledger_schema_version));
+    }
+    return tx->commit();
+  }
+
+  domain::error write_request(const domain::request_record& x) {
+    auto guard = insert_request.reset_on_exit();
+    return binder{insert_request}(x.request_id)(x.ts_us)(x.method)(x.path)(
+             x.route)(x.status)(x.blocked_by)(x.http_status)(x.error)(
+             x.latency_us)(x.question)(x.llm_calls)(x.tokens)(x.cost_usd)(
+             warnings_to_json(x.warnings))
+      .run();
+  }
+
+  domain::error write_llm_call(const domain::llm_call_record& x) {
+    auto guard = insert_llm_call.reset_on_exit();
+    return binder{insert_llm_call}(x.request_id)(x.ts_us)(x.prompt)(
+             x.prompt_version)(x.provider)(x.model)(x.attempts)(x.retries)(
+             x.fallback_used)(x.outcome)(x.tokens_in)(x.tokens_out)(
+             x.tokens_estimated)(x.cost_usd)(x.latency_us)
+      .run();
+  }
+
+  domain::error write_trace(const domain::trace_record& x) {
+    int64_t seq = 0;
+    for (auto& step : x.steps) {
+      auto guard = insert_trace_step.reset_on_exit();
+      auto err = binder{insert_trace_step}(x.request_id)(x.ts_us)(seq++)(
+                   domain::to_string(step.step))(step.outcome)(step.micros)
+                   .run();
+      if (err)
+        return err;
+    }
+    return {};
+  }
+
+  domain::error write_sql_audit(const domain::sql_audit_record& x) {
+    auto guard = insert_sql_audit.reset_on_exit();
+    return binder{insert_sql_audit}(x.request_id)(x.ts_us)(x.sql)(x.verdict)(
+             x.layer)(x.reason)(x.rows)(x.latency_us)
+      .run();
+  }
+};
+
+// -- ledger_store -------------------------------------------------------------
+
+ledger_store::ledger_store(std::unique_ptr<impl> ptr) noexcept
+  : impl_(std::move(ptr)) {
+  // nop
+}
+
+ledger_store::ledger_store(ledger_store&&) noexcept = default;
+
+ledger_store& ledger_store::operator=(ledger_store&&) noexcept = default;
+
+ledger_store::~ledger_store() = default;
+
+domain::outcome<ledger_store> ledger_store::open(const std::string& path,
+                                                 bool writer) {
+  auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI;
+  if (writer) {
+    flags |= SQLITE_OPEN_CREATE;
+    if (plain_file(path)) {
+      auto parent = std::filesystem::path{path}.parent_path();
+      std::error_code ec;
+      if (!parent.empty())
+        std::filesystem::create_directories(parent, ec);
+      if (ec)
+        return storage_error(parent.string() + ": " + ec.message());
+    }
+  }
+  auto db = database::open(path, flags);
+  if (!db)
+    return db.err();
+  auto ptr = std::make_unique<impl>();
+  ptr->db = std::move(*db);
+  auto& conn = ptr->db;
+  if (auto err = conn.busy_timeout(std::chrono::seconds{5}))
+    return err;
+  if (writer) {
+    auto mode = conn.query_text("PRAGMA journal_mode = WAL");
+    if (!mode)
+      return mode.err();
+    if (*mode != "wal" && *mode != "memory")
+      return storage_error(path + ": cannot use WAL (journal mode " + *mode
+                           + ")");
+    if (auto err = conn.exec("PRAGMA synchronous = NORMAL"))
+      return err;
+    auto version = conn.query_int64("PRAGMA user_version");
+    if (!version)
+      return version.err();
+    if (*version != ledger_schema_version)
+      if (auto err = ptr->create_schema())
+        return err;
+  } else {
+    if (auto err = conn.exec("PRAGMA query_only = ON"))
+      return err;
+    auto version = conn.query_int64("PRAGMA user_version");
+    if (!version)
+      return version.err();
+    if (*version != ledger_schema_version)
+      return storage_error(path + ": ledger schema version "
+                           + std::to_string(*version) + ", expected "
+                           + std::to_string(ledger_schema_version));
+  }
+  if (auto err = ptr->prepare_all())
+    return err;
+  return ledger_store{std::move(ptr)};
+}
+
+domain::error ledger_store::write(const ledger_batch& batch) {
+  if (batch.empty())
+    return {};
+  auto& m = *impl_;
+  auto tx = transaction::begin(m.db, tx_mode::immediate);
+  if (!tx)
+    return tx.err();
+  for (auto& x : batch.requests)
+    if (auto err = m.write_request(x))
+      return err;
+  for (auto& x : batch.llm_calls)
+    if (auto err = m.write_llm_call(x))
+      return err;
+  for (auto& x : batch.traces)
+    if (auto err = m.write_trace(x))
+      return err;
+  for (auto& x : batch.sql_audits)
+    if (auto err = m.write_sql_audit(x))
+      return err;
+  return tx->commit();
+}
+
+domain::outcome<std::string>
+ledger_store::stats_json(const std::string& window_label,
+                         int64_t window_seconds, int64_t now_us,
+                         bool cost_is_fictional) {
+  // Clamp so that nothing below can overflow (1e12 s is 31,000 years).
+  constexpr int64_t max_window_s = 1'000'000'000'000;
+  constexpr auto min_us = std::numeric_limits<int64_t>::min();
+  window_seconds = std::clamp<int64_t>(window_seconds, 0, max_window_s);
+  auto window_us = window_seconds * 1'000'000;
+  auto from_us = now_us < min_us + window_us ? min_us : now_us - window_us;
+  auto& m = *impl_;
+  // One snapshot for both tables.
+  auto tx = transaction::begin(m.db, tx_mode::deferred);
+  if (!tx)
+    return tx.err();
+  // -- requests
+  std::map<std::string, int64_t> by_route{
+    {"docs", 0}, {"data", 0}, {"out_of_scope", 0}, {"none", 0}};
+  std::map<std::string, int64_t> by_status{
+    {"answered", 0}, {"refused", 0}, {"no_results", 0},
+    {"blocked", 0},  {"error", 0},   {"http_error", 0}};
+  std::map<int64_t, int64_t> by_http;
+  int64_t requests = 0;
+  int64_t errors = 0;
+  int64_t client_errors = 0;
+  std::vector<double> latencies_ms;
+  {
+    auto& q = m.stats_requests;
+    auto guard = q.reset_on_exit();
+    q.bind_int64(1, from_us);
+    q.bind_int64(2, now_us);
+    auto err = for_each_row(q, [&](statement& row) {
+      auto route = row.column_text(0);
+      auto status = row.column_text(1);
+      auto http = row.column_int64(2);
+      ++requests;
+      ++by_route[route.empty() ? "none" : route];
+      ++by_status[status.empty() ? "http_error" : status];
+      ++by_http[http];
+      if (status == "error" || http >= 500)
+        ++errors;
+      if (http >= 400 && http <= 499)
+        ++client_errors;
+      latencies_ms.push_back(static_cast<double>(row.column_int64(3))
+                             / 1000.0);
+    });
+    if (err)
+      return err;
+  }
+  // -- model calls
+  json::object llm;
+  {
+    auto& q = m.stats_llm;
+    auto guard = q.reset_on_exit();
+    q.bind_int64(1, from_us);
+    q.bind_int64(2, now_us);
+    auto res = q.step();
+    if (!res)
+      return res.err();
+    if (*res != step_result::row)
+      return storage_error("stats query returned no row");
+    // TOTAL() is a REAL; integer sums stay exact far beyond any ledger.
+    auto total = [&](int col) {
+      return static_cast<int64_t>(std::llround(q.column_double(col)));
+    };
+    auto tokens_in = total(4);
+    auto tokens_out = total(5);
+    llm["calls"] = q.column_int64(0);
+    llm["failures"] = total(1);
+    llm["retries"] = total(2);
+    llm["fallbacks"] = total(3);
+    llm["tokensIn"] = tokens_in;
+    llm["tokensOut"] = tokens_out;
+    llm["tokens"] = tokens_in + tokens_out;
+    llm["costUsd"] = q.column_double(6);
+    llm["costIsFictional"] = cost_is_fictional;
+  }
+  if (auto err = tx->commit())
+    return err;
+  // -- the document
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  json::object totals;
+  totals["requests"] = requests;
+  json::object route_obj;
+  for (auto& [k, v] : by_route)
+    route_obj[k] = v;
+  totals["byRoute"] = std::move(route_obj);
+  json::object status_obj;
+  for (auto& [k, v] : by_status)
+    status_obj[k] = v;
+  totals["byStatus"] = std::move(status_obj);
+  json::object http_obj;
+  for (auto& [k, v] : by_http)
+    http_obj[std::to_string(k)] = v;
+  totals["byHttpStatus"] = std::move(http_obj);
+  json::object latency;
+  if (latencies_ms.empty()) {
+    latency["p50"] = nullptr;
+    latency["p95"] = nullptr;
+    latency["max"] = nullptr;
+  } else {
+    latency["p50"] = nearest_rank(latencies_ms, 50);
+    latency["p95"] = nearest_rank(latencies_ms, 95);
+    latency["max"] = latencies_ms.back();
+  }
+  json::object doc;
+  doc["since"] = window_label;
+  doc["fromUs"] = from_us;
+  doc["toUs"] = now_us;
+  doc["totals"] = std::move(totals);
+  doc["errorRate"] = requests == 0 ? 0.0
+                                   : static_cast<double>(errors)
+                                       / static_cast<double>(requests);
+  doc["clientErrors"] = client_errors;
+  doc["latencyMs"] = std::move(latency);
+  doc["llm"] = std::move(llm);
+  return json::serialize(doc);
+}
+
+domain::outcome<std::string>
+ledger_store::run_json(const std::string& request_id) {
+  auto& m = *impl_;
+  auto tx = transaction::begin(m.db, tx_mode::deferred);
+  if (!tx)
+    return tx.err();
+  json::value request = nullptr;
+  {
+    auto& q = m.run_request;
+    auto guard = q.reset_on_exit();
+    q.bind_text(1, request_id);
+    auto err = for_each_row(q, [&](statement& row) {
+      json::object r;
+      r["requestId"] = row.column_text(0);
+      r["tsUs"] = row.column_int64(1);
+      r["method"] = row.column_text(2);
+      r["path"] = row.column_text(3);
+      r["route"] = row.column_text(4);
+      r["status"] = row.column_text(5);
+      r["blockedBy"] = row.column_text(6);
+      r["httpStatus"] = row.column_int64(7);
+      r["error"] = row.column_text(8);
+      r["latencyUs"] = row.column_int64(9);
+      r["question"] = row.column_text(10);
+      r["llmCalls"] = row.column_int64(11);
+      r["tokens"] = row.column_int64(12);
+      r["costUsd"] = row.column_double(13);
+      r["warnings"] = warnings_from_json(row.column_text(14));
+      request = std::move(r);
+    });
+    if (err)
+      return err;
+  }
+  json::array trace;
+  {
+    auto& q = m.run_trace;
+    auto guard = q.reset_on_exit();
+    q.bind_text(1, request_id);
+    auto err = for_each_row(q, [&](statement& row) {
+      json::object s;
+      s["seq"] = row.column_int64(0);
+      s["node"] = row.column_text(1);
+      s["outcome"] = row.column_text(2);
+      s["micros"] = row.column_int64(3);
+      trace.emplace_back(std::move(s));
+    });
+    if (err)
+      return err;
+  }
+  if (request.is_null() && trace.empty())
+    return domain::make_error(domain::ec::not_found,
+                              "no run with id " + request_id);
+  json::array llm_calls;
+  {
+    auto& q = m.run_llm_calls;
+    auto guard = q.reset_on_exit();
+    q.bind_text(1, request_id);
+    auto err = for_each_row(q, [&](statement& row) {
+      json::object c;
+      c["tsUs"] = row.column_int64(0);
+      c["prompt"] = row.column_text(1);
+      c["promptVersion"] = row.column_text(2);
+      c["provider"] = row.column_text(3);
+      c["model"] = row.column_text(4);
+      c["attempts"] = row.column_int64(5);
+      c["retries"] = row.column_int64(6);
+      c["fallbackUsed"] = row.column_int64(7) != 0;
+      c["outcome"] = row.column_text(8);
+      c["tokensIn"] = row.column_int64(9);
+      c["tokensOut"] = row.column_int64(10);
+      c["tokensEstimated"] = row.column_int64(11) != 0;
+      c["costUsd"] = row.column_double(12);
+      c["latencyUs"] = row.column_int64(13);
+      llm_calls.emplace_back(std::move(c));
+    });
+    if (err)
+      return err;
+  }
+  json::array audits;
+  {
+    auto& q = m.run_sql_audit;
+    auto guard = q.reset_on_exit();
+    q.bind_text(1, request_id);
+    auto err = for_each_row(q, [&](statement& row) {
+      json::object a;
+      a["tsUs"] = row.column_int64(0);
+      a["sql"] = row.column_text(1);
+      a["verdict"] = row.column_text(2);
+      a["layer"] = row.column_text(3);
+      a["reason"] = row.column_text(4);
+      a["rows"] = row.column_int64(5);
+      a["latencyUs"] = row.column_int64(6);
+      audits.emplace_back(std::move(a));
+    });
+    if (err)
+      return err;
+  }
+  if (auto err = tx->commit())
+    return err;
+  json::object doc;
+  doc["requestId"] = request_id;
+  doc["request"] = std::move(request);
+  doc["trace"] = std::move(trace);
+  doc["llmCalls"] = std::move(llm_calls);
+  doc["sqlAudit"] = std::move(audits);
+  return json::serialize(doc);
+}
+
+domain::outcome<int64_t> ledger_store::count_requests() {
+  auto& q = impl_->count_requests;
+  auto guard = q.reset_on_exit();
+  auto res = q.step();
+  if (!res)
+    return res.err();
+  if (*res != step_result::row)
+    return storage_error("count query returned no row");
+  return q.column_int64(0);
+}
+
+} // namespace candor::data

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "domain/error.hpp"
+#include "domain/records.hpp"
+
+/// The ledger database (`<dataDir>/ledger.db`): one row per request, per model
+/// call, per graph step and per SQL statement. The ledger actor owns the only
+/// writer; `/stats` and `/runs/{id}` read through their own connections (WAL
+/// lets them read while the writer writes).
+namespace candor::data {
+
+/// Records waiting to be written together, in one transaction.
+struct ledger_batch {
+  std::vector<domain::request_record> requests;
+  std::vector<domain::llm_call_record> llm_calls;
+  std::vector<domain::trace_record> traces;
+  std::vector<domain::sql_audit_record> sql_audits;
+
+  bool empty() const noexcept;
+  /// The number of records (a trace counts once, whatever its length).
+  size_t size() const noexcept;
+  void clear() noexcept;
+};
+
+/// The nearest-rank percentile: the value at 1-based rank ceil(p/100 * N) of
+/// `sorted` (ascending), with the rank clamped to [1, N]. Returns 0 for an
+/// empty vector.
+double nearest_rank(const std::vector<double>& sorted, double p);
+
+/// The schema version this build writes (`PRAGMA user_version`).
+inline constexpr int64_t ledger_schema_version = 1;
+
+/// One connection to the ledger. Statements are prepared once, at open.
+/// Move-only and not thread-safe: one owner (an actor) per instance.
+class ledger_store {
+public:
+  /// `writer=true`: creates the parent directory and the schema when missing
+  /// (versioned with PRAGMA user_version; a newer version is an error), WAL
+  /// mode, synchronous=NORMAL. `writer=false`: a read connection with
+  /// `query_only` on, for /stats and /runs; the schema must already exist.
+  static domain::outcome<ledger_store> open(const std::string& path,
+                                            bool writer);
+
+  ledger_store(ledger_store&&) noexcept;
+  ledger_store& operator=(ledger_store&&) noexcept;
+  ledger_store(const ledger_store&) = delete;
+  ledger_store& operator=(const ledger_store&) = delete;
+  ~ledger_store();
+
+  /// Writes the whole batch in ONE transaction: all of it or none of it.
+  domain::error write(const ledger_batch& batch);
+
+  /// `/stats` JSON for the window [now_us - window_seconds * 1e6, now_us]
+  /// (both ends included), read from one snapshot.
+  domain::outcome<std::string> stats_json(const std::string& window_label,
+                                          int64_t window_seconds,
+                                          int64_t now_us,
+                                          bool cost_is_fictional);
+
+  /// `/runs/{id}` JSON; `not_found` when neither a request row nor a trace
+  /// exists for the id. When a client reused an id, the latest request row is
+  /// shown with every trace step, model call and SQL statement of that id.
+  domain::outcome<std::string> run_json(const std::string& request_id);
+
+  /// Rows in `requests` (tests, /health).
+  domain::outcome<int64_t> count_requests();
+
+private:
+  struct impl;
+
+  explicit ledger_store(std::unique_ptr<impl> ptr) noexcept;
+
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace candor::data
