@@ -1,0 +1,173 @@
+#pragma once
+
+// All typed actor interfaces, application atoms and the type-ID block of
+// candor (VAST's actors.hpp layout). Includes only light CAF headers.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/error.hpp>
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "domain/error.hpp"
+#include "domain/records.hpp"
+#include "domain/types.hpp"
+
+namespace candor::actors {
+
+// -- messages that only actors exchange ---------------------------------------
+
+/// One logical model call, as a node asks the LLM actor for it.
+struct llm_request {
+  std::string request_id;
+  std::string prompt;          ///< prompt name, e.g. "router"
+  std::string prompt_version;
+  std::string key;             ///< fixture key: the question as asked
+  std::string system;          ///< rendered system text (real providers)
+  std::string user;            ///< rendered user text (real providers)
+  domain::chaos_mode chaos = domain::chaos_mode::none;
+  int32_t budget = 0;          ///< model calls still allowed
+  int32_t max_tokens = 512;
+  int32_t ordinal = 0;         ///< 0 = first ask, 1 = parse re-ask
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, llm_request& x) {
+  return f(x.request_id, x.prompt, x.prompt_version, x.key, x.system, x.user,
+           x.chaos, x.budget, x.max_tokens, x.ordinal);
+}
+
+/// The model's answer to one logical call.
+struct llm_reply {
+  std::string text;
+  std::string model;
+  std::string finish_reason; ///< "stop" or "length"
+  domain::llm_usage usage;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, llm_reply& x) {
+  return f(x.text, x.model, x.finish_reason, x.usage);
+}
+
+/// Callback through which a request's outcome leaves the actor system. It
+/// holds the HTTP session alive and only posts to the session's executor.
+using ask_responder = std::function<void(domain::outcome<domain::ask_state>)>;
+
+} // namespace candor::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::ask_responder)
+
+CAF_ERROR_CODE_ENUM(candor::domain::ec, "candor")
+
+// -- type IDs and atoms -------------------------------------------------------
+
+CAF_BEGIN_TYPE_ID_BLOCK(candor, caf::first_custom_type_id)
+
+  CAF_ADD_TYPE_ID(candor, (candor::domain::node))
+  CAF_ADD_TYPE_ID(candor, (candor::domain::ask_request))
+  CAF_ADD_TYPE_ID(candor, (candor::domain::ask_state))
+  CAF_ADD_TYPE_ID(candor, (candor::domain::request_record))
+  CAF_ADD_TYPE_ID(candor, (candor::domain::llm_call_record))
+  CAF_ADD_TYPE_ID(candor, (candor::domain::trace_record))
+  CAF_ADD_TYPE_ID(candor, (candor::domain::sql_audit_record))
+  CAF_ADD_TYPE_ID(candor, (candor::actors::llm_request))
+  CAF_ADD_TYPE_ID(candor, (candor::actors::llm_reply))
+
+CAF_END_TYPE_ID_BLOCK(candor)
+
+CAF_ADD_ATOM(candor, candor::atom, step, "step")
+CAF_ADD_ATOM(candor, candor::atom, ask, "ask")
+CAF_ADD_ATOM(candor, candor::atom, call, "call")
+CAF_ADD_ATOM(candor, candor::atom, put, "put")
+CAF_ADD_ATOM(candor, candor::atom, flush, "flush")
+CAF_ADD_ATOM(candor, candor::atom, tick, "tick")
+CAF_ADD_ATOM(candor, candor::atom, stats, "stats")
+CAF_ADD_ATOM(candor, candor::atom, run, "run")
+CAF_ADD_ATOM(candor, candor::atom, count, "count")
+CAF_ADD_ATOM(candor, candor::atom, get, "get")
+CAF_ADD_ATOM(candor, candor::atom, llm, "llm")
+CAF_ADD_ATOM(candor, candor::atom, ledger, "ledger")
+CAF_ADD_ATOM(candor, candor::atom, restarts, "restarts")
+CAF_ADD_ATOM(candor, candor::atom, health, "health")
+CAF_ADD_ATOM(candor, candor::atom, internal, "internal")
+
+namespace candor::actors {
+
+// -- interfaces ---------------------------------------------------------------
+
+/// A GRAPH NODE: does one step on the request state and returns it. Every
+/// node (guard_input, router, out_of_scope, finalize, ...) implements it.
+using node_actor = caf::typed_actor<
+  // Runs the node's step on a request state.
+  caf::replies_to<atom::step, domain::ask_state>::with<domain::ask_state>>;
+
+/// The LEDGER actor: the only writer of the ledger database.
+using ledger_actor = caf::typed_actor<
+  // Queues a request row.
+  caf::reacts_to<atom::put, domain::request_record>,
+  // Queues a model-call row.
+  caf::reacts_to<atom::put, domain::llm_call_record>,
+  // Queues the trace of one request.
+  caf::reacts_to<atom::put, domain::trace_record>,
+  // Queues a SQL audit row.
+  caf::reacts_to<atom::put, domain::sql_audit_record>,
+  // Writes everything queued; replies with the rows written so far.
+  caf::replies_to<atom::flush>::with<int64_t>,
+  // Timer: flush what is queued.
+  caf::reacts_to<atom::internal, atom::tick>>;
+
+/// The LLM actor: the only place that talks to a model provider.
+using llm_actor = caf::typed_actor<
+  // Performs one logical call (retries and fallback included).
+  caf::replies_to<atom::call, llm_request>::with<llm_reply>,
+  // Replaces the ledger handle after the guardian restarted the ledger.
+  caf::reacts_to<atom::put, ledger_actor>,
+  // Timer: the backoff of pending call `id` is over; try again.
+  caf::reacts_to<atom::internal, atom::call, uint64_t>>;
+
+/// The LEDGER READER: read-only queries for /stats and /runs.
+using ledger_reader_actor = caf::typed_actor<
+  // /stats JSON for a window label and its length in seconds.
+  caf::replies_to<atom::stats, std::string, int64_t>::with<std::string>,
+  // /runs/{id} JSON.
+  caf::replies_to<atom::run, std::string>::with<std::string>,
+  // Number of request rows (tests, health).
+  caf::replies_to<atom::count>::with<int64_t>>;
+
+/// The GUARDIAN: owns the service actors, restarts one that dies and spawns
+/// one supervisor per request.
+using guardian_actor = caf::typed_actor<
+  // Starts a request; the outcome goes to the responder.
+  caf::reacts_to<atom::ask, domain::ask_request, ask_responder>,
+  // The current LLM actor (tests kill it to check restarts).
+  caf::replies_to<atom::get, atom::llm>::with<llm_actor>,
+  // The current ledger actor.
+  caf::replies_to<atom::get, atom::ledger>::with<ledger_actor>,
+  // Forwards a request row to the current ledger.
+  caf::reacts_to<atom::put, domain::request_record>,
+  // How many service actors were restarted so far.
+  caf::replies_to<atom::restarts>::with<int64_t>,
+  // Readiness summary as JSON.
+  caf::replies_to<atom::health>::with<std::string>>;
+
+/// Registers candor's message types and error category with CAF.
+void add_message_types(caf::actor_system_config& cfg);
+
+/// Converts an error that crossed the actor system to a domain error.
+domain::error to_domain(const caf::error& err);
+
+/// Makes a CAF error from a domain error code and message.
+caf::error to_caf(domain::ec code, std::string message);
+
+} // namespace candor::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::node_actor)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::llm_actor)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::ledger_actor)

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/interfaces.hpp"
+#include "actors/telemetry.hpp"
+#include "data/fixtures.hpp"
+#include "domain/config.hpp"
+
+namespace candor::actors {
+
+/// Settings of the LLM actor, taken from the configuration at startup.
+struct llm_settings {
+  std::string provider = "fake";
+  std::string primary_model;
+  std::string fallback_model;
+  int32_t max_retries = 2;
+  std::chrono::milliseconds backoff_base{20};
+  double price_in_per_mtok = 0;
+  double price_out_per_mtok = 0;
+
+  static llm_settings from(const domain::config& cfg);
+};
+
+/// How one attempt on one model went.
+enum class attempt_result : uint8_t {
+  ok,
+  timeout,      ///< retryable
+  unavailable,  ///< 5xx / connection refused: retryable
+  fixture_missing,
+};
+
+/// A logical call in progress: attempts, retries, fallback.
+struct pending_call {
+  llm_request req;
+  caf::typed_response_promise<llm_reply> rp;
+  size_t model_index = 0;     ///< 0 primary, 1 fallback
+  int32_t attempts = 0;       ///< over all models
+  int32_t model_attempts = 0; ///< on the current model
+  int32_t retries = 0;
+  std::chrono::steady_clock::time_point started;
+  int64_t started_us = 0;
+};
+
+struct llm_state {
+  static inline const char* name = "llm";
+
+  llm_settings settings;
+  std::shared_ptr<const data::fixture_store> fixtures;
+  std::shared_ptr<telemetry> metrics;
+  ledger_actor ledger;
+  std::unordered_map<uint64_t, pending_call> pending;
+  uint64_t next_id = 1;
+  std::minstd_rand rng{42};
+};
+
+/// Estimated tokens of a text: one per four bytes, at least one.
+int64_t estimate_tokens(const std::string& text);
+
+/// The LLM actor: answers logical model calls with the scripted provider,
+/// simulating endpoint failures (chaos modes) through the same retry,
+/// backoff and fallback path a real endpoint takes. Every logical call is a
+/// ledger row and a metric.
+llm_actor::behavior_type
+llm(llm_actor::stateful_pointer<llm_state> self, llm_settings settings,
+    std::shared_ptr<const data::fixture_store> fixtures,
+    std::shared_ptr<telemetry> metrics, ledger_actor ledger);
+
+} // namespace candor::actors

@@ -1,0 +1,62 @@
+#pragma once
+
+// The graph nodes of issue #2. Each node is its own actor with the
+// node_actor interface; its body lives in actors/<node>.cpp.
+
+#include <memory>
+#include <string>
+
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/interfaces.hpp"
+
+namespace candor::domain {
+class output_guard;
+} // namespace candor::domain
+
+namespace candor::actors {
+
+/// GUARD_INPUT: deterministic input rules on the normalised question.
+struct guard_input_state {
+  static inline const char* name = "guard_input";
+  std::string mode; ///< "rules", "rules+model" or "off"
+};
+
+node_actor::behavior_type
+guard_input(node_actor::stateful_pointer<guard_input_state> self,
+            std::string mode);
+
+/// ROUTER: classifies the question through the LLM actor, unless the client
+/// forced a route.
+struct router_state {
+  static inline const char* name = "router";
+  llm_actor llm;
+  std::string prompt_version;
+  std::string system_prompt;
+};
+
+node_actor::behavior_type
+router(node_actor::stateful_pointer<router_state> self, llm_actor llm,
+       std::string prompt_version, std::string system_prompt);
+
+/// OUT_OF_SCOPE: a fixed refusal, no model call.
+struct out_of_scope_state {
+  static inline const char* name = "out_of_scope";
+};
+
+node_actor::behavior_type
+out_of_scope(node_actor::stateful_pointer<out_of_scope_state> self);
+
+/// FINALIZE: the output guard and the response schema check.
+struct finalize_state {
+  static inline const char* name = "finalize";
+  std::shared_ptr<const domain::output_guard> guard;
+  domain::service_info info;
+};
+
+node_actor::behavior_type
+finalize(node_actor::stateful_pointer<finalize_state> self,
+         std::shared_ptr<const domain::output_guard> guard,
+         domain::service_info info);
+
+} // namespace candor::actors

@@ -1,0 +1,18 @@
+#include "actors/nodes.hpp"
+
+#include "domain/contracts.hpp"
+
+namespace candor::actors {
+
+node_actor::behavior_type
+out_of_scope(node_actor::stateful_pointer<out_of_scope_state>) {
+  return {
+    [](atom::step, domain::ask_state& st) -> domain::ask_state {
+      domain::finish(st, domain::status_kind::refused,
+                     std::string{domain::texts::out_of_scope});
+      return std::move(st);
+    },
+  };
+}
+
+} // namespace candor::actors

@@ -1,0 +1,174 @@
+#include "actors/supervisor.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/sec.hpp>
+
+#include "domain/contracts.hpp"
+#include "domain/log.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+using domain::ask_state;
+using domain::node;
+using self_ptr = caf::stateful_actor<supervisor_state>*;
+using clock = std::chrono::steady_clock;
+
+int64_t micros_since(clock::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(clock::now()
+                                                               - t0)
+    .count();
+}
+
+int64_t wall_us() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch())
+    .count();
+}
+
+/// Sends the trace to the ledger; every request leaves one, errors included.
+void store_trace(self_ptr self) {
+  auto& s = self->state;
+  if (!s.g.ledger)
+    return;
+  domain::trace_record rec;
+  rec.request_id = s.st.request.request_id;
+  rec.ts_us = s.st.request.received_us;
+  rec.steps = s.st.trace;
+  self->send(s.g.ledger, atom::put_v, std::move(rec));
+}
+
+/// Ends the request with an HTTP-level error (422, 503, 504, 500).
+void fail(self_ptr self, domain::error err) {
+  store_trace(self);
+  if (auto respond = std::move(self->state.respond))
+    respond(std::move(err));
+  self->quit();
+}
+
+/// Ends the request with its final state.
+void deliver(self_ptr self) {
+  auto& s = self->state;
+  auto received = s.st.request.received_us;
+  s.st.latency_ms = received > 0 ? (wall_us() - received) / 1000
+                                 : micros_since(s.started) / 1000;
+  store_trace(self);
+  if (auto respond = std::move(s.respond))
+    respond(std::move(s.st));
+  self->quit();
+}
+
+/// Ends the request as `status: error` and lets finalize run.
+void stop_with(ask_state& st, std::string warning, std::string_view text) {
+  domain::add_warning(st, std::move(warning));
+  domain::finish(st, domain::status_kind::error, std::string{text});
+}
+
+void dispatch(self_ptr self, node n);
+
+void on_reply(self_ptr self, node n, clock::time_point t0, ask_state next) {
+  auto& s = self->state;
+  auto trace = std::move(s.st.trace);
+  s.st = std::move(next);
+  s.st.trace = std::move(trace);
+  s.st.trace.push_back({n, domain::step_outcome(n, s.st), micros_since(t0)});
+  dispatch(self, s.g.edge(n, s.st));
+}
+
+void on_error(self_ptr self, node n, clock::time_point t0,
+              const caf::error& err) {
+  auto& s = self->state;
+  auto e = to_domain(err);
+  s.st.trace.push_back({n, "error:" + std::string{domain::to_string(e.code)},
+                        micros_since(t0)});
+  switch (e.code) {
+    case domain::ec::llm_budget_exceeded:
+      s.st.route = domain::route_kind::none;
+      stop_with(s.st, "llm_budget_exceeded", domain::texts::budget_exceeded);
+      dispatch(self, node::finalize);
+      return;
+    case domain::ec::timeout:
+      e.message = "the request deadline of "
+                  + std::to_string(s.lim.deadline.count())
+                  + " ms passed in node " + std::string{domain::to_string(n)};
+      break;
+    case domain::ec::fixture_missing:
+    case domain::ec::llm_unavailable:
+      break;
+    default:
+      domain::log_event(domain::log_level::error, "node_failed",
+                        {{"requestId", s.st.request.request_id},
+                         {"node", domain::to_string(n)},
+                         {"error", caf::to_string(err)}});
+      e = domain::make_error(domain::ec::internal,
+                             "node " + std::string{domain::to_string(n)}
+                               + " failed");
+  }
+  fail(self, std::move(e));
+}
+
+void dispatch(self_ptr self, node n) {
+  auto& s = self->state;
+  if (n == node::done) {
+    deliver(self);
+    return;
+  }
+  if (n != node::finalize) {
+    if (s.steps >= s.lim.step_cap) {
+      stop_with(s.st, "step_cap_exceeded", domain::texts::step_cap_exceeded);
+      n = node::finalize;
+    } else if (domain::min_model_calls(n, s.st) > s.st.llm_budget) {
+      s.st.route = domain::route_kind::none;
+      stop_with(s.st, "llm_budget_exceeded", domain::texts::budget_exceeded);
+      n = node::finalize;
+    }
+  }
+  auto& handle = s.g.at(n);
+  if (!handle) {
+    if (n == node::finalize) {
+      fail(self, domain::make_error(domain::ec::internal,
+                                    "the finalize node is missing"));
+      return;
+    }
+    stop_with(s.st, "node_unavailable:" + std::string{domain::to_string(n)},
+              domain::texts::node_unavailable);
+    dispatch(self, node::finalize);
+    return;
+  }
+  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+    s.deadline_at - clock::now());
+  if (remaining.count() <= 0) {
+    on_error(self, n, clock::now(), caf::make_error(caf::sec::request_timeout));
+    return;
+  }
+  ++s.steps;
+  auto t0 = clock::now();
+  self->request(handle, remaining, atom::step_v, s.st)
+    .then([self, n, t0](ask_state& next) { on_reply(self, n, t0, std::move(next)); },
+          [self, n, t0](caf::error& err) { on_error(self, n, t0, err); });
+}
+
+} // namespace
+
+caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
+                         graph g, limits lim, domain::ask_request req,
+                         domain::service_info info, ask_responder respond) {
+  auto& s = self->state;
+  s.g = std::move(g);
+  s.lim = lim;
+  s.respond = std::move(respond);
+  s.started = clock::now();
+  s.deadline_at = s.started + lim.deadline;
+  s.st.request = std::move(req);
+  s.st.warnings = s.st.request.warnings;
+  s.st.llm_budget = lim.llm_budget;
+  s.st.service = std::move(info);
+  dispatch(self, domain::entry_node);
+  return {
+    // Only responses arrive; nothing else is expected.
+    [](atom::internal) {},
+  };
+}
+
+} // namespace candor::actors

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+#include <caf/stateful_actor.hpp>
+
+#include "actors/interfaces.hpp"
+#include "domain/routing.hpp"
+
+namespace candor::actors {
+
+/// What a supervisor drives: one actor per node (an invalid handle means the
+/// node is not part of this build), the edge function and the ledger.
+struct graph {
+  std::array<node_actor, domain::node_count> nodes;
+  std::function<domain::node(domain::node, const domain::ask_state&)> edge
+    = domain::next_node;
+  ledger_actor ledger;
+
+  node_actor& at(domain::node n) { return nodes[static_cast<size_t>(n)]; }
+};
+
+/// The per-request caps.
+struct limits {
+  int32_t step_cap = 25;
+  int32_t llm_budget = 8;
+  std::chrono::milliseconds deadline{30000};
+};
+
+struct supervisor_state {
+  static inline const char* name = "supervisor";
+
+  graph g;
+  limits lim;
+  domain::ask_state st;
+  ask_responder respond;
+  int32_t steps = 0;
+  std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point deadline_at;
+};
+
+/// The SUPERVISOR of one request: runs the graph one node at a time, records
+/// a trace entry per step, enforces the step cap, the model-call budget and
+/// the deadline, hands the outcome to `respond` and quits. Late replies are
+/// dropped with it.
+caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
+                         graph g, limits lim, domain::ask_request req,
+                         domain::service_info info, ask_responder respond);
+
+} // namespace candor::actors

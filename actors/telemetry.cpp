@@ -1,0 +1,107 @@
+#include "actors/telemetry.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+namespace candor::actors {
+
+namespace pm = prometheus;
+
+struct telemetry::impl {
+  std::shared_ptr<pm::Registry> registry = std::make_shared<pm::Registry>();
+  pm::Family<pm::Counter>& requests = pm::BuildCounter()
+    .Name("candor_http_requests_total")
+    .Help("HTTP requests by answer route, answer status and HTTP status code")
+    .Register(*registry);
+  pm::Family<pm::Histogram>& latency = pm::BuildHistogram()
+    .Name("candor_http_request_duration_seconds")
+    .Help("Time from request arrival to response, by answer route")
+    .Register(*registry);
+  pm::Family<pm::Gauge>& in_flight = pm::BuildGauge()
+    .Name("candor_http_in_flight_requests")
+    .Help("Requests being processed right now")
+    .Register(*registry);
+  pm::Gauge& in_flight_gauge = in_flight.Add({});
+  pm::Family<pm::Counter>& model_calls = pm::BuildCounter()
+    .Name("candor_model_calls_total")
+    .Help("Logical model calls by prompt and outcome")
+    .Register(*registry);
+  pm::Family<pm::Counter>& model_tokens = pm::BuildCounter()
+    .Name("candor_model_tokens_total")
+    .Help("Tokens used by model calls (estimated on the scripted provider)")
+    .Register(*registry);
+  pm::Family<pm::Counter>& model_retries = pm::BuildCounter()
+    .Name("candor_model_retries_total")
+    .Help("Retried model attempts")
+    .Register(*registry);
+  pm::Family<pm::Counter>& model_fallbacks = pm::BuildCounter()
+    .Name("candor_model_fallbacks_total")
+    .Help("Logical model calls answered by the fallback model")
+    .Register(*registry);
+  pm::Family<pm::Counter>& restarts = pm::BuildCounter()
+    .Name("candor_actor_restarts_total")
+    .Help("Service actors restarted by the guardian")
+    .Register(*registry);
+  pm::Family<pm::Counter>& ledger = pm::BuildCounter()
+    .Name("candor_ledger_rows_total")
+    .Help("Rows committed to the ledger database")
+    .Register(*registry);
+  pm::Counter& ledger_counter = ledger.Add({});
+  pm::Counter& retries_counter = model_retries.Add({});
+  pm::Counter& fallbacks_counter = model_fallbacks.Add({});
+  pm::Counter& tokens_counter = model_tokens.Add({});
+};
+
+telemetry::telemetry() : impl_(std::make_unique<impl>()) {
+  // Pre-create the sandbox series so dashboards see zeros, not gaps.
+  impl_->restarts.Add({{"actor", "llm"}});
+}
+
+telemetry::~telemetry() = default;
+
+void telemetry::request_done(const std::string& route,
+                             const std::string& status, int http_status,
+                             double seconds) {
+  auto r = route.empty() ? std::string{"none"} : route;
+  auto s = status.empty() ? std::string{"http_error"} : status;
+  impl_->requests
+    .Add({{"route", r}, {"status", s}, {"code", std::to_string(http_status)}})
+    .Increment();
+  static const pm::Histogram::BucketBoundaries buckets{
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+    0.25,   0.5,   1,      2.5,   5,    10,    30};
+  impl_->latency.Add({{"route", r}}, buckets).Observe(seconds);
+}
+
+void telemetry::set_in_flight(int64_t n) {
+  impl_->in_flight_gauge.Set(static_cast<double>(n));
+}
+
+void telemetry::model_call(const std::string& prompt,
+                           const std::string& outcome, int64_t tokens,
+                           bool fallback, int32_t retries) {
+  impl_->model_calls.Add({{"prompt", prompt}, {"outcome", outcome}})
+    .Increment();
+  impl_->tokens_counter.Increment(static_cast<double>(tokens));
+  if (fallback)
+    impl_->fallbacks_counter.Increment();
+  if (retries > 0)
+    impl_->retries_counter.Increment(retries);
+}
+
+void telemetry::actor_restart(const std::string& name) {
+  impl_->restarts.Add({{"actor", name}}).Increment();
+}
+
+void telemetry::ledger_rows(int64_t n) {
+  impl_->ledger_counter.Increment(static_cast<double>(n));
+}
+
+std::string telemetry::render() const {
+  return pm::TextSerializer{}.Serialize(impl_->registry->Collect());
+}
+
+} // namespace candor::actors

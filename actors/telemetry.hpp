@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+/// Prometheus metrics (prometheus-cpp core registry, no HTTP server of its
+/// own). Thread-safe: updated from Asio and CAF threads alike.
+namespace candor::actors {
+
+class telemetry {
+public:
+  telemetry();
+  ~telemetry();
+  telemetry(const telemetry&) = delete;
+  telemetry& operator=(const telemetry&) = delete;
+
+  /// A finished HTTP request: counter by route/status/code and latency.
+  void request_done(const std::string& route, const std::string& status,
+                    int http_status, double seconds);
+  void set_in_flight(int64_t n);
+  /// One logical model call and its outcome ("ok", "fixture_missing", ...).
+  void model_call(const std::string& prompt, const std::string& outcome,
+                  int64_t tokens, bool fallback, int32_t retries);
+  /// A service actor was restarted by the guardian.
+  void actor_restart(const std::string& name);
+  /// Rows the ledger committed.
+  void ledger_rows(int64_t n);
+
+  /// Text exposition format 0.0.4.
+  std::string render() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace candor::actors

@@ -1,0 +1,383 @@
+#include "domain/config.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "domain/embedded.hpp"
+
+extern char** environ;
+
+namespace candor::domain {
+
+namespace json = boost::json;
+
+namespace {
+
+/// One configuration key: its dotted name, an optional explicit environment
+/// name, whether it may only come from the environment, and a setter that
+/// parses a JSON value (file) or a string (environment, flag).
+struct field {
+  std::string key;
+  std::string env; ///< empty: derived with env_name()
+  bool secret = false;
+  std::function<std::string(const json::value&, config&)> from_json;
+  std::function<std::string(const std::string&, config&)> from_text;
+};
+
+std::string type_error(const char* expected) {
+  return std::string{"expected "} + expected;
+}
+
+/// Builds a field for an integer member reached through `get`.
+template <class Get>
+field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
+  auto check = [lo, hi](int64_t v) -> std::string {
+    if (v < lo || v > hi)
+      return "must be between " + std::to_string(lo) + " and "
+             + std::to_string(hi);
+    return {};
+  };
+  field f;
+  f.key = std::move(key);
+  f.from_json = [get, check](const json::value& v, config& c) -> std::string {
+    if (!v.is_int64() && !v.is_uint64())
+      return type_error("an integer");
+    auto x = v.is_int64() ? v.as_int64() : static_cast<int64_t>(v.as_uint64());
+    if (auto e = check(x); !e.empty())
+      return e;
+    get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(x);
+    return {};
+  };
+  f.from_text = [get, check](const std::string& s, config& c) -> std::string {
+    int64_t x = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec != std::errc{} || p != s.data() + s.size())
+      return type_error("an integer");
+    if (auto e = check(x); !e.empty())
+      return e;
+    get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(x);
+    return {};
+  };
+  return f;
+}
+
+template <class Get>
+field make_double(std::string key, Get get, double lo, double hi) {
+  auto check = [lo, hi](double v) -> std::string {
+    if (!(v >= lo && v <= hi))
+      return "must be between " + std::to_string(lo) + " and "
+             + std::to_string(hi);
+    return {};
+  };
+  field f;
+  f.key = std::move(key);
+  f.from_json = [get, check](const json::value& v, config& c) -> std::string {
+    if (!v.is_number())
+      return type_error("a number");
+    auto x = v.to_number<double>();
+    if (auto e = check(x); !e.empty())
+      return e;
+    get(c) = x;
+    return {};
+  };
+  f.from_text = [get, check](const std::string& s, config& c) -> std::string {
+    char* end = nullptr;
+    errno = 0;
+    double x = std::strtod(s.c_str(), &end);
+    if (s.empty() || errno != 0 || end != s.c_str() + s.size())
+      return type_error("a number");
+    if (auto e = check(x); !e.empty())
+      return e;
+    get(c) = x;
+    return {};
+  };
+  return f;
+}
+
+template <class Get>
+field make_bool(std::string key, Get get) {
+  field f;
+  f.key = std::move(key);
+  f.from_json = [get](const json::value& v, config& c) -> std::string {
+    if (!v.is_bool())
+      return type_error("true or false");
+    get(c) = v.as_bool();
+    return {};
+  };
+  f.from_text = [get](const std::string& s, config& c) -> std::string {
+    if (s == "true" || s == "1")
+      get(c) = true;
+    else if (s == "false" || s == "0")
+      get(c) = false;
+    else
+      return type_error("true or false");
+    return {};
+  };
+  return f;
+}
+
+template <class Get>
+field make_string(std::string key, Get get,
+                  std::vector<std::string> allowed = {}) {
+  auto check = [allowed](const std::string& s) -> std::string {
+    if (allowed.empty())
+      return {};
+    for (auto& a : allowed)
+      if (a == s)
+        return {};
+    std::string msg = "must be one of";
+    for (auto& a : allowed)
+      msg += " '" + a + "'";
+    return msg;
+  };
+  field f;
+  f.key = std::move(key);
+  f.from_json = [get, check](const json::value& v, config& c) -> std::string {
+    if (!v.is_string())
+      return type_error("a string");
+    std::string s{v.as_string()};
+    if (auto e = check(s); !e.empty())
+      return e;
+    get(c) = std::move(s);
+    return {};
+  };
+  f.from_text = [get, check](const std::string& s, config& c) -> std::string {
+    if (auto e = check(s); !e.empty())
+      return e;
+    get(c) = s;
+    return {};
+  };
+  return f;
+}
+
+#define CANDOR_MEMBER(path) [](config & c) -> auto& { return c.path; }
+
+const std::vector<field>& fields() {
+  static const std::vector<field> table = [] {
+    std::vector<field> t;
+    t.push_back(make_string("dataDir", CANDOR_MEMBER(data_dir)));
+    t.push_back(make_string("http.bind", CANDOR_MEMBER(http.bind)));
+    t.push_back(make_int("http.port", CANDOR_MEMBER(http.port), 0, 65535));
+    t.push_back(make_int("http.threads", CANDOR_MEMBER(http.threads), 1, 64));
+    t.push_back(make_int("http.bodyLimitBytes",
+                         CANDOR_MEMBER(http.body_limit_bytes), 64,
+                         16 * 1024 * 1024));
+    t.push_back(make_int("http.headerTimeoutMs",
+                         CANDOR_MEMBER(http.header_timeout_ms), 10, 600000));
+    t.push_back(make_int("http.bodyTimeoutMs",
+                         CANDOR_MEMBER(http.body_timeout_ms), 10, 600000));
+    t.push_back(make_int("http.idleTimeoutMs",
+                         CANDOR_MEMBER(http.idle_timeout_ms), 10, 3600000));
+    t.push_back(make_int("http.maxInFlight", CANDOR_MEMBER(http.max_in_flight),
+                         1, 1000000));
+    t.push_back(make_int("http.maxConnections",
+                         CANDOR_MEMBER(http.max_connections), 1, 1000000));
+    t.push_back(make_int("http.retryAfterSeconds",
+                         CANDOR_MEMBER(http.retry_after_seconds), 1, 3600));
+    t.push_back(make_int("actors.schedulerThreads",
+                         CANDOR_MEMBER(actors.scheduler_threads), 1, 64));
+    t.push_back(make_int("graph.stepCap", CANDOR_MEMBER(graph.step_cap), 1,
+                         1000));
+    t.push_back(make_int("graph.llmCallBudget",
+                         CANDOR_MEMBER(graph.llm_call_budget), 0, 100));
+    t.push_back(make_int("graph.requestDeadlineMs",
+                         CANDOR_MEMBER(graph.request_deadline_ms), 1,
+                         3600000));
+    t.push_back(make_string("llm.provider", CANDOR_MEMBER(llm.provider),
+                            {"fake", "openai"}));
+    t.push_back(make_string("llm.fixturesDir", CANDOR_MEMBER(llm.fixtures_dir)));
+    t.push_back(make_string("llm.model", CANDOR_MEMBER(llm.model)));
+    t.push_back(make_string("llm.fallbackModel",
+                            CANDOR_MEMBER(llm.fallback_model)));
+    t.push_back(make_string("llm.baseUrl", CANDOR_MEMBER(llm.base_url)));
+    {
+      auto f = make_string("llm.apiKey", CANDOR_MEMBER(llm.api_key));
+      f.secret = true;
+      t.push_back(std::move(f));
+    }
+    t.push_back(make_int("llm.maxRetries", CANDOR_MEMBER(llm.max_retries), 0,
+                         10));
+    t.push_back(make_int("llm.backoffBaseMs", CANDOR_MEMBER(llm.backoff_base_ms),
+                         0, 60000));
+    t.push_back(make_int("llm.attemptTimeoutMs",
+                         CANDOR_MEMBER(llm.attempt_timeout_ms), 10, 600000));
+    t.push_back(make_bool("llm.allowChaos", CANDOR_MEMBER(llm.allow_chaos)));
+    t.push_back(make_double("llm.priceInputPerMTokUsd",
+                            CANDOR_MEMBER(llm.price_input_per_mtok_usd), 0,
+                            1000));
+    t.push_back(make_double("llm.priceOutputPerMTokUsd",
+                            CANDOR_MEMBER(llm.price_output_per_mtok_usd), 0,
+                            1000));
+    t.push_back(make_string("guardrail.mode", CANDOR_MEMBER(guardrail.mode),
+                            {"rules", "rules+model", "off"}));
+    t.push_back(make_string("guardrail.canary", CANDOR_MEMBER(guardrail.canary)));
+    t.push_back(make_int("ledger.flushIntervalMs",
+                         CANDOR_MEMBER(ledger.flush_interval_ms), 1, 60000));
+    t.push_back(make_int("ledger.maxBatch", CANDOR_MEMBER(ledger.max_batch), 1,
+                         100000));
+    t.push_back(make_string("log.level", CANDOR_MEMBER(log.level),
+                            {"debug", "info", "warn", "error"}));
+    return t;
+  }();
+  return table;
+}
+
+#undef CANDOR_MEMBER
+
+const field* find_field(std::string_view key) {
+  for (auto& f : fields())
+    if (f.key == key)
+      return &f;
+  return nullptr;
+}
+
+error invalid(std::string msg) {
+  return make_error(ec::config_invalid, std::move(msg));
+}
+
+/// Applies a JSON document (defaults or a --config file) to `cfg`.
+error apply_json(std::string_view text, std::string_view origin,
+                 bool allow_secrets, config& cfg) {
+  boost::system::error_code jec;
+  auto doc = json::parse(text, jec);
+  if (jec)
+    return invalid(std::string{origin} + ": not valid JSON (" + jec.message()
+                   + ")");
+  if (!doc.is_object())
+    return invalid(std::string{origin} + ": the top level must be an object");
+  std::function<error(const json::object&, const std::string&)> walk;
+  walk = [&](const json::object& obj, const std::string& prefix) -> error {
+    for (auto& [k, v] : obj) {
+      auto key = prefix.empty() ? std::string{k} : prefix + "." + std::string{k};
+      if (auto* f = find_field(key)) {
+        if (f->secret && !allow_secrets)
+          return invalid(std::string{origin} + ": key '" + key
+                         + "' is a secret and may only come from the "
+                           "environment variable "
+                         + env_name(key));
+        if (auto e = f->from_json(v, cfg); !e.empty())
+          return invalid(std::string{origin} + ": key '" + key + "' " + e);
+      } else if (v.is_object()) {
+        if (auto e = walk(v.as_object(), key))
+          return e;
+      } else {
+        return invalid(std::string{origin} + ": unknown key '" + key + "'");
+      }
+    }
+    return {};
+  };
+  return walk(doc.as_object(), "");
+}
+
+error apply_text(const std::string& key, const std::string& value,
+                 const std::string& origin, config& cfg) {
+  auto* f = find_field(key);
+  if (!f)
+    return invalid(origin + ": unknown key '" + key + "'");
+  if (auto e = f->from_text(value, cfg); !e.empty())
+    return invalid(origin + " (key '" + key + "') " + e);
+  return {};
+}
+
+error check_consistency(config& cfg, const env_lookup& env) {
+  // A base URL or a key means a real model endpoint.
+  if (!cfg.llm.base_url.empty() || !cfg.llm.api_key.empty())
+    cfg.llm.provider = "openai";
+  if (cfg.llm.provider == "openai" && cfg.llm.base_url.empty())
+    return invalid("llm.provider is 'openai' but no endpoint is set: set "
+                   "CANDOR_LLM_BASE_URL");
+  if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider == "fake")
+    return invalid("guardrail.mode 'rules+model' needs a real model "
+                   "provider: set CANDOR_LLM_BASE_URL or use "
+                   "CANDOR_GUARDRAIL_MODE=rules");
+  (void) env;
+  return {};
+}
+
+} // namespace
+
+std::string env_name(std::string_view dotted_key) {
+  std::string out = "CANDOR_";
+  for (char c : dotted_key) {
+    if (c == '.') {
+      out += '_';
+    } else if (c >= 'A' && c <= 'Z') {
+      out += '_';
+      out += c;
+    } else {
+      out += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    }
+  }
+  return out;
+}
+
+std::string_view default_config_json() {
+  return embedded::default_config();
+}
+
+env_lookup candor_environment() {
+  env_lookup out;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv{*e};
+    if (kv.substr(0, 7) != "CANDOR_")
+      continue;
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos || eq + 1 == kv.size())
+      continue; // an empty variable counts as unset
+    out.emplace(std::string{kv.substr(0, eq)}, std::string{kv.substr(eq + 1)});
+  }
+  return out;
+}
+
+std::string config::fixtures_path() const {
+  if (!llm.fixtures_dir.empty())
+    return llm.fixtures_dir;
+  return std::string{CANDOR_SOURCE_DIR} + "/fixtures/llm";
+}
+
+outcome<config> load_config(std::string_view defaults_json,
+                            const std::string& config_file,
+                            const env_lookup& env,
+                            const std::map<std::string, std::string>& flags) {
+  config cfg;
+  if (auto e = apply_json(defaults_json, "built-in defaults", false, cfg))
+    return e;
+  if (!config_file.empty()) {
+    std::ifstream in{config_file, std::ios::binary};
+    if (!in)
+      return invalid("cannot read config file '" + config_file + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (auto e = apply_json(ss.str(), config_file, false, cfg))
+      return e;
+  }
+  // Environment: every CANDOR_* variable must name a known key.
+  for (auto& [name, value] : env) {
+    const field* match = nullptr;
+    for (auto& f : fields())
+      if ((f.env.empty() ? env_name(f.key) : f.env) == name)
+        match = &f;
+    if (name == "CANDOR_GUARD_MODEL")
+      continue; // reserved for the guard classifier (issue #5)
+    if (!match)
+      return invalid("unknown environment variable " + name);
+    if (auto e = apply_text(match->key, value, "environment variable " + name,
+                            cfg))
+      return e;
+  }
+  for (auto& [key, value] : flags)
+    if (auto e = apply_text(key, value, "command-line flag", cfg))
+      return e;
+  if (auto e = check_consistency(cfg, env))
+    return e;
+  return cfg;
+}
+
+} // namespace candor::domain
