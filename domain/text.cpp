@@ -1,0 +1,338 @@
+#include "domain/text.hpp"
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_map>
+#include <vector>
+
+#include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+#include <unicode/uspoof.h>
+
+namespace candor::domain {
+
+namespace {
+
+// -- UTF-8 decoding -----------------------------------------------------------
+
+/// Decodes one code point at `s` (n > 0 bytes available). Returns it and
+/// sets `len`; an ill-formed or truncated sequence returns -1 with len = 1.
+/// Rejects overlongs, surrogates and code points above U+10FFFF (RFC 3629).
+inline int32_t decode_utf8(const unsigned char* s, size_t n,
+                           size_t& len) noexcept {
+  len = 1;
+  unsigned b0 = s[0];
+  if (b0 < 0x80)
+    return static_cast<int32_t>(b0);
+  auto cont = [](unsigned b) { return (b & 0xC0) == 0x80; };
+  if (b0 < 0xC2)
+    return -1;
+  if (b0 < 0xE0) {
+    if (n < 2 || !cont(s[1]))
+      return -1;
+    len = 2;
+    return static_cast<int32_t>(((b0 & 0x1F) << 6) | (s[1] & 0x3F));
+  }
+  if (b0 < 0xF0) {
+    unsigned lo = b0 == 0xE0 ? 0xA0 : 0x80;
+    unsigned hi = b0 == 0xED ? 0x9F : 0xBF;
+    if (n < 3 || s[1] < lo || s[1] > hi || !cont(s[2]))
+      return -1;
+    len = 3;
+    return static_cast<int32_t>(((b0 & 0x0F) << 12) | ((s[1] & 0x3F) << 6)
+                                | (s[2] & 0x3F));
+  }
+  if (b0 < 0xF5) {
+    unsigned lo = b0 == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = b0 == 0xF4 ? 0x8F : 0xBF;
+    if (n < 4 || s[1] < lo || s[1] > hi || !cont(s[2]) || !cont(s[3]))
+      return -1;
+    len = 4;
+    return static_cast<int32_t>(((b0 & 0x07) << 18) | ((s[1] & 0x3F) << 12)
+                                | ((s[2] & 0x3F) << 6) | (s[3] & 0x3F));
+  }
+  return -1;
+}
+
+// -- per code point mapping (ICU, used to build the table) -------------------
+
+/// ASCII byte -> its canonical character: a-z0-9 kept (A-Z lowered),
+/// everything else a separator (' ').
+constexpr std::array<char, 128> ascii_map = [] {
+  std::array<char, 128> m{};
+  for (int c = 0; c < 128; ++c) {
+    if (c >= 'a' && c <= 'z')
+      m[c] = static_cast<char>(c);
+    else if (c >= '0' && c <= '9')
+      m[c] = static_cast<char>(c);
+    else if (c >= 'A' && c <= 'Z')
+      m[c] = static_cast<char>(c - 'A' + 'a');
+    else
+      m[c] = ' ';
+  }
+  return m;
+}();
+
+bool is_mark(UChar32 c) {
+  auto t = u_charType(c);
+  return t == U_NON_SPACING_MARK || t == U_ENCLOSING_MARK
+         || t == U_COMBINING_SPACING_MARK;
+}
+
+bool is_dropped(UChar32 c) {
+  return is_mark(c)
+         || u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT);
+}
+
+/// Appends `ch` to `out`, never two separators in a row.
+void push(std::string& out, char ch) {
+  if (ch == ' ' && !out.empty() && out.back() == ' ')
+    return;
+  out.push_back(ch);
+}
+
+/// NFKD, full case fold, NFKD again (folding can produce decomposable
+/// characters, e.g. U+0130 -> i + U+0307).
+icu::UnicodeString fold_decompose(const icu::UnicodeString& s,
+                                  const icu::Normalizer2& nfkd) {
+  UErrorCode st = U_ZERO_ERROR;
+  auto r = nfkd.normalize(s, st);
+  r.foldCase();
+  r = nfkd.normalize(r, st);
+  if (U_FAILURE(st))
+    return icu::UnicodeString{};
+  return r;
+}
+
+/// The ASCII letters/digits a non-ASCII code point is confusable with, or
+/// an empty string when its skeleton is not (only) ASCII letters/digits.
+std::string skeleton_ascii(UChar32 d, const USpoofChecker* sc,
+                           const icu::Normalizer2& nfkd) {
+  UErrorCode st = U_ZERO_ERROR;
+  icu::UnicodeString src{d};
+  icu::UnicodeString dst;
+  uspoof_getSkeletonUnicodeString(sc, 0, src, dst, &st);
+  if (U_FAILURE(st))
+    return {};
+  auto folded = fold_decompose(dst, nfkd);
+  std::string out;
+  for (int32_t i = 0; i < folded.length();) {
+    UChar32 x = folded.char32At(i);
+    i += U16_LENGTH(x);
+    if (is_dropped(x))
+      continue;
+    if (x >= 0x80 || ascii_map[x] == ' ')
+      return {};
+    out.push_back(ascii_map[x]);
+  }
+  if (out.size() > 3)
+    return {};
+  return out;
+}
+
+/// Whether the confusable skeleton is worth consulting for `d`: scripts
+/// that look like Latin (not CJK ideographs, kana or Hangul syllables).
+bool skeleton_candidate(UChar32 d) {
+  return d < 0x3000 || (d >= 0xA640 && d < 0xAC00)
+         || (d >= 0xFB00 && d <= 0xFFFF);
+}
+
+/// The canonical text (a-z, 0-9, ' ') of one code point; empty = dropped.
+std::string map_code_point(UChar32 c, const icu::Normalizer2& nfkd,
+                           const USpoofChecker* sc) {
+  if (c < 0x80)
+    return std::string(1, ascii_map[c]);
+  if (c >= 0xE0020 && c <= 0xE007E) // tag characters mirror ASCII
+    return std::string(1, ascii_map[c - 0xE0000]);
+  if (is_dropped(c))
+    return {};
+  auto s = fold_decompose(icu::UnicodeString{c}, nfkd);
+  std::string out;
+  for (int32_t i = 0; i < s.length();) {
+    UChar32 d = s.char32At(i);
+    i += U16_LENGTH(d);
+    if (is_dropped(d))
+      continue;
+    if (d < 0x80) {
+      push(out, ascii_map[d]);
+      continue;
+    }
+    if (sc != nullptr && skeleton_candidate(d)) {
+      // Lower case first (Cyrillic 'а' -> "a"), then the upper-case form,
+      // whose skeleton is often the only Latin one (Cyrillic 'к' -> 'К'
+      // -> "k").
+      auto sk = skeleton_ascii(d, sc, nfkd);
+      if (sk.empty() && u_toupper(d) != d)
+        sk = skeleton_ascii(u_toupper(d), sc, nfkd);
+      if (!sk.empty()) {
+        for (auto ch : sk)
+          push(out, ch);
+        continue;
+      }
+    }
+    push(out, ' ');
+  }
+  return out;
+}
+
+const icu::Normalizer2& nfkd_instance() {
+  static const icu::Normalizer2* nfkd = [] {
+    UErrorCode st = U_ZERO_ERROR;
+    auto* n = icu::Normalizer2::getNFKDInstance(st);
+    if (U_FAILURE(st) || n == nullptr) {
+      std::fprintf(stderr, "candor: ICU NFKD data unavailable: %s\n",
+                   u_errorName(st));
+      std::abort();
+    }
+    return n;
+  }();
+  return *nfkd;
+}
+
+// -- the precomputed table ----------------------------------------------------
+
+/// Canonical text of every BMP code point: entry = offset << 8 | length
+/// into `pool` (length 0 = dropped).
+struct bmp_table {
+  std::vector<uint32_t> entries;
+  std::string pool;
+
+  bmp_table() : entries(0x10000, 0) {
+    const auto& nfkd = nfkd_instance();
+    UErrorCode st = U_ZERO_ERROR;
+    USpoofChecker* sc = uspoof_open(&st);
+    if (U_FAILURE(st)) {
+      std::fprintf(stderr, "candor: ICU spoof checker unavailable: %s\n",
+                   u_errorName(st));
+      std::abort();
+    }
+    std::unordered_map<std::string, uint32_t> seen;
+    for (UChar32 c = 0; c < 0x10000; ++c) {
+      if (c >= 0xD800 && c <= 0xDFFF)
+        continue; // surrogates never come out of the decoder
+      auto s = map_code_point(c, nfkd, sc);
+      if (s.empty())
+        continue;
+      if (s.size() > 0xFF)
+        s.resize(0xFF);
+      auto [it, added] = seen.emplace(s, static_cast<uint32_t>(pool.size()));
+      if (added)
+        pool += s;
+      entries[c] = (it->second << 8) | static_cast<uint32_t>(s.size());
+    }
+    uspoof_close(sc);
+  }
+};
+
+const bmp_table& table() {
+  static const bmp_table t;
+  return t;
+}
+
+/// Supplementary planes, mapped on the fly (rare in practice): tag
+/// characters, mathematical and enclosed alphanumerics via NFKD, dropped
+/// ignorables and marks; anything else separates words.
+std::string map_supplementary(UChar32 c) {
+  bool decomposes = (c >= 0x1D400 && c <= 0x1D7FF)
+                    || (c >= 0x1F100 && c <= 0x1F1FF)
+                    || (c >= 0x1FBF0 && c <= 0x1FBF9);
+  if (decomposes || (c >= 0xE0020 && c <= 0xE007E))
+    return map_code_point(c, nfkd_instance(), nullptr);
+  if (is_dropped(c))
+    return {};
+  return " ";
+}
+
+} // namespace
+
+std::string normalize(std::string_view utf8) {
+  const auto& t = table();
+  std::string out;
+  out.reserve(utf8.size());
+  bool pending_space = false;
+  auto emit = [&](char ch) {
+    if (ch == ' ') {
+      pending_space = !out.empty();
+      return;
+    }
+    if (pending_space) {
+      out.push_back(' ');
+      pending_space = false;
+    }
+    out.push_back(ch);
+  };
+  const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
+  const size_t n = utf8.size();
+  size_t i = 0;
+  while (i < n) {
+    if (s[i] < 0x80) {
+      emit(ascii_map[s[i]]);
+      ++i;
+      continue;
+    }
+    size_t len = 1;
+    int32_t c = decode_utf8(s + i, n - i, len);
+    i += len;
+    if (c < 0)
+      continue; // ill-formed: dropped
+    if (c < 0x10000) {
+      uint32_t e = t.entries[static_cast<size_t>(c)];
+      const char* p = t.pool.data() + (e >> 8);
+      for (uint32_t k = 0; k < (e & 0xFF); ++k)
+        emit(p[k]);
+    } else {
+      for (auto ch : map_supplementary(c))
+        emit(ch);
+    }
+  }
+  return out;
+}
+
+std::string escape_xml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char ch : text) {
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out.push_back(ch);
+    }
+  }
+  return out;
+}
+
+bool valid_utf8(std::string_view text) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    if (s[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 1;
+    if (decode_utf8(s + i, n - i, len) < 0)
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+} // namespace candor::domain

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace candor::domain {
+
+/// Canonical form of untrusted text that every input rule, the output guard
+/// and the sanitizer match against. The pipeline, per code point:
+///
+/// 1. UTF-8 is decoded; an ill-formed sequence is *dropped* (like a
+///    zero-width character), so stray bytes cannot split a word to hide it.
+/// 2. NFKD, full case folding, NFKD again, then every combining mark
+///    (general category M) is removed: "Crème" -> "creme", fullwidth and
+///    mathematical letters become ASCII, "ﬁ" -> "fi".
+/// 3. Default-ignorable code points (zero-width space/joiners, bidi
+///    controls and isolates, soft hyphen, variation selectors, BOM, Hangul
+///    fillers) are removed. Unicode tag characters U+E0020..U+E007E, which
+///    invisibly mirror ASCII, are mapped back to that ASCII.
+/// 4. A non-ASCII letter left over is mapped to ASCII when ICU's
+///    confusable skeleton (UTS #39, `uspoof`) of that single code point is
+///    ASCII letters/digits: Cyrillic 'а' 'е' 'о' 'і' 'ѕ', Greek 'ο' 'ν',
+///    'ø', 'æ' -> "ae", ... The skeleton is only consulted for non-ASCII
+///    code points, so ASCII '0', '1', 'm' are never rewritten.
+/// 5. Every run of characters outside [a-z0-9] becomes one space; the
+///    result is trimmed.
+///
+/// Steps 1-4 are context free, so they are precomputed once into a table
+/// for the Basic Multilingual Plane (built with ICU on first use, about
+/// 256 KiB); a call is then one pass over the bytes without ICU. Pure
+/// ASCII input takes the same pass through a 128-entry table.
+std::string normalize(std::string_view utf8);
+
+/// Escapes & < > " ' as XML entities, for text placed inside
+/// `<document>` tags or attributes.
+std::string escape_xml(std::string_view text);
+
+/// True when `text` is well-formed UTF-8 (no overlongs, no surrogates, no
+/// code points above U+10FFFF, no truncated sequences).
+bool valid_utf8(std::string_view text) noexcept;
+
+} // namespace candor::domain

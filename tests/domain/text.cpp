@@ -1,0 +1,114 @@
+#include "domain/text.hpp"
+
+#include <string>
+
+#include <boost/test/unit_test.hpp>
+
+using namespace candor::domain;
+
+BOOST_AUTO_TEST_SUITE(domain_text)
+
+BOOST_AUTO_TEST_CASE(accents_are_removed) {
+  BOOST_TEST(normalize("Crème Brûlée") == "creme brulee");
+  // Already decomposed input (e + U+0300) gives the same result.
+  BOOST_TEST(normalize("Cre\xcc\x80me") == "creme");
+  BOOST_TEST(normalize("Ça coûte combien?") == "ca coute combien");
+}
+
+BOOST_AUTO_TEST_CASE(compatibility_forms_and_case_folding) {
+  BOOST_TEST(normalize("ＩＧＮＯＲＥ ｔｈｉｓ") == "ignore this");
+  BOOST_TEST(normalize("\xef\xac\x81nance") == "finance"); // U+FB01 ligature
+  BOOST_TEST(normalize("Straße") == "strasse");
+  BOOST_TEST(normalize("İstanbul") == "istanbul");
+  BOOST_TEST(normalize("𝐇𝐞𝐥𝐥𝐨") == "hello"); // mathematical bold
+  BOOST_TEST(normalize("x²") == "x2");
+}
+
+BOOST_AUTO_TEST_CASE(homoglyphs_map_to_ascii) {
+  // Cyrillic а, е, о, і, ѕ, р, с mixed into Latin words.
+  BOOST_TEST(normalize("іgnоrе аll рrеviоus") == "ignore all previous");
+  BOOST_TEST(normalize("ѕystem") == "system");
+  BOOST_TEST(normalize("ассеss") == "access");
+  // Greek omicron and nu.
+  BOOST_TEST(normalize("gοοd ναlue") == "good value");
+  // Upper-case Cyrillic look-alikes.
+  BOOST_TEST(normalize("ТОКЕN") == "token");
+  // ASCII itself is never rewritten by the confusable table.
+  BOOST_TEST(normalize("m rn 0 O 1 l I") == "m rn 0 o 1 l i");
+}
+
+BOOST_AUTO_TEST_CASE(invisible_characters_are_removed) {
+  BOOST_TEST(normalize("ig\xe2\x80\x8bnore") == "ignore");       // U+200B
+  BOOST_TEST(normalize("in\xe2\x80\x8cstr\xe2\x80\x8duct") == "instruct");
+  BOOST_TEST(normalize("\xef\xbb\xbfhello") == "hello");         // BOM
+  BOOST_TEST(normalize("sys\xc2\xadtem") == "system");           // soft hyphen
+  BOOST_TEST(normalize("a\xe2\x80\xae" "b\xe2\x80\xac" "c") == "abc"); // RLO
+
+  BOOST_TEST(normalize("x\xe2\x81\xa6y\xe2\x81\xa9z") == "xyz"); // isolates
+  BOOST_TEST(normalize("e\xef\xb8\x8f") == "e");                 // VS16
+}
+
+BOOST_AUTO_TEST_CASE(tag_characters_reveal_hidden_ascii) {
+  // U+E0068 U+E0069 ("hi" in tag characters) is invisible when rendered.
+  BOOST_TEST(normalize("ok\xf3\xa0\x81\xa8\xf3\xa0\x81\xa9") == "okhi");
+}
+
+BOOST_AUTO_TEST_CASE(punctuation_collapses_and_trims) {
+  BOOST_TEST(normalize("  Hello,   World!!  ") == "hello world");
+  BOOST_TEST(normalize("--a--b--") == "a b");
+  BOOST_TEST(normalize("TAILWIND-7731") == "tailwind 7731");
+  BOOST_TEST(normalize("line\none\ttab") == "line one tab");
+  BOOST_TEST(normalize("you're") == "you re");
+  BOOST_TEST(normalize("").empty());
+  BOOST_TEST(normalize("?!. ,;").empty());
+  // Non-Latin scripts without a Latin look-alike separate words.
+  BOOST_TEST(normalize("price 中文 list") == "price list");
+  BOOST_TEST(normalize("a\xc2\xa0" "b") == "a b"); // no-break space
+}
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_is_dropped_without_crashing) {
+  BOOST_TEST(normalize("ab\xff\xfe" "cd") == "abcd");
+  BOOST_TEST(normalize("\xc0\xaf" "x") == "x");        // overlong '/'
+  BOOST_TEST(normalize("\xed\xa0\x80" "y") == "y");    // encoded surrogate
+  BOOST_TEST(normalize("z\xe2\x82") == "z");           // truncated sequence
+  BOOST_TEST(normalize("\xf4\x90\x80\x80" "q") == "q"); // above U+10FFFF
+  std::string all_bytes;
+  for (int i = 0; i < 256; ++i)
+    all_bytes.push_back(static_cast<char>(i));
+  auto out = normalize(all_bytes);
+  for (char ch : out)
+    BOOST_TEST(((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')
+                || ch == ' '));
+  BOOST_TEST(out.find("0123456789") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(output_alphabet_is_canonical) {
+  std::string mixed = "Ünïcödé — “quotes” ＆ ｆｕｌｌ, ½ 𝟕 \xe2\x80\x8b end";
+  auto out = normalize(mixed);
+  BOOST_TEST(out == "unicode quotes full 1 2 7 end");
+  BOOST_TEST(normalize(out) == out); // idempotent
+}
+
+BOOST_AUTO_TEST_CASE(escape_xml_escapes_the_five_characters) {
+  BOOST_TEST(escape_xml("a<b>&\"c\"'d'") ==
+             "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
+  BOOST_TEST(escape_xml("</document><system>")
+             == "&lt;/document&gt;&lt;system&gt;");
+  BOOST_TEST(escape_xml("plain text") == "plain text");
+  BOOST_TEST(escape_xml("").empty());
+}
+
+BOOST_AUTO_TEST_CASE(valid_utf8_detects_ill_formed_input) {
+  BOOST_TEST(valid_utf8(""));
+  BOOST_TEST(valid_utf8("plain ascii"));
+  BOOST_TEST(valid_utf8("Crème ＆ 中文 😀"));
+  BOOST_TEST(!valid_utf8("\xff"));
+  BOOST_TEST(!valid_utf8("\xc0\xaf"));         // overlong
+  BOOST_TEST(!valid_utf8("\xe0\x80\xaf"));     // overlong, 3 bytes
+  BOOST_TEST(!valid_utf8("\xed\xa0\x80"));     // surrogate
+  BOOST_TEST(!valid_utf8("\xf4\x90\x80\x80")); // > U+10FFFF
+  BOOST_TEST(!valid_utf8("abc\xe2\x82"));      // truncated
+  BOOST_TEST(!valid_utf8("\x80"));             // lone continuation
+}
+
+BOOST_AUTO_TEST_SUITE_END()
