@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/fwd.hpp>
+#include <boost/json/object.hpp>
+
+#include "domain/error.hpp"
+#include "domain/types.hpp"
+
+/// The JSON of the public HTTP API (DESIGN.md §3): the `POST /ask` body, the
+/// `/ask` response, its schema check, and the error body. Pure functions.
+namespace candor::domain {
+
+/// Length bounds of the question, in code points after trimming.
+struct ask_body_limits {
+  size_t min_question = 3;
+  size_t max_question = 500;
+};
+
+/// Parses a `POST /ask` body: `{"question": string, "forceRoute"?: "docs" |
+/// "data"}`. The question is trimmed (ASCII whitespace) and measured in code
+/// points. Unknown fields are issues; `forceRoute: null` counts as absent.
+/// Invalid JSON (including invalid UTF-8, nesting deeper than 32) gives
+/// `invalid_request` with the message "body is not valid JSON" and one issue
+/// at path "" carrying the parser's reason. Every other problem is one issue
+/// `{path, message}` ("question", "forceRoute", or "" for the root). On
+/// success only `question` and `force_route` are set.
+outcome<ask_request> parse_ask_body(std::string_view body,
+                                    const ask_body_limits& lim = {});
+
+/// The `/ask` response body for a finished state (field names of DESIGN.md
+/// §3). Warnings are the request's (raised before the graph ran) followed by
+/// the state's, without duplicates. Citation scores are rounded to 4 decimal
+/// places; `meta.models` lists the models that were called (the configured
+/// ones when none was).
+boost::json::object to_json(const ask_state& st);
+
+/// Checks a response object against the `/ask` schema: every field present
+/// with its type, enumerations within their sets, at most 3 citations, 50
+/// rows and 3 follow-up questions, `blockedBy` non-null iff status is
+/// "blocked", status never "pending". Returns the problems (empty = valid).
+std::vector<issue> validate_response(const boost::json::value& v);
+
+/// The error body `{error, message, requestId, issues?}`; `issues` only when
+/// there are some.
+std::string error_body(const error& e, std::string_view request_id);
+
+/// Counts UTF-8 code points (continuation bytes are not counted).
+size_t count_code_points(std::string_view text) noexcept;
+
+} // namespace candor::domain

@@ -1,0 +1,147 @@
+#include "net/http_util.hpp"
+
+namespace candor::net {
+
+namespace {
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+char lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+} // namespace
+
+bool valid_request_id(std::string_view id) noexcept {
+  if (id.size() < 8 || id.size() > 64)
+    return false;
+  for (char c : id) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')
+              || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+bool is_json_media_type(std::string_view content_type) noexcept {
+  auto media = trim(content_type.substr(0, content_type.find(';')));
+  constexpr std::string_view want = "application/json";
+  if (media.size() != want.size())
+    return false;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (lower(media[i]) != want[i])
+      return false;
+  return true;
+}
+
+bool percent_decode(std::string_view in, std::string& out,
+                    bool plus_as_space) {
+  out.clear();
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size())
+        return false;
+      int hi = hex_value(in[i + 1]);
+      int lo = hex_value(in[i + 2]);
+      if (hi < 0 || lo < 0)
+        return false;
+      auto byte = static_cast<char>(hi * 16 + lo);
+      if (byte == '\0')
+        return false;
+      out.push_back(byte);
+      i += 2;
+    } else if (c == '+' && plus_as_space) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return true;
+}
+
+domain::outcome<target> parse_target(std::string_view raw) {
+  if (raw.empty() || raw.front() != '/')
+    return domain::make_error(domain::ec::invalid_request,
+                              "request target must start with '/'");
+  target t;
+  auto qpos = raw.find('?');
+  auto path = raw.substr(0, qpos);
+  auto query = qpos == std::string_view::npos ? std::string_view{}
+                                              : raw.substr(qpos + 1);
+  if (auto hash = query.find('#'); hash != std::string_view::npos)
+    query = query.substr(0, hash);
+  if (!percent_decode(path, t.path, false))
+    return domain::make_error(domain::ec::invalid_request,
+                              "malformed percent-encoding in the path");
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto part = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{}
+                                          : query.substr(amp + 1);
+    if (part.empty())
+      continue;
+    auto eq = part.find('=');
+    std::string key;
+    std::string value;
+    if (!percent_decode(part.substr(0, eq), key, true)
+        || (eq != std::string_view::npos
+            && !percent_decode(part.substr(eq + 1), value, true)))
+      return domain::make_error(domain::ec::invalid_request,
+                                "malformed percent-encoding in the query");
+    t.query.emplace_back(std::move(key), std::move(value));
+  }
+  return t;
+}
+
+route_id match_route(std::string_view path, std::string& id) {
+  id.clear();
+  if (path == "/ask")
+    return route_id::ask;
+  if (path == "/stats")
+    return route_id::stats;
+  if (path == "/metrics")
+    return route_id::metrics;
+  if (path == "/health")
+    return route_id::health;
+  if (path == "/demo/questions")
+    return route_id::demo_questions;
+  constexpr std::string_view runs = "/runs/";
+  if (path.size() > runs.size() && path.substr(0, runs.size()) == runs) {
+    id = std::string{path.substr(runs.size())};
+    return route_id::runs;
+  }
+  return route_id::unknown;
+}
+
+std::string_view allowed_methods(route_id r) noexcept {
+  switch (r) {
+    case route_id::ask: return "POST";
+    case route_id::unknown: return "";
+    default: return "GET";
+  }
+}
+
+bool valid_stats_window(std::string_view since) noexcept {
+  return since == "15m" || since == "1h" || since == "24h" || since == "7d";
+}
+
+} // namespace candor::net

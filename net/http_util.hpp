@@ -1,0 +1,59 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "domain/error.hpp"
+
+/// Pure helpers of the HTTP layer (no Beast): request targets, query
+/// strings, header values, the route table. Unit-tested in net_http_util.
+namespace candor::net {
+
+/// True when `id` matches ^[A-Za-z0-9._-]{8,64}$ (client request ids and
+/// the {requestId} of /runs).
+bool valid_request_id(std::string_view id) noexcept;
+
+/// True when a Content-Type names application/json (case-insensitive,
+/// parameters such as "; charset=utf-8" allowed).
+bool is_json_media_type(std::string_view content_type) noexcept;
+
+/// Percent-decodes `in` into `out`; `plus_as_space` for query components.
+/// Returns false on a malformed escape or a decoded NUL byte.
+bool percent_decode(std::string_view in, std::string& out,
+                    bool plus_as_space);
+
+/// A parsed origin-form request target.
+struct target {
+  std::string path; ///< decoded
+  std::vector<std::pair<std::string, std::string>> query; ///< decoded, in order
+};
+
+/// Splits and decodes "/path?a=b&c". An empty or non-"/" target, or a
+/// malformed escape, is `invalid_request`.
+domain::outcome<target> parse_target(std::string_view raw);
+
+/// The routes of the API.
+enum class route_id {
+  unknown,
+  ask,
+  stats,
+  metrics,
+  health,
+  runs,
+  demo_questions,
+};
+
+/// Matches a decoded path: the route and, for /runs/{id}, the id segment.
+/// "/runs/" followed by anything counts as the runs route (the id is checked
+/// afterwards).
+route_id match_route(std::string_view path, std::string& id);
+
+/// The value of the `Allow` header for a route ("POST" or "GET").
+std::string_view allowed_methods(route_id r) noexcept;
+
+/// The windows /stats accepts.
+bool valid_stats_window(std::string_view since) noexcept;
+
+} // namespace candor::net
