@@ -3,6 +3,7 @@
 #include "domain/api_json.hpp"
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"
+#include "domain/output_guard.hpp"
 
 namespace candor::actors {
 
@@ -73,7 +74,7 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
       if (!issues.empty()) {
         boost::json::array list;
         for (auto& i : issues)
-          list.push_back(boost::json::value{i.path + ": " + i.message});
+          list.push_back(boost::json::value(i.path + ": " + i.message));
         domain::log_event(domain::log_level::error, "response_invalid",
                           {{"requestId", st.request.request_id},
                            {"issues", std::move(list)}});

@@ -155,7 +155,15 @@ using guardian_actor = caf::typed_actor<
   // How many service actors were restarted so far.
   caf::replies_to<atom::restarts>::with<int64_t>,
   // Readiness summary as JSON.
-  caf::replies_to<atom::health>::with<std::string>>;
+  caf::replies_to<atom::health>::with<std::string>,
+  // /stats JSON (forwarded to the ledger reader).
+  caf::replies_to<atom::stats, std::string, int64_t>::with<std::string>,
+  // /runs/{id} JSON (forwarded to the ledger reader).
+  caf::replies_to<atom::run, std::string>::with<std::string>,
+  // Request rows in the ledger (forwarded to the ledger reader).
+  caf::replies_to<atom::count>::with<int64_t>,
+  // Flushes the ledger; replies with the rows written so far.
+  caf::replies_to<atom::flush>::with<int64_t>>;
 
 /// Registers candor's message types and error category with CAF.
 void add_message_types(caf::actor_system_config& cfg);

@@ -51,6 +51,9 @@ struct pending_call {
 };
 
 struct llm_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  llm_state() = default;
+
   static inline const char* name = "llm";
 
   llm_settings settings;

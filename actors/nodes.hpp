@@ -18,6 +18,9 @@ namespace candor::actors {
 
 /// GUARD_INPUT: deterministic input rules on the normalised question.
 struct guard_input_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  guard_input_state() = default;
+
   static inline const char* name = "guard_input";
   std::string mode; ///< "rules", "rules+model" or "off"
 };
@@ -29,6 +32,9 @@ guard_input(node_actor::stateful_pointer<guard_input_state> self,
 /// ROUTER: classifies the question through the LLM actor, unless the client
 /// forced a route.
 struct router_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  router_state() = default;
+
   static inline const char* name = "router";
   llm_actor llm;
   std::string prompt_version;
@@ -41,6 +47,9 @@ router(node_actor::stateful_pointer<router_state> self, llm_actor llm,
 
 /// OUT_OF_SCOPE: a fixed refusal, no model call.
 struct out_of_scope_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  out_of_scope_state() = default;
+
   static inline const char* name = "out_of_scope";
 };
 
@@ -49,6 +58,9 @@ out_of_scope(node_actor::stateful_pointer<out_of_scope_state> self);
 
 /// FINALIZE: the output guard and the response schema check.
 struct finalize_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  finalize_state() = default;
+
   static inline const char* name = "finalize";
   std::shared_ptr<const domain::output_guard> guard;
   domain::service_info info;

@@ -31,6 +31,9 @@ struct limits {
 };
 
 struct supervisor_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  supervisor_state() = default;
+
   static inline const char* name = "supervisor";
 
   graph g;

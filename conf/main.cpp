@@ -1,1 +1,238 @@
-int main() { return 0; }
+// candor: one binary, subcommands. See `candor --help`.
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/json/serialize.hpp>
+#include <boost/program_options.hpp>
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
+
+#include "actors/app.hpp"
+#include "domain/api_json.hpp"
+#include "domain/config.hpp"
+#include "domain/log.hpp"
+#include "net/server.hpp"
+
+namespace po = boost::program_options;
+using namespace candor;
+
+namespace {
+
+constexpr int exit_ok = 0;
+constexpr int exit_failure = 1;
+constexpr int exit_usage = 2;
+
+const char* top_help = R"(candor - answers questions about Kestrel Cycle Works' documents and sales
+data, and refuses rather than guess.
+
+Usage: candor <command> [options]
+
+Commands:
+  serve     run the HTTP server (POST /ask, /stats, /metrics, /health, /runs/{id})
+  ask       answer one question in-process and print the result
+
+Every command accepts --data-dir DIR and --config FILE, and --help.
+Configuration: conf/candor.json (built in) < --config FILE < CANDOR_* environment
+variables (e.g. CANDOR_HTTP_PORT, CANDOR_DATA_DIR, CANDOR_GRAPH_REQUEST_DEADLINE_MS)
+< flags. Unknown keys or bad values stop startup naming the key (exit 2).
+Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
+)";
+
+po::options_description common_options() {
+  po::options_description d{"Common options"};
+  d.add_options()("help,h", "show this help")(
+    "data-dir", po::value<std::string>(),
+    "directory for databases (default: var/, created on first start)")(
+    "config", po::value<std::string>(),
+    "JSON file overriding the built-in defaults (same keys as conf/candor.json)");
+  return d;
+}
+
+/// Parses options; prints help or errors. Returns -1 to continue.
+int parse(int argc, char** argv, const po::options_description& desc,
+          const po::positional_options_description* pos, const char* usage,
+          po::variables_map& vm) {
+  try {
+    po::command_line_parser parser{argc, argv};
+    parser.options(desc);
+    if (pos)
+      parser.positional(*pos);
+    po::store(parser.run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "candor: " << e.what() << "\n" << usage << "\n" << desc;
+    return exit_usage;
+  }
+  if (vm.count("help")) {
+    std::cout << usage << "\n" << desc;
+    return exit_ok;
+  }
+  return -1;
+}
+
+domain::outcome<domain::config>
+configure(const po::variables_map& vm,
+          std::map<std::string, std::string> flags) {
+  if (vm.count("data-dir"))
+    flags["dataDir"] = vm["data-dir"].as<std::string>();
+  std::string file;
+  if (vm.count("config"))
+    file = vm["config"].as<std::string>();
+  return domain::load_config(domain::default_config_json(), file,
+                             domain::candor_environment(), flags);
+}
+
+int config_failure(const domain::error& e) {
+  std::cerr << "candor: configuration error: " << e.message << "\n";
+  return exit_usage;
+}
+
+int start_failure(const domain::error& e) {
+  std::cerr << "candor: cannot start: " << e.message << "\n";
+  return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
+}
+
+int cmd_serve(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("port,p", po::value<std::string>(),
+                     "listen port (default 8080; 0 picks a free port)")(
+    "bind", po::value<std::string>(), "listen address (default 127.0.0.1)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor serve [options]\n\nRuns the HTTP server "
+                      "until SIGTERM or SIGINT, then finishes in-flight "
+                      "requests, flushes the ledger and exits 0.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  std::map<std::string, std::string> flags;
+  if (vm.count("port"))
+    flags["http.port"] = vm["port"].as<std::string>();
+  if (vm.count("bind"))
+    flags["http.bind"] = vm["bind"].as<std::string>();
+  auto cfg = configure(vm, flags);
+  if (!cfg)
+    return config_failure(cfg.err());
+  auto a = actors::app::start(*cfg);
+  if (!a)
+    return start_failure(a.err());
+  net::server srv{**a, *cfg};
+  auto port = srv.listen();
+  if (!port) {
+    std::cerr << "candor: cannot listen: " << port.err().message << "\n";
+    return exit_failure;
+  }
+  domain::log_event(domain::log_level::info, "listening",
+                    {{"address", cfg->http.bind},
+                     {"port", static_cast<int64_t>(*port)},
+                     {"provider", cfg->llm.provider},
+                     {"dataDir", cfg->data_dir}});
+  srv.run();
+  (*a)->shutdown();
+  domain::log_event(domain::log_level::info, "stopped");
+  return exit_ok;
+}
+
+int cmd_ask(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("question", po::value<std::string>(),
+                     "the question (3 to 500 characters)")(
+    "json", "print the full JSON response")(
+    "route", po::value<std::string>(), "force a route: docs or data");
+  po::positional_options_description pos;
+  pos.add("question", 1);
+  po::variables_map vm;
+  const char* usage = "Usage: candor ask \"question\" [--json] "
+                      "[--route docs|data] [options]\n";
+  if (auto rc = parse(argc, argv, desc, &pos, usage, vm); rc >= 0)
+    return rc;
+  if (!vm.count("question")) {
+    std::cerr << "candor: ask needs a question\n" << usage;
+    return exit_usage;
+  }
+  boost::json::object body{{"question", vm["question"].as<std::string>()}};
+  if (vm.count("route"))
+    body["forceRoute"] = vm["route"].as<std::string>();
+  auto req = domain::parse_ask_body(boost::json::serialize(body));
+  if (!req) {
+    std::cerr << "candor: invalid question: " << req.err().message << "\n";
+    for (auto& i : req.err().issues)
+      std::cerr << "  " << i.path << ": " << i.message << "\n";
+    return exit_usage;
+  }
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  auto a = actors::app::start(*cfg);
+  if (!a)
+    return start_failure(a.err());
+  auto& service = **a;
+  req->request_id = boost::uuids::to_string(boost::uuids::random_generator{}());
+  req->received_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  domain::request_record rec;
+  rec.request_id = req->request_id;
+  rec.ts_us = req->received_us;
+  rec.method = "CLI";
+  rec.path = "ask";
+  rec.question = domain::cut_utf8(req->question, 200);
+  auto started = std::chrono::steady_clock::now();
+  auto result = service.ask_sync(*req);
+  rec.latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::steady_clock::now() - started)
+                     .count();
+  int rc = exit_ok;
+  if (result) {
+    auto& st = *result;
+    rec.route = st.route == domain::route_kind::none
+                  ? ""
+                  : std::string{domain::to_string(st.route)};
+    rec.status = std::string{domain::to_string(st.status)};
+    rec.http_status = 200;
+    rec.llm_calls = st.usage.calls;
+    if (vm.count("json")) {
+      std::cout << boost::json::serialize(domain::to_json(st)) << "\n";
+    } else {
+      std::cout << "[" << domain::to_string(st.status) << "] " << st.answer
+                << "\n";
+      for (auto& w : st.warnings)
+        std::cout << "warning: " << w << "\n";
+    }
+  } else {
+    rec.error = std::string{domain::to_string(result.err().code)};
+    rec.http_status = 500;
+    std::cerr << "candor: " << domain::to_string(result.err().code) << ": "
+              << result.err().message << "\n";
+    rc = exit_failure;
+  }
+  service.completed(std::move(rec));
+  service.shutdown();
+  return rc;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << top_help;
+    return exit_usage;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << top_help;
+    return exit_ok;
+  }
+  // Subcommands parse argv without the command name.
+  if (cmd == "serve")
+    return cmd_serve(argc - 1, argv + 1);
+  if (cmd == "ask")
+    return cmd_ask(argc - 1, argv + 1);
+  std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;
+  return exit_usage;
+}

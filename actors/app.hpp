@@ -1,0 +1,56 @@
+#pragma once
+
+#include <memory>
+
+#include "domain/config.hpp"
+#include "domain/service.hpp"
+
+/// The actor-free facade of candor (Broker's `endpoint`): owns the actor
+/// system and the guardian, and implements domain::service for net/ and the
+/// CLI. Its header includes no CAF so that main and tests compile fast.
+namespace candor::actors {
+
+class app : public domain::service {
+public:
+  /// Loads fixtures and prompts, creates the data directory and the ledger
+  /// schema, starts the actor system. Startup problems are `config_invalid`
+  /// or `storage_failed` errors with a message for the operator.
+  static domain::outcome<std::unique_ptr<app>>
+  start(const domain::config& cfg);
+
+  ~app() override;
+
+  /// Flushes the ledger and stops every actor (idempotent).
+  void shutdown();
+
+  /// Blocking helpers for the CLI and tests (never on an Asio thread).
+  domain::outcome<domain::ask_state> ask_sync(domain::ask_request req);
+  domain::outcome<int64_t> flush_sync();
+  domain::outcome<int64_t> request_rows_sync();
+  domain::outcome<int64_t> restarts_sync();
+  /// Kills the LLM actor (restart tests).
+  void kill_llm_sync();
+
+  const domain::service_info& info() const;
+
+  // -- domain::service ---------------------------------------------------------
+
+  void ask(domain::ask_request req, ask_callback cb) override;
+  void stats(std::string window, text_callback cb) override;
+  void run(std::string request_id, text_callback cb) override;
+  void health(text_callback cb) override;
+  void demo_questions(text_callback cb) override;
+  std::string metrics() override;
+  void completed(domain::request_record rec) override;
+  void in_flight(int64_t value) override;
+
+private:
+  struct impl;
+  explicit app(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// Seconds of a /stats window label ("15m", "1h", "24h", "7d"), or 0.
+int64_t window_seconds(std::string_view label);
+
+} // namespace candor::actors

@@ -1,0 +1,280 @@
+#include "actors/guardian.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include "actors/nodes.hpp"
+#include "domain/log.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+using self_ptr = guardian_actor::stateful_pointer<guardian_state>;
+using domain::node;
+
+/// More restarts than this within the window means a crash loop.
+constexpr size_t max_restarts_per_window = 20;
+constexpr auto restart_window = std::chrono::seconds{10};
+
+std::string prompt_text(const services_setup& s, const std::string& name,
+                        std::string* version) {
+  auto it = s.prompts.find(name);
+  if (it == s.prompts.end())
+    return {};
+  if (version)
+    *version = it->second.version;
+  return it->second.text;
+}
+
+template <class Handle>
+void watch(self_ptr self, const Handle& h, std::string role) {
+  self->monitor(h);
+  self->state.roles[h.address()] = std::move(role);
+}
+
+void spawn_llm(self_ptr self) {
+  auto& s = self->state;
+  s.llm = self->spawn(llm, llm_settings::from(s.setup.cfg), s.setup.fixtures,
+                      s.setup.metrics, s.ledger);
+  watch(self, s.llm, "llm");
+}
+
+void spawn_ledger(self_ptr self) {
+  auto& s = self->state;
+  ledger_settings ls;
+  ls.path = s.setup.cfg.data_dir + "/ledger.db";
+  ls.flush_interval
+    = std::chrono::milliseconds{s.setup.cfg.ledger.flush_interval_ms};
+  ls.max_batch = static_cast<size_t>(s.setup.cfg.ledger.max_batch);
+  s.ledger = self->spawn<caf::detached>(ledger, ls, s.setup.metrics);
+  s.g.ledger = s.ledger;
+  watch(self, s.ledger, "ledger");
+}
+
+void spawn_reader(self_ptr self) {
+  auto& s = self->state;
+  s.reader = self->spawn<caf::detached>(ledger_reader,
+                                        s.setup.cfg.data_dir + "/ledger.db",
+                                        s.setup.info.cost_is_fictional);
+  watch(self, s.reader, "reader");
+}
+
+/// Spawns the actor of node `n`, or leaves the slot empty when this build
+/// has no such node.
+void spawn_node(self_ptr self, node n) {
+  auto& s = self->state;
+  node_actor h;
+  switch (n) {
+    case node::guard_input:
+      h = self->spawn(guard_input, s.setup.cfg.guardrail.mode);
+      break;
+    case node::router: {
+      std::string version;
+      auto text = prompt_text(s.setup, "router", &version);
+      h = self->spawn(router, s.llm, version, text);
+      break;
+    }
+    case node::out_of_scope:
+      h = self->spawn(out_of_scope);
+      break;
+    case node::finalize:
+      h = self->spawn(finalize, s.setup.output_guard, s.setup.info);
+      break;
+    default:
+      break; // the documents and data branches come with issues #3 and #4
+  }
+  s.g.at(n) = h;
+  if (h)
+    watch(self, h, "node:" + std::string{domain::to_string(n)});
+}
+
+/// Nodes that hold the LLM handle and must follow it when it is replaced.
+bool uses_llm(node n) {
+  return domain::min_model_calls(n, domain::ask_state{}) > 0
+         || n == node::router || n == node::guard_input;
+}
+
+void retire(self_ptr self, const caf::actor_addr& addr) {
+  self->state.retired.insert(addr);
+}
+
+bool crash_loop(self_ptr self) {
+  auto& q = self->state.recent_restarts;
+  auto now = std::chrono::steady_clock::now();
+  q.push_back(now);
+  while (!q.empty() && now - q.front() > restart_window)
+    q.pop_front();
+  return q.size() > max_restarts_per_window;
+}
+
+void on_down(self_ptr self, const caf::down_msg& dm) {
+  auto& s = self->state;
+  auto it = s.roles.find(dm.source);
+  if (it == s.roles.end())
+    return;
+  auto role = it->second;
+  s.roles.erase(it);
+  if (s.retired.erase(dm.source) > 0 || s.stopping)
+    return;
+  domain::log_event(domain::log_level::warn, "actor_down",
+                    {{"actor", role}, {"reason", caf::to_string(dm.reason)}});
+  if (crash_loop(self)) {
+    domain::log_event(domain::log_level::error, "restart_loop",
+                      {{"actor", role},
+                       {"message", "too many restarts; not restarting"}});
+    return;
+  }
+  ++s.restarts;
+  if (s.setup.metrics)
+    s.setup.metrics->actor_restart(role);
+  if (role == "llm") {
+    spawn_llm(self);
+    // The nodes that hold the old handle follow the new one.
+    for (size_t i = 0; i < domain::node_count; ++i) {
+      auto n = static_cast<node>(i);
+      auto& h = s.g.at(n);
+      if (h && uses_llm(n)) {
+        retire(self, h.address());
+        self->send_exit(h, caf::exit_reason::user_shutdown);
+        spawn_node(self, n);
+      }
+    }
+  } else if (role == "ledger") {
+    spawn_ledger(self);
+    self->send(s.llm, atom::put_v, s.ledger);
+  } else if (role == "reader") {
+    spawn_reader(self);
+  } else if (role.rfind("node:", 0) == 0) {
+    for (size_t i = 0; i < domain::node_count; ++i) {
+      auto n = static_cast<node>(i);
+      if (role == "node:" + std::string{domain::to_string(n)})
+        spawn_node(self, n);
+    }
+  }
+  domain::log_event(domain::log_level::info, "actor_restarted",
+                    {{"actor", role}, {"restarts", s.restarts}});
+}
+
+std::string health_json(self_ptr self) {
+  auto& s = self->state;
+  boost::json::object services;
+  services["llm"] = static_cast<bool>(s.llm);
+  services["ledger"] = static_cast<bool>(s.ledger);
+  services["ledgerReader"] = static_cast<bool>(s.reader);
+  boost::json::object nodes;
+  bool ready = s.llm && s.ledger && s.reader;
+  for (size_t i = 0; i < domain::node_count; ++i) {
+    auto n = static_cast<node>(i);
+    nodes[domain::to_string(n)] = static_cast<bool>(s.g.at(n));
+  }
+  for (auto n : {node::guard_input, node::router, node::out_of_scope,
+                 node::finalize})
+    ready = ready && s.g.at(n);
+  boost::json::array models;
+  for (auto& m : s.setup.info.models)
+    models.push_back(boost::json::value(m));
+  boost::json::object out;
+  out["status"] = ready ? "ok" : "degraded";
+  out["ready"] = ready;
+  out["provider"] = s.setup.info.provider;
+  out["models"] = std::move(models);
+  out["costIsFictional"] = s.setup.info.cost_is_fictional;
+  out["guardrailMode"] = s.setup.info.guardrail_mode;
+  if (s.setup.info.embedder.empty())
+    out["embedder"] = nullptr;
+  else
+    out["embedder"] = s.setup.info.embedder;
+  out["fixtures"] = s.setup.fixtures
+                      ? static_cast<int64_t>(s.setup.fixtures->size())
+                      : 0;
+  out["kb"] = nullptr;      // documents branch (issue #4)
+  out["sales"] = nullptr;   // data branch (issue #3)
+  out["sandbox"] = nullptr; // data branch (issue #3)
+  out["services"] = std::move(services);
+  out["nodes"] = std::move(nodes);
+  out["restarts"] = s.restarts;
+  return boost::json::serialize(out);
+}
+
+/// Forwards a request to the ledger reader and relays the answer. The
+/// ledger flushes first, so a reader sees every row queued before the
+/// request (read-your-writes for /stats and /runs).
+template <class Reply, class... Ts>
+caf::result<Reply> forward_to_reader(self_ptr self, Ts... xs) {
+  auto rp = self->make_response_promise<Reply>();
+  auto query = [self, rp, xs...]() mutable {
+    self->request(self->state.reader, std::chrono::seconds{30}, xs...)
+      .then([rp](Reply& r) mutable { rp.deliver(std::move(r)); },
+            [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  };
+  self->request(self->state.ledger, std::chrono::seconds{30}, atom::flush_v)
+    .then([query](int64_t) mutable { query(); },
+          [query](caf::error&) mutable { query(); });
+  return rp;
+}
+
+} // namespace
+
+guardian_actor::behavior_type
+guardian(guardian_actor::stateful_pointer<guardian_state> self,
+         services_setup setup) {
+  self->state.setup = std::move(setup);
+  spawn_ledger(self);
+  spawn_reader(self);
+  spawn_llm(self);
+  for (size_t i = 0; i < domain::node_count; ++i)
+    spawn_node(self, static_cast<node>(i));
+  self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    // Ordered shutdown: the children first, then the guardian.
+    auto& s = self->state;
+    s.stopping = true;
+    for (auto& [addr, role] : s.roles)
+      if (auto h = caf::actor_cast<caf::actor>(addr))
+        self->send_exit(h, msg.reason);
+    self->quit(msg.reason);
+  });
+  return {
+    [self](atom::ask, domain::ask_request& req, ask_responder& respond) {
+      auto& s = self->state;
+      limits lim;
+      lim.step_cap = s.setup.cfg.graph.step_cap;
+      lim.llm_budget = s.setup.cfg.graph.llm_call_budget;
+      lim.deadline
+        = std::chrono::milliseconds{s.setup.cfg.graph.request_deadline_ms};
+      self->spawn(supervisor, s.g, lim, std::move(req), s.setup.info,
+                  std::move(respond));
+    },
+    [self](atom::get, atom::llm) { return self->state.llm; },
+    [self](atom::get, atom::ledger) { return self->state.ledger; },
+    [self](atom::put, domain::request_record& rec) {
+      self->send(self->state.ledger, atom::put_v, std::move(rec));
+    },
+    [self](atom::restarts) { return self->state.restarts; },
+    [self](atom::health) { return health_json(self); },
+    [self](atom::stats, std::string& label, int64_t secs) {
+      return forward_to_reader<std::string>(self, atom::stats_v,
+                                            std::move(label), secs);
+    },
+    [self](atom::run, std::string& id) {
+      return forward_to_reader<std::string>(self, atom::run_v, std::move(id));
+    },
+    [self](atom::count) {
+      return forward_to_reader<int64_t>(self, atom::count_v);
+    },
+    [self](atom::flush) -> caf::result<int64_t> {
+      auto rp = self->make_response_promise<int64_t>();
+      self->request(self->state.ledger, std::chrono::seconds{30},
+                    atom::flush_v)
+        .then([rp](int64_t n) mutable { rp.deliver(n); },
+              [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      return rp;
+    },
+  };
+}
+
+} // namespace candor::actors

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <caf/actor_addr.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/interfaces.hpp"
+#include "actors/ledger.hpp"
+#include "actors/llm.hpp"
+#include "actors/supervisor.hpp"
+#include "actors/telemetry.hpp"
+#include "data/fixtures.hpp"
+#include "data/prompts.hpp"
+#include "domain/config.hpp"
+
+namespace candor::domain {
+class output_guard;
+} // namespace candor::domain
+
+namespace candor::actors {
+
+/// Everything the guardian needs to (re)spawn the service actors.
+struct services_setup {
+  domain::config cfg;
+  domain::service_info info;
+  std::shared_ptr<const data::fixture_store> fixtures;
+  std::map<std::string, data::prompt> prompts;
+  std::shared_ptr<const domain::output_guard> output_guard;
+  std::shared_ptr<telemetry> metrics;
+};
+
+struct guardian_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  guardian_state() = default;
+
+  static inline const char* name = "guardian";
+
+  services_setup setup;
+  llm_actor llm;
+  ledger_actor ledger;
+  ledger_reader_actor reader;
+  graph g;
+  /// Role of every monitored child ("llm", "ledger", "node:router", ...).
+  std::map<caf::actor_addr, std::string> roles;
+  /// Children replaced on purpose: their exit is not a failure.
+  std::set<caf::actor_addr> retired;
+  /// Recent restart times, to stop a crash loop.
+  std::deque<std::chrono::steady_clock::time_point> recent_restarts;
+  int64_t restarts = 0;
+  bool stopping = false;
+};
+
+/// The GUARDIAN: spawns and monitors the service actors (llm, ledger, ledger
+/// reader, one actor per graph node), restarts one that dies (and re-wires
+/// the actors that depended on it), and spawns one supervisor per request.
+guardian_actor::behavior_type
+guardian(guardian_actor::stateful_pointer<guardian_state> self,
+         services_setup setup);
+
+} // namespace candor::actors

@@ -1,0 +1,277 @@
+// Deterministic tests of the per-request supervisor (CAF's test coordinator):
+// the step cap, the model-call budget, the deadline and node failures.
+
+#include "actors/supervisor.hpp"
+
+#include <memory>
+#include <optional>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+using namespace candor;
+using namespace candor::actors;
+using domain::node;
+
+namespace {
+
+caf::actor_system_config& testing_config(caf::actor_system_config& cfg) {
+  add_message_types(cfg);
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  return cfg;
+}
+
+struct fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{testing_config(cfg)};
+  caf::scheduler::test_coordinator& sched
+    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  std::shared_ptr<int> calls = std::make_shared<int>(0);
+  std::optional<domain::outcome<domain::ask_state>> result;
+
+  ask_responder responder() {
+    return [this](domain::outcome<domain::ask_state> r) {
+      result.emplace(std::move(r));
+    };
+  }
+
+  void run() {
+    sched.run();
+  }
+
+  void spawn(graph g, limits lim, std::string question = "hello there") {
+    domain::ask_request req;
+    req.request_id = "test-request-1";
+    req.question = std::move(question);
+    sys.spawn(supervisor, std::move(g), lim, std::move(req),
+              domain::service_info{}, responder());
+  }
+
+  ~fixture() {
+    sched.run();
+  }
+};
+
+/// A node that counts its calls and returns the state unchanged.
+node_actor::behavior_type passthrough(node_actor::pointer,
+                                      std::shared_ptr<int> calls) {
+  return {
+    [calls](atom::step, domain::ask_state& st) {
+      ++*calls;
+      return std::move(st);
+    },
+  };
+}
+
+/// A node that ends the request as refused.
+node_actor::behavior_type refuser(node_actor::pointer) {
+  return {
+    [](atom::step, domain::ask_state& st) {
+      domain::finish(st, domain::status_kind::refused, "no");
+      return std::move(st);
+    },
+  };
+}
+
+struct silent_state {
+  silent_state() = default;
+  std::vector<caf::typed_response_promise<domain::ask_state>> held;
+};
+
+/// A node that never answers (it keeps the promise alive).
+node_actor::behavior_type
+silent(node_actor::stateful_pointer<silent_state> self) {
+  return {
+    [self](atom::step, domain::ask_state&) -> caf::result<domain::ask_state> {
+      auto rp = self->make_response_promise<domain::ask_state>();
+      self->state.held.push_back(rp);
+      return rp;
+    },
+  };
+}
+
+/// A node that fails with a domain error.
+node_actor::behavior_type failing(node_actor::pointer, domain::ec code) {
+  return {
+    [code](atom::step, domain::ask_state&) -> caf::result<domain::ask_state> {
+      return to_caf(code, "scripted failure");
+    },
+  };
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(actors_supervisor, fixture)
+
+BOOST_AUTO_TEST_CASE(runs_the_graph_and_records_a_trace) {
+  graph g;
+  g.at(node::guard_input) = sys.spawn(passthrough, calls);
+  g.at(node::router) = sys.spawn(refuser);
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  spawn(g, limits{});
+  run();
+  BOOST_REQUIRE(result && result->ok());
+  auto& st = result->value();
+  BOOST_CHECK(st.status == domain::status_kind::refused);
+  BOOST_REQUIRE_EQUAL(st.trace.size(), 3u);
+  BOOST_CHECK(st.trace[0].step == node::guard_input);
+  BOOST_CHECK_EQUAL(st.trace[0].outcome, "ok");
+  BOOST_CHECK(st.trace[1].step == node::router);
+  BOOST_CHECK_EQUAL(st.trace[1].outcome, "refused");
+  BOOST_CHECK(st.trace[2].step == node::finalize);
+  BOOST_CHECK_EQUAL(*calls, 2);
+  BOOST_CHECK_EQUAL(st.llm_budget, 8);
+}
+
+BOOST_AUTO_TEST_CASE(step_cap_stops_a_loop_and_still_finalizes) {
+  graph g;
+  g.at(node::guard_input) = sys.spawn(passthrough, calls);
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  // A faulty edge that never leaves guard_input.
+  g.edge = [](node n, const domain::ask_state& st) {
+    if (n == node::finalize)
+      return node::done;
+    return st.finished() ? node::finalize : node::guard_input;
+  };
+  limits lim;
+  lim.step_cap = 25;
+  spawn(g, lim);
+  run();
+  BOOST_REQUIRE(result && result->ok());
+  auto& st = result->value();
+  BOOST_CHECK(st.status == domain::status_kind::error);
+  BOOST_CHECK(std::count(st.warnings.begin(), st.warnings.end(),
+                         "step_cap_exceeded")
+              == 1);
+  // 25 capped steps plus finalize, which always runs.
+  BOOST_CHECK_EQUAL(st.trace.size(), 26u);
+  BOOST_CHECK_EQUAL(*calls, 26);
+}
+
+BOOST_AUTO_TEST_CASE(budget_refuses_a_node_that_needs_a_model_call) {
+  auto router_calls = std::make_shared<int>(0);
+  graph g;
+  g.at(node::guard_input) = sys.spawn(passthrough, calls);
+  g.at(node::router) = sys.spawn(passthrough, router_calls);
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  limits lim;
+  lim.llm_budget = 0;
+  spawn(g, lim);
+  run();
+  BOOST_REQUIRE(result && result->ok());
+  auto& st = result->value();
+  BOOST_CHECK(st.status == domain::status_kind::error);
+  BOOST_CHECK(st.route == domain::route_kind::none);
+  BOOST_CHECK(std::find(st.warnings.begin(), st.warnings.end(),
+                        "llm_budget_exceeded")
+              != st.warnings.end());
+  BOOST_CHECK_EQUAL(*router_calls, 0); // refused before it ran
+}
+
+BOOST_AUTO_TEST_CASE(a_node_that_spends_the_budget_stops_the_next_one) {
+  graph g;
+  g.at(node::guard_input) = sys.spawn(passthrough, calls);
+  // A router that "spends" the whole budget and routes to docs.
+  g.at(node::router) = sys.spawn([](node_actor::pointer)
+                                   -> node_actor::behavior_type {
+    return {
+      [](atom::step, domain::ask_state& st) {
+        st.usage.calls += st.llm_budget;
+        st.llm_budget = 0;
+        st.route = domain::route_kind::docs;
+        return std::move(st);
+      },
+    };
+  });
+  auto rag_calls = std::make_shared<int>(0);
+  g.at(node::retrieve) = sys.spawn(passthrough, calls);
+  g.at(node::rag_answer) = sys.spawn(passthrough, rag_calls);
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  spawn(g, limits{});
+  run();
+  BOOST_REQUIRE(result && result->ok());
+  auto& st = result->value();
+  BOOST_CHECK(st.status == domain::status_kind::error);
+  BOOST_CHECK_EQUAL(*rag_calls, 0);
+  BOOST_CHECK_EQUAL(st.usage.calls, 8);
+}
+
+BOOST_AUTO_TEST_CASE(deadline_answers_timeout_and_drops_late_replies) {
+  graph g;
+  g.at(node::guard_input) = sys.spawn(silent);
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  limits lim;
+  lim.deadline = std::chrono::milliseconds{500};
+  spawn(g, lim);
+  run();
+  BOOST_CHECK(!result); // still waiting on the silent node
+  sched.trigger_timeouts();
+  run();
+  BOOST_REQUIRE(result);
+  BOOST_REQUIRE(!result->ok());
+  BOOST_CHECK_EQUAL(result->err().code, domain::ec::timeout);
+  BOOST_CHECK(result->err().message.find("guard_input") != std::string::npos);
+  BOOST_CHECK_EQUAL(*calls, 0); // finalize never ran
+}
+
+BOOST_AUTO_TEST_CASE(missing_node_is_an_honest_error) {
+  graph g;
+  g.at(node::guard_input) = sys.spawn(passthrough, calls);
+  g.at(node::router) = sys.spawn([](node_actor::pointer)
+                                   -> node_actor::behavior_type {
+    return {
+      [](atom::step, domain::ask_state& st) {
+        st.route = domain::route_kind::data;
+        return std::move(st);
+      },
+    };
+  });
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  spawn(g, limits{});
+  run();
+  BOOST_REQUIRE(result && result->ok());
+  auto& st = result->value();
+  BOOST_CHECK(st.status == domain::status_kind::error);
+  BOOST_CHECK(std::find(st.warnings.begin(), st.warnings.end(),
+                        "node_unavailable:sql_generate")
+              != st.warnings.end());
+}
+
+BOOST_AUTO_TEST_CASE(model_errors_become_http_errors) {
+  for (auto code : {domain::ec::fixture_missing, domain::ec::llm_unavailable}) {
+    result.reset();
+    graph g;
+    g.at(node::guard_input) = sys.spawn(passthrough, calls);
+    g.at(node::router) = sys.spawn(failing, code);
+    g.at(node::finalize) = sys.spawn(passthrough, calls);
+    spawn(g, limits{});
+    run();
+    BOOST_REQUIRE(result);
+    BOOST_REQUIRE(!result->ok());
+    BOOST_CHECK_EQUAL(result->err().code, code);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_dead_node_fails_only_its_request) {
+  graph g;
+  g.at(node::guard_input) = sys.spawn(passthrough, calls);
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  auto dead = sys.spawn(passthrough, calls);
+  caf::anon_send_exit(dead, caf::exit_reason::kill);
+  run();
+  g.at(node::router) = dead;
+  spawn(g, limits{});
+  run();
+  BOOST_REQUIRE(result);
+  BOOST_REQUIRE(!result->ok());
+  BOOST_CHECK_EQUAL(result->err().code, domain::ec::internal);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,131 @@
+#include "domain/config.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+
+using namespace candor::domain;
+
+namespace {
+
+outcome<config> load(const env_lookup& env = {},
+                     const std::map<std::string, std::string>& flags = {},
+                     const std::string& file = {}) {
+  return load_config(default_config_json(), file, env, flags);
+}
+
+std::string temp_file(const std::string& text) {
+  char name[] = "/tmp/candor-config-XXXXXX";
+  int fd = mkstemp(name);
+  BOOST_REQUIRE(fd >= 0);
+  ::close(fd);
+  std::ofstream{name} << text;
+  return name;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(domain_config)
+
+BOOST_AUTO_TEST_CASE(embedded_defaults_load) {
+  auto cfg = load();
+  BOOST_REQUIRE_MESSAGE(cfg, cfg ? "" : cfg.err().message);
+  BOOST_CHECK_EQUAL(cfg->http.port, 8080);
+  BOOST_CHECK_EQUAL(cfg->http.bind, "127.0.0.1");
+  BOOST_CHECK_EQUAL(cfg->http.body_limit_bytes, 16384);
+  BOOST_CHECK_EQUAL(cfg->graph.step_cap, 25);
+  BOOST_CHECK_EQUAL(cfg->graph.llm_call_budget, 8);
+  BOOST_CHECK_EQUAL(cfg->llm.provider, "fake");
+  BOOST_CHECK_EQUAL(cfg->data_dir, "var");
+}
+
+BOOST_AUTO_TEST_CASE(environment_overrides_file_and_flags_override_both) {
+  auto file = temp_file(R"({"http": {"port": 9000}, "dataDir": "x"})");
+  auto cfg = load({{"CANDOR_HTTP_PORT", "9100"}}, {}, file);
+  BOOST_REQUIRE(cfg);
+  BOOST_CHECK_EQUAL(cfg->http.port, 9100);
+  BOOST_CHECK_EQUAL(cfg->data_dir, "x");
+  cfg = load({{"CANDOR_HTTP_PORT", "9100"}}, {{"http.port", "9200"}}, file);
+  BOOST_REQUIRE(cfg);
+  BOOST_CHECK_EQUAL(cfg->http.port, 9200);
+  std::remove(file.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(environment_names_are_derived_from_keys) {
+  BOOST_CHECK_EQUAL(env_name("llm.apiKey"), "CANDOR_LLM_API_KEY");
+  BOOST_CHECK_EQUAL(env_name("llm.fallbackModel"), "CANDOR_LLM_FALLBACK_MODEL");
+  BOOST_CHECK_EQUAL(env_name("dataDir"), "CANDOR_DATA_DIR");
+  BOOST_CHECK_EQUAL(env_name("guardrail.mode"), "CANDOR_GUARDRAIL_MODE");
+  auto cfg = load({{"CANDOR_GRAPH_REQUEST_DEADLINE_MS", "1500"},
+                   {"CANDOR_LLM_ALLOW_CHAOS", "true"}});
+  BOOST_REQUIRE(cfg);
+  BOOST_CHECK_EQUAL(cfg->graph.request_deadline_ms, 1500);
+  BOOST_CHECK(cfg->llm.allow_chaos);
+}
+
+BOOST_AUTO_TEST_CASE(unknown_keys_and_bad_values_name_the_key) {
+  auto file = temp_file(R"({"http": {"prot": 1}})");
+  auto cfg = load({}, {}, file);
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+  BOOST_CHECK(cfg.err().message.find("http.prot") != std::string::npos);
+  std::remove(file.c_str());
+
+  cfg = load({{"CANDOR_HTTP_PORT", "eighty"}});
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("CANDOR_HTTP_PORT") != std::string::npos);
+
+  cfg = load({{"CANDOR_HTTP_PORT", "70000"}});
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("between") != std::string::npos);
+
+  cfg = load({{"CANDOR_NO_SUCH_THING", "1"}});
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("CANDOR_NO_SUCH_THING")
+              != std::string::npos);
+
+  cfg = load({}, {{"guardrail.mode", "lenient"}});
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("guardrail.mode") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_json_types_are_rejected) {
+  auto file = temp_file(R"({"http": {"port": "8080"}})");
+  auto cfg = load({}, {}, file);
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("http.port") != std::string::npos);
+  std::remove(file.c_str());
+  file = temp_file("{not json");
+  cfg = load({}, {}, file);
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("not valid JSON") != std::string::npos);
+  std::remove(file.c_str());
+  cfg = load({}, {}, "/nonexistent/candor.json");
+  BOOST_REQUIRE(!cfg);
+}
+
+BOOST_AUTO_TEST_CASE(secrets_come_only_from_the_environment) {
+  auto file = temp_file(R"({"llm": {"apiKey": "sk-abc"}})");
+  auto cfg = load({}, {}, file);
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("CANDOR_LLM_API_KEY")
+              != std::string::npos);
+  std::remove(file.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(a_key_or_endpoint_selects_the_real_provider) {
+  auto cfg = load({{"CANDOR_LLM_API_KEY", "sk-test"}});
+  BOOST_REQUIRE(!cfg); // a key without an endpoint is inconsistent
+  BOOST_CHECK(cfg.err().message.find("CANDOR_LLM_BASE_URL")
+              != std::string::npos);
+  cfg = load({{"CANDOR_LLM_BASE_URL", "http://127.0.0.1:9/v1"}});
+  BOOST_REQUIRE(cfg);
+  BOOST_CHECK_EQUAL(cfg->llm.provider, "openai");
+  cfg = load({{"CANDOR_GUARDRAIL_MODE", "rules+model"}});
+  BOOST_REQUIRE(!cfg);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
