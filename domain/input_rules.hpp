@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "domain/error.hpp"
+
+namespace re2 {
+class RE2;
+} // namespace re2
+
+namespace candor::domain {
+
+/// How much a single rule match counts.
+enum class severity : uint8_t { medium, high };
+
+/// Where a rule applies: user questions, retrieved passages, or both.
+enum class rule_scope : uint8_t { input, document, both };
+
+std::string_view to_string(severity x) noexcept;
+std::string_view to_string(rule_scope x) noexcept;
+
+/// One named deterministic input rule (data from conf/input_rules.json).
+struct input_rule {
+  std::string name;
+  std::string description;
+  severity sev = severity::high;
+  rule_scope scope = rule_scope::both;
+  /// True: the pattern runs on the raw text (tags, HTML, base64, line
+  /// starts). False: on `normalize()`d text (lower-case a-z0-9 words
+  /// separated by single spaces).
+  bool on_raw = false;
+  /// The RE2 pattern as written in the rule file.
+  std::string pattern;
+};
+
+/// The result of evaluating a text against a rule set.
+struct rule_verdict {
+  /// A single high match, or two or more distinct medium matches.
+  bool blocked = false;
+  /// Names of the rules that matched, in rule order.
+  std::vector<std::string> matched;
+  int high = 0;
+  int medium = 0;
+};
+
+/// An immutable, validated set of input rules with compiled patterns.
+/// Cheap to copy or move (patterns are shared); safe to use from many
+/// threads at once.
+class rule_set {
+public:
+  /// Texts longer than this are evaluated on their first `max_bytes`
+  /// bytes only (cut back to a UTF-8 boundary). Questions are capped at
+  /// 500 characters and passages are chunk-sized, so this bounds the cost
+  /// of hostile input without hiding anything the server accepts.
+  static constexpr size_t max_bytes = 20000;
+
+  /// Parses and validates a rule file: `{"version": 1, "rules": [{name,
+  /// severity, scope, on, pattern, description}, ...]}`. Errors
+  /// (`ec::config_invalid`) name the rule and the field: a bad pattern, a
+  /// pattern that matches empty text, an unknown severity/scope/on, a
+  /// duplicate or malformed name, a missing or unknown field.
+  static outcome<rule_set> parse(std::string_view json);
+
+  /// The rules embedded from conf/input_rules.json, parsed once. Aborts
+  /// with a message on stderr if that file is invalid (a test parses it).
+  static const rule_set& builtin();
+
+  /// Evaluates `raw_text` against the rules whose scope covers `scope`
+  /// (`input` runs input|both rules, `document` runs document|both rules,
+  /// `both` runs all). Normalizes once.
+  rule_verdict evaluate(std::string_view raw_text, rule_scope scope) const;
+
+  size_t size() const noexcept {
+    return rules_.size();
+  }
+
+  const std::vector<input_rule>& rules() const noexcept {
+    return rules_;
+  }
+
+private:
+  std::vector<input_rule> rules_;
+  std::vector<std::shared_ptr<const re2::RE2>> compiled_;
+};
+
+} // namespace candor::domain
