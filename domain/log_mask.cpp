@@ -1,0 +1,83 @@
+#include "domain/log_mask.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include <re2/re2.h>
+
+namespace candor::domain {
+
+namespace {
+
+struct masker {
+  std::unique_ptr<RE2> re;
+  std::string rewrite;
+};
+
+std::vector<masker> make_maskers() {
+  // Key names whose value is a secret. Matched case-insensitively and
+  // only as a whole key (`tokens` and `promptTokens` are not secrets).
+  constexpr std::string_view keys
+    = "(?:api[_-]?key|apikey|x-api-key|access[_-]?key|secret[_-]?key"
+      "|access[_-]?token|auth[_-]?token|refresh[_-]?token|id[_-]?token"
+      "|private[_-]?key|client[_-]?secret|secret|token|password|passwd|pwd"
+      "|credentials?)";
+  const std::string k{keys};
+  std::vector<std::pair<std::string, std::string>> specs = {
+    // Authorization schemes: a credential of 16+ characters, or a shorter
+    // one with base64 padding ("Basic instructions" is prose).
+    {R"((?i)\b(bearer|basic)(\s+)(?:[A-Za-z0-9\-._~+/]{16,}=*)"
+     R"(|[A-Za-z0-9+/]{4,15}={1,2}))",
+     R"(\1\2***)"},
+    {R"((?i)(\bauthorization["']?\s*[:=]\s*["']?)[A-Za-z0-9\-._~+/]{16,}=*)",
+     R"(\1***)"},
+    // Vendor-prefixed keys.
+    {R"(\b(sk[-_](?:proj-|ant-|svcacct-|admin-|live_|test_)?))"
+     R"([A-Za-z0-9_\-]{16,})",
+     R"(\1***)"},
+    {R"(\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,})", R"(\1***)"},
+    {R"(\b(AKIA|ASIA)[0-9A-Z]{16}\b)", R"(\1***)"},
+    {R"(\b(xox[abpors]-)[A-Za-z0-9\-]{10,})", R"(\1***)"},
+    {R"(\beyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*)",
+     "eyJ***"},
+    // key: "quoted value" (JSON and friends), then unquoted values.
+    {R"((?i)(\b)" + k + R"(["']?\s*[:=]\s*")[^"]*")", R"(\1***")"},
+    {R"((?i)(\b)" + k + R"(["']?\s*[:=]\s*')[^']*')", R"(\1***')"},
+    {R"((?i)(\b)" + k + R"(\s*[:=]\s*)[^\s"',;&}\]]+)", R"(\1***)"},
+    // A long opaque run right after a key-ish word ("key abcd...").
+    {R"((?i)(\b(?:key|secret|token|password|passphrase|signature|credential)s?)"
+     R"(\s+(?:is\s+|was\s+|of\s+)?)[A-Za-z0-9+/_]{24,}={0,2})",
+     R"(\1***)"},
+  };
+  std::vector<masker> out;
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  for (auto& [pattern, rewrite] : specs) {
+    auto re = std::make_unique<RE2>(pattern, opts);
+    if (!re->ok()) {
+      std::fprintf(stderr, "candor: invalid log mask pattern %s: %s\n",
+                   pattern.c_str(), re->error().c_str());
+      std::abort();
+    }
+    out.push_back(masker{std::move(re), rewrite});
+  }
+  return out;
+}
+
+const std::vector<masker>& maskers() {
+  static const auto m = make_maskers();
+  return m;
+}
+
+} // namespace
+
+std::string mask_secrets(std::string_view text) {
+  std::string out{text};
+  for (const auto& m : maskers())
+    RE2::GlobalReplace(&out, *m.re, m.rewrite);
+  return out;
+}
+
+} // namespace candor::domain

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace candor::domain {
+
+/// Masks anything shaped like a credential before text reaches a log. The
+/// secret part becomes `***` and a recognisable prefix stays, so a reader
+/// still sees what kind of secret was there:
+///
+/// - `Bearer <token>`, `Basic <credentials>`  -> `Bearer ***`, `Basic ***`
+/// - OpenAI/Anthropic/Stripe style `sk-...`, `sk-proj-...`, `sk_live_...`
+///   -> `sk-***`, `sk-proj-***`, `sk_live_***`
+/// - GitHub `ghp_...`, `gho_...`, `github_pat_...` -> `ghp_***`
+/// - AWS access key ids `AKIA` + 16 -> `AKIA***`
+/// - Slack `xoxb-...`, `xoxp-...` -> `xoxb-***`
+/// - JWTs `eyJ...`.`eyJ...`.`...` -> `eyJ***`
+/// - key/value pairs whose key names a secret (`api_key=`, `apikey: `,
+///   `"apiKey":"..."`, `password=`, `token=`, `client_secret=`, ...):
+///   the value becomes `***`
+/// - a long (24+) hex/base64 run right after a key-ish word
+///   (`key`, `secret`, `token`, `password`, `signature`, ...).
+///
+/// Plain prose, prices, order numbers and UUIDs are left intact. The
+/// function is idempotent. Patterns are RE2 (linear time), compiled once.
+std::string mask_secrets(std::string_view text);
+
+} // namespace candor::domain

@@ -1,0 +1,168 @@
+#include "domain/output_guard.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "domain/text.hpp"
+
+namespace candor::domain {
+
+namespace {
+
+/// Below this many letters and digits the space-free canary check would
+/// hit ordinary text, so only the word-boundary check runs.
+constexpr size_t min_compact_canary = 6;
+
+char ascii_lower(char ch) {
+  return (ch >= 'A' && ch <= 'Z') ? static_cast<char>(ch - 'A' + 'a') : ch;
+}
+
+std::string lower_ascii(std::string_view s) {
+  std::string out{s};
+  std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
+  return out;
+}
+
+bool contains_ci(std::string_view haystack, std::string_view needle) {
+  if (needle.empty())
+    return false;
+  auto it = std::search(haystack.begin(), haystack.end(), needle.begin(),
+                        needle.end(), [](char a, char b) {
+                          return ascii_lower(a) == b;
+                        });
+  return it != haystack.end();
+}
+
+/// Whether the normalized `phrase` occurs in the normalized `text` on word
+/// boundaries.
+bool contains_phrase(std::string_view text, std::string_view phrase) {
+  if (phrase.empty())
+    return false;
+  for (size_t pos = text.find(phrase); pos != std::string_view::npos;
+       pos = text.find(phrase, pos + 1)) {
+    bool left = pos == 0 || text[pos - 1] == ' ';
+    size_t end = pos + phrase.size();
+    bool right = end == text.size() || text[end] == ' ';
+    if (left && right)
+      return true;
+  }
+  return false;
+}
+
+std::string without_spaces(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s)
+    if (ch != ' ')
+      out.push_back(ch);
+  return out;
+}
+
+/// Start offsets of the words of a normalized text (single spaces).
+std::vector<size_t> word_starts(std::string_view norm) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < norm.size(); ++i)
+    if (i == 0 || norm[i - 1] == ' ')
+      starts.push_back(i);
+  return starts;
+}
+
+/// Calls `fn(hash)` for each `k`-word shingle of a normalized text.
+template <class F>
+void for_each_shingle(std::string_view norm, size_t k, F fn) {
+  auto starts = word_starts(norm);
+  if (starts.size() < k)
+    return;
+  std::hash<std::string_view> h;
+  for (size_t i = 0; i + k <= starts.size(); ++i) {
+    size_t begin = starts[i];
+    size_t end = i + k < starts.size() ? starts[i + k] - 1 : norm.size();
+    fn(static_cast<uint64_t>(h(norm.substr(begin, end - begin))));
+  }
+}
+
+size_t word_count(std::string_view norm) {
+  if (norm.empty())
+    return 0;
+  return static_cast<size_t>(std::count(norm.begin(), norm.end(), ' ')) + 1;
+}
+
+} // namespace
+
+output_guard::output_guard(output_guard_config cfg)
+  : words_(std::max<size_t>(cfg.shingle_words, 1)),
+    canary_lower_(lower_ascii(cfg.canary)),
+    canary_normalized_(normalize(cfg.canary)),
+    canary_compact_(without_spaces(canary_normalized_)) {
+  std::unordered_set<uint64_t> echoes;
+  std::vector<std::string> echo_texts;
+  for (const auto& e : cfg.allowed_echoes) {
+    echo_texts.push_back(normalize(e));
+    for_each_shingle(echo_texts.back(), words_,
+                     [&](uint64_t x) { echoes.insert(x); });
+  }
+  for (const auto& p : cfg.protected_texts) {
+    auto norm = normalize(p);
+    if (norm.empty())
+      continue;
+    if (word_count(norm) < words_) {
+      bool echoed = std::any_of(echo_texts.begin(), echo_texts.end(),
+                                [&](const std::string& e) {
+                                  return contains_phrase(e, norm);
+                                });
+      if (!echoed)
+        short_phrases_.push_back(std::move(norm));
+      continue;
+    }
+    for_each_shingle(norm, words_, [&](uint64_t x) {
+      if (echoes.count(x) == 0)
+        shingles_.insert(x);
+    });
+  }
+}
+
+std::string
+output_guard::check(std::string_view text,
+                    const std::vector<std::string>& redacted_spans) const {
+  auto norm = normalize(text);
+  // 1. The canary, raw, normalized, and with every space removed.
+  if (!canary_lower_.empty() && contains_ci(text, canary_lower_))
+    return "canary";
+  if (!canary_normalized_.empty()) {
+    if (contains_phrase(norm, canary_normalized_))
+      return "canary";
+    if (canary_compact_.size() >= min_compact_canary
+        && without_spaces(norm).find(canary_compact_) != std::string::npos)
+      return "canary";
+  }
+  // Shingles of the outgoing text, computed once for steps 2 and 3.
+  std::unordered_set<uint64_t> mine;
+  for_each_shingle(norm, words_, [&](uint64_t x) { mine.insert(x); });
+  // 2. Spans the sanitizer removed from passages.
+  for (const auto& span : redacted_spans) {
+    auto s = normalize(span);
+    if (s.empty())
+      continue;
+    if (word_count(s) < words_) {
+      if (contains_phrase(norm, s))
+        return "redacted_span";
+      continue;
+    }
+    bool shared = false;
+    for_each_shingle(s, words_, [&](uint64_t x) {
+      shared = shared || mine.count(x) > 0;
+    });
+    if (shared)
+      return "redacted_span";
+  }
+  // 3. System prompts and other protected texts.
+  for (auto x : mine)
+    if (shingles_.count(x) > 0)
+      return "prompt_leak";
+  for (const auto& phrase : short_phrases_)
+    if (contains_phrase(norm, phrase))
+      return "prompt_leak";
+  return {};
+}
+
+} // namespace candor::domain

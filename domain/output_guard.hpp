@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace candor::domain {
+
+/// What the output guard protects.
+struct output_guard_config {
+  /// A string planted in a document; it must never leave the server.
+  std::string canary;
+  /// Texts whose wording must not be echoed (system prompts etc.).
+  std::vector<std::string> protected_texts;
+  /// Texts the server may legitimately say although they share wording
+  /// with a protected text (refusal messages, fixed disclaimers).
+  std::vector<std::string> allowed_echoes;
+  /// Shingle length in words (values below 1 count as 1).
+  size_t shingle_words = 8;
+};
+
+/// Checks text that is about to leave the server. Immutable after
+/// construction, so one instance can be shared between threads.
+///
+/// All comparisons run on `normalize()`d text (see domain/text.hpp), so
+/// case, punctuation, accents, homoglyphs and invisible characters do not
+/// hide a leak. Checks, in order:
+///
+/// 1. `"canary"`: the canary occurs case-insensitively in the raw text, or
+///    its normalized form occurs in the normalized text on word
+///    boundaries ("tailwind 7731"), or its letters and digits occur
+///    contiguously once every space is removed ("T A I L W I N D 7 7 3 1";
+///    only for canaries of 6 or more letters and digits).
+/// 2. `"redacted_span"`: a span the sanitizer removed from a passage
+///    reappears: the whole normalized span when it is shorter than
+///    `shingle_words` words, otherwise any shared `shingle_words`-word
+///    shingle.
+/// 3. `"prompt_leak"`: the text shares a shingle with a protected text
+///    that no allowed echo contains. A protected text shorter than
+///    `shingle_words` words is checked as a whole phrase instead.
+class output_guard {
+public:
+  explicit output_guard(output_guard_config cfg);
+
+  /// Empty string = clean; otherwise the reason: "canary",
+  /// "redacted_span" or "prompt_leak".
+  std::string check(std::string_view text,
+                    const std::vector<std::string>& redacted_spans) const;
+
+  /// Number of protected shingles kept after removing allowed echoes.
+  size_t protected_shingles() const noexcept {
+    return shingles_.size();
+  }
+
+private:
+  size_t words_;
+  std::string canary_lower_;
+  std::string canary_normalized_;
+  std::string canary_compact_;
+  std::unordered_set<uint64_t> shingles_;
+  /// Protected texts shorter than one shingle, normalized.
+  std::vector<std::string> short_phrases_;
+};
+
+} // namespace candor::domain

@@ -1,0 +1,81 @@
+#include "domain/log_mask.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+using namespace candor::domain;
+
+BOOST_AUTO_TEST_SUITE(domain_log_mask)
+
+BOOST_AUTO_TEST_CASE(secrets_are_masked_with_a_prefix) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+    {"Authorization: Bearer abc.def-ghi_jkl~mno+pqr/stu=",
+     "Authorization: Bearer ***"},
+    {"auth header bearer eyJhbGciOiJIUzI1NiJ9", "auth header bearer ***"},
+    {"Basic dXNlcjpwYXNzd29yZA==", "Basic ***"},
+    {"Authorization: Basic YTpi==", "Authorization: Basic ***"},
+    {"key sk-abcdefghijklmnopqrstuvwxyz123456 used",
+     "key sk-*** used"},
+    {"sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789",
+     "sk-proj-***"},
+    {"stripe sk_live_51HxYzAbCdEfGhIjKlMn", "stripe sk_live_***"},
+    {"token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+     "token ghp_***"},
+    {"github_pat_11ABCDEFG0abcdefghijkl_mnopqrstuvwxyz",
+     "github_pat_***"},
+    {"aws AKIAIOSFODNN7EXAMPLE end", "aws AKIA*** end"},
+    {"slack xoxb-1234567890-abcdefghij", "slack xoxb-***"},
+    {"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVm"
+     "NHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
+     "jwt eyJ*** ok"},
+    {"GET /x?api_key=abc123def456&page=2", "GET /x?api_key=***&page=2"},
+    {"apikey: zzzz-yyyy-xxxx", "apikey: ***"},
+    {R"({"apiKey":"s3cr3t value","user":"bob"})",
+     R"({"apiKey":"***","user":"bob"})"},
+    {R"({"password": "hunter2 with spaces"})", R"({"password": "***"})"},
+    {"password=hunter2 next", "password=*** next"},
+    {"PASSWORD: 'letmein'", "PASSWORD: '***'"},
+    {"client_secret=Zm9vYmFyYmF6", "client_secret=***"},
+    {"x-api-key = 0123456789abcdef", "x-api-key = ***"},
+    {"the signing key 3f9a1c0b7e6d5a4f3e2d1c0b9a8f7e6d is rotated",
+     "the signing key *** is rotated"},
+    {"secret is QUJDREVGR0hJSktMTU5PUFFSU1RVVldY",
+     "secret is ***"},
+  };
+  for (const auto& [in, out] : cases)
+    BOOST_TEST(mask_secrets(in) == out, in);
+}
+
+BOOST_AUTO_TEST_CASE(ordinary_text_is_left_intact) {
+  for (std::string text : {
+         std::string{"What is the return policy for opened electronics?"},
+         std::string{"Total: $1,249.99 (EUR 1.149,00) for 3 items"},
+         std::string{"order ORD-2024-000123 shipped; invoice INV-99812"},
+         std::string{"requestId 550e8400-e29b-41d4-a716-446655440000"},
+         std::string{R"({"requestId":"3f2504e0-4f89-11d3-9a0c-0305e82c3301"})"},
+         std::string{R"({"tokens":1234,"promptTokens":1000,"costUsd":0.02})"},
+         std::string{"The key to good brakes is clean rotors."},
+         std::string{"Ask about the secret sale on sk-8 helmets"},
+         std::string{"The bearer of this card may collect the bike."},
+         std::string{"Bearer receives the refund; basic instructions"},
+         std::string{"risk-assessment-framework-for-2024-and-beyond"},
+         std::string{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c"},
+         std::string{""},
+       }) {
+    BOOST_TEST(mask_secrets(text) == text, text);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(masking_is_idempotent) {
+  std::string text = R"(Bearer abcdefghijklmnopq sk-abcdefghijklmnopqrstu )"
+                     R"({"apiKey":"x y"} password=p AKIAIOSFODNN7EXAMPLE)";
+  auto once = mask_secrets(text);
+  BOOST_TEST(once.find("abcdefghijkl") == std::string::npos);
+  BOOST_TEST(once.find("IOSFODNN7") == std::string::npos);
+  BOOST_TEST(mask_secrets(once) == once);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
