@@ -1,0 +1,116 @@
+#include "net/http_util.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include "net/errors.hpp"
+
+using namespace candor;
+using namespace candor::net;
+
+BOOST_AUTO_TEST_SUITE(net_http_util)
+
+BOOST_AUTO_TEST_CASE(request_id_pattern) {
+  BOOST_TEST(valid_request_id("abcdefgh"));
+  BOOST_TEST(valid_request_id("A1._-b2C3"));
+  BOOST_TEST(valid_request_id(std::string(64, 'x')));
+  BOOST_TEST(!valid_request_id("abcdefg"));
+  BOOST_TEST(!valid_request_id(std::string(65, 'x')));
+  BOOST_TEST(!valid_request_id("abcd efgh"));
+  BOOST_TEST(!valid_request_id("abcdefgh/"));
+  BOOST_TEST(!valid_request_id("abcdéfgh"));
+  BOOST_TEST(!valid_request_id(""));
+}
+
+BOOST_AUTO_TEST_CASE(json_media_type) {
+  BOOST_TEST(is_json_media_type("application/json"));
+  BOOST_TEST(is_json_media_type("Application/JSON"));
+  BOOST_TEST(is_json_media_type("application/json; charset=utf-8"));
+  BOOST_TEST(is_json_media_type(" application/json ;charset=UTF-8"));
+  BOOST_TEST(!is_json_media_type(""));
+  BOOST_TEST(!is_json_media_type("text/plain"));
+  BOOST_TEST(!is_json_media_type("application/jsonx"));
+  BOOST_TEST(!is_json_media_type("application/x-www-form-urlencoded"));
+}
+
+BOOST_AUTO_TEST_CASE(percent_decoding) {
+  std::string out;
+  BOOST_TEST(percent_decode("a%20b+c", out, true));
+  BOOST_TEST(out == "a b c");
+  BOOST_TEST(percent_decode("a%20b+c", out, false));
+  BOOST_TEST(out == "a b+c");
+  BOOST_TEST(percent_decode("%e2%82%AC", out, false));
+  BOOST_TEST(out == "\xe2\x82\xac");
+  BOOST_TEST(!percent_decode("%", out, false));
+  BOOST_TEST(!percent_decode("%4", out, false));
+  BOOST_TEST(!percent_decode("%zz", out, false));
+  BOOST_TEST(!percent_decode("a%00b", out, false));
+}
+
+BOOST_AUTO_TEST_CASE(targets) {
+  auto t = parse_target("/stats?since=1h&x=a%2Bb&flag&&y=");
+  BOOST_REQUIRE(t.ok());
+  BOOST_TEST(t->path == "/stats");
+  BOOST_REQUIRE(t->query.size() == 4u);
+  BOOST_TEST(t->query[0].first == "since");
+  BOOST_TEST(t->query[0].second == "1h");
+  BOOST_TEST(t->query[1].second == "a+b");
+  BOOST_TEST(t->query[2].first == "flag");
+  BOOST_TEST(t->query[2].second == "");
+  BOOST_TEST(t->query[3].first == "y");
+  auto plain = parse_target("/health");
+  BOOST_REQUIRE(plain.ok());
+  BOOST_TEST(plain->query.empty());
+  auto encoded = parse_target("/runs/abc%2Ddefgh");
+  BOOST_REQUIRE(encoded.ok());
+  BOOST_TEST(encoded->path == "/runs/abc-defgh");
+  BOOST_TEST(!parse_target("").ok());
+  BOOST_TEST(!parse_target("http://x/ask").ok());
+  BOOST_TEST(!parse_target("/a%zz").ok());
+  BOOST_TEST(!parse_target("/stats?since=%").ok());
+  BOOST_TEST((parse_target("/a%zz").err().code == domain::ec::invalid_request));
+}
+
+BOOST_AUTO_TEST_CASE(routes) {
+  std::string id;
+  BOOST_TEST((match_route("/ask", id) == route_id::ask));
+  BOOST_TEST((match_route("/stats", id) == route_id::stats));
+  BOOST_TEST((match_route("/metrics", id) == route_id::metrics));
+  BOOST_TEST((match_route("/health", id) == route_id::health));
+  BOOST_TEST((match_route("/demo/questions", id) == route_id::demo_questions));
+  BOOST_TEST((match_route("/runs/abc", id) == route_id::runs));
+  BOOST_TEST(id == "abc");
+  BOOST_TEST((match_route("/runs/", id) == route_id::unknown));
+  BOOST_TEST((match_route("/runs", id) == route_id::unknown));
+  BOOST_TEST((match_route("/ask/", id) == route_id::unknown));
+  BOOST_TEST((match_route("/", id) == route_id::unknown));
+  BOOST_TEST(allowed_methods(route_id::ask) == "POST");
+  BOOST_TEST(allowed_methods(route_id::stats) == "GET");
+  BOOST_TEST(allowed_methods(route_id::runs) == "GET");
+}
+
+BOOST_AUTO_TEST_CASE(stats_windows) {
+  for (auto w : {"15m", "1h", "24h", "7d"})
+    BOOST_TEST(valid_stats_window(w));
+  for (auto w : {"", "2h", "24H", "1d", "15m "})
+    BOOST_TEST(!valid_stats_window(w));
+}
+
+BOOST_AUTO_TEST_CASE(status_mapping) {
+  using domain::ec;
+  BOOST_TEST(http_status(ec::invalid_request) == 400);
+  BOOST_TEST(http_status(ec::not_found) == 404);
+  BOOST_TEST(http_status(ec::method_not_allowed) == 405);
+  BOOST_TEST(http_status(ec::payload_too_large) == 413);
+  BOOST_TEST(http_status(ec::unsupported_media_type) == 415);
+  BOOST_TEST(http_status(ec::fixture_missing) == 422);
+  BOOST_TEST(http_status(ec::llm_unavailable) == 503);
+  BOOST_TEST(http_status(ec::overloaded) == 503);
+  BOOST_TEST(http_status(ec::shutting_down) == 503);
+  BOOST_TEST(http_status(ec::timeout) == 504);
+  BOOST_TEST(http_status(ec::internal) == 500);
+  BOOST_TEST(http_status(ec::storage_failed) == 500);
+  BOOST_TEST(http_status(ec::llm_budget_exceeded) == 500);
+  BOOST_TEST(http_status(ec::none) == 500);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+/// A small blocking HTTP/1.1 client over POSIX sockets for tests: keep-alive,
+/// raw bytes for malformed requests, a timeout on every read. Loopback only.
+/// No Beast here, so tests that use it compile fast.
+namespace candor::test {
+
+struct http_response {
+  int status = 0;
+  /// Header names in lower case.
+  std::map<std::string, std::string> headers;
+  std::string body;
+
+  /// The value of a header (any case), empty when absent.
+  std::string header(std::string_view name) const;
+  bool has_header(std::string_view name) const;
+};
+
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
+class http_client {
+public:
+  /// Connects to 127.0.0.1:port; check connected().
+  explicit http_client(uint16_t port,
+                       std::chrono::milliseconds timeout
+                       = std::chrono::milliseconds{5000});
+  ~http_client();
+
+  http_client(const http_client&) = delete;
+  http_client& operator=(const http_client&) = delete;
+
+  bool connected() const noexcept { return fd_ >= 0; }
+
+  /// Sends one request (Host and Content-Length added) and reads the
+  /// response; nullopt on a socket error, a timeout or a closed connection.
+  std::optional<http_response> request(std::string_view method,
+                                       std::string_view target,
+                                       std::string_view body = {},
+                                       const header_list& headers = {});
+
+  /// POST /ask with a JSON body and Content-Type application/json.
+  std::optional<http_response> ask(std::string_view json_body,
+                                   const header_list& headers = {});
+
+  /// Writes raw bytes; false on error (e.g. the peer closed).
+  bool send_raw(std::string_view bytes);
+
+  /// Reads one response (Content-Length framed).
+  std::optional<http_response> read_response();
+
+  /// Waits until the peer closes the connection (EOF or reset); false when
+  /// it is still open after `within`. Unread data is discarded.
+  bool wait_closed(std::chrono::milliseconds within);
+
+  void close();
+
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+
+private:
+  /// Reads more bytes into buf_; false on timeout, error or EOF.
+  bool fill();
+
+  int fd_ = -1;
+  std::chrono::milliseconds timeout_;
+  std::string buf_;
+};
+
+} // namespace candor::test
