@@ -191,18 +191,21 @@ error_opts allowing(std::string_view methods) {
 
 class session : public std::enable_shared_from_this<session> {
 public:
-  session(server::impl& srv, uint64_t id, tcp::socket&& socket)
-    : srv_(srv), id_(id), stream_(std::move(socket)) {
+  session(server::impl& srv, std::shared_ptr<hub> h, uint64_t id,
+          tcp::socket&& socket)
+    : srv_(srv), hub_(std::move(h)), id_(id), stream_(std::move(socket)) {
     // nop
   }
 
+  /// May run while the server is being destroyed (pending handlers are
+  /// destroyed with the io_context): then `hub_->open` is false and `srv_`
+  /// is not touched.
   ~session() {
-    auto h = srv_.shared;
     bool notify = false;
     {
-      std::lock_guard<std::mutex> guard{h->mtx};
-      h->sessions.erase(id_);
-      notify = h->open && h->stopping && h->sessions.empty();
+      std::lock_guard<std::mutex> guard{hub_->mtx};
+      hub_->sessions.erase(id_);
+      notify = hub_->open && hub_->stopping && hub_->sessions.empty();
     }
     if (notify) {
       auto* srv = &srv_;
@@ -531,7 +534,7 @@ private:
   /// result to this session's strand, and only while the server exists.
   template <class Result>
   std::function<void(Result)> make_callback(void (session::*fn)(Result)) {
-    return [h = srv_.shared, w = weak_from_this(), fn](Result r) {
+    return [h = hub_, w = weak_from_this(), fn](Result r) {
       std::lock_guard<std::mutex> guard{h->mtx};
       if (!h->open)
         return;
@@ -718,6 +721,7 @@ private:
   }
 
   server::impl& srv_;
+  std::shared_ptr<hub> hub_;
   uint64_t id_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
@@ -774,7 +778,7 @@ void server::impl::on_accept(beast::error_code ec, tcp::socket socket) {
     if (static_cast<int64_t>(shared->sessions.size())
         < cfg.http.max_connections) {
       auto id = shared->next_id++;
-      s = std::make_shared<session>(*this, id, std::move(socket));
+      s = std::make_shared<session>(*this, shared, id, std::move(socket));
       shared->sessions.emplace(id, s);
     }
   }
