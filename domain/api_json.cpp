@@ -196,7 +196,8 @@ public:
 
   /// A string (or null when nullable) whose value is one of `allowed`.
   void one_of(const json::object& o, const std::string& base,
-              std::string_view key, std::initializer_list<std::string_view> allowed,
+              std::string_view key,
+              std::initializer_list<std::string_view> allowed,
               bool nullable) {
     if (!str(o, base, key, nullable))
       return;

@@ -95,7 +95,7 @@ using strand_t = asio::strand<asio::io_context::executor_type>;
 using detail::hub;
 using detail::session;
 
-// -- the server's state ---------------------------------------------------------
+// -- the server's state -------------------------------------------------------
 
 struct server::impl {
   domain::service& svc;
@@ -147,7 +147,7 @@ struct server::impl {
 
 namespace detail {
 
-// -- one connection -------------------------------------------------------------
+// -- one connection -----------------------------------------------------------
 
 /// What is known about the request being served, for the response headers
 /// and the ledger row.
@@ -479,8 +479,8 @@ private:
       ask.warnings.emplace_back("request_id_replaced");
     if (!try_begin_service_call())
       return;
-    srv_.svc.ask(std::move(ask), make_callback<domain::outcome<domain::ask_state>>(
-                                   &session::on_ask));
+    using ask_result = domain::outcome<domain::ask_state>;
+    srv_.svc.ask(std::move(ask), make_callback<ask_result>(&session::on_ask));
   }
 
   void handle_stats(const target& tgt) {
@@ -509,7 +509,7 @@ private:
     srv_.svc.stats(std::move(since), text_callback());
   }
 
-  // -- the hand-off to the service ----------------------------------------------
+  // -- the hand-off to the service --------------------------------------------
 
   /// Takes an in-flight slot or answers 503 overloaded.
   bool try_begin_service_call() {
@@ -741,7 +741,7 @@ private:
 
 } // namespace detail
 
-// -- accepting and stopping -------------------------------------------------------
+// -- accepting and stopping ---------------------------------------------------
 
 server::impl::~impl() {
   std::vector<std::shared_ptr<session>> live;
@@ -844,7 +844,7 @@ void server::impl::maybe_finish() {
   ioc.stop();
 }
 
-// -- public interface -------------------------------------------------------------
+// -- public interface ---------------------------------------------------------
 
 server::server(domain::service& svc, const domain::config& cfg)
   : impl_(std::make_unique<impl>(svc, cfg)) {

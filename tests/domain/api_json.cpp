@@ -103,7 +103,8 @@ void expect_caught(std::string_view path,
 BOOST_AUTO_TEST_SUITE(domain_api_json)
 
 BOOST_AUTO_TEST_CASE(valid_bodies) {
-  auto r = domain::parse_ask_body(R"({"question": "  What is the refund policy?  "})");
+  auto r = domain::parse_ask_body(
+    R"({"question": "  What is the refund policy?  "})");
   BOOST_REQUIRE(r.ok());
   BOOST_TEST(r->question == "What is the refund policy?");
   BOOST_TEST((r->force_route == domain::route_kind::none));
@@ -160,8 +161,9 @@ BOOST_AUTO_TEST_CASE(question_rules) {
   // Two code points of two bytes each: 4 bytes but still too short.
   BOOST_TEST(has_issue(parse_error("{\"question\": \"\xc3\xa9\xc3\xa9\"}"),
                        "question"));
-  BOOST_TEST(domain::parse_ask_body("{\"question\": \"\xc3\xa9\xc3\xa9\xc3\xa9\"}")
-               .ok());
+  auto three = domain::parse_ask_body("{\"question\": \"\xc3\xa9\xc3\xa9"
+                                      "\xc3\xa9\"}");
+  BOOST_TEST(three.ok());
   std::string long_q(501, 'a');
   BOOST_TEST(has_issue(parse_error(R"({"question":")" + long_q + "\"}"),
                        "question"));

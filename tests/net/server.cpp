@@ -262,7 +262,8 @@ bool has_issue(const http_response& r, std::string_view path) {
   return false;
 }
 
-constexpr std::string_view good_body = R"({"question":"What is the refund policy?"})";
+constexpr std::string_view good_body
+  = R"({"question":"What is the refund policy?"})";
 
 } // namespace
 
@@ -272,7 +273,8 @@ BOOST_AUTO_TEST_CASE(ask_answers_with_validated_json) {
   running_server s;
   http_client c{s.port};
   BOOST_REQUIRE(c.connected());
-  auto r = c.ask(R"({"question":"  What is the refund policy? ","forceRoute":"docs"})",
+  auto r = c.ask(
+    R"({"question":"  What is the refund policy? ","forceRoute":"docs"})",
                  {{"X-Request-Id", "client-id-0001"}});
   BOOST_REQUIRE(r.has_value());
   BOOST_TEST(r->status == 200);
