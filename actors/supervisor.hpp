@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 
+#include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "actors/interfaces.hpp"

@@ -1,5 +1,7 @@
 #include "domain/error.hpp"
 
+#include <ostream>
+
 namespace candor::domain {
 
 std::string_view to_string(ec code) noexcept {
@@ -25,6 +27,10 @@ std::string_view to_string(ec code) noexcept {
     case ec::storage_failed: return "storage_failed";
   }
   return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, ec code) {
+  return out << to_string(code);
 }
 
 } // namespace candor::domain

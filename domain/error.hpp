@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -35,6 +36,8 @@ enum class ec : uint8_t {
 
 /// Stable snake_case name, used as the `error` field of error bodies.
 std::string_view to_string(ec code) noexcept;
+
+std::ostream& operator<<(std::ostream& out, ec code);
 
 /// One validation problem, reported in `issues` of a 400 body.
 struct issue {

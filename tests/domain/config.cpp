@@ -32,7 +32,7 @@ BOOST_AUTO_TEST_SUITE(domain_config)
 
 BOOST_AUTO_TEST_CASE(embedded_defaults_load) {
   auto cfg = load();
-  BOOST_REQUIRE_MESSAGE(cfg, cfg ? "" : cfg.err().message);
+  BOOST_REQUIRE_MESSAGE(cfg.ok(), (cfg.ok() ? std::string{} : cfg.err().message));
   BOOST_CHECK_EQUAL(cfg->http.port, 8080);
   BOOST_CHECK_EQUAL(cfg->http.bind, "127.0.0.1");
   BOOST_CHECK_EQUAL(cfg->http.body_limit_bytes, 16384);

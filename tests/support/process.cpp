@@ -1,0 +1,195 @@
+#include "tests/support/process.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace candor::test {
+
+namespace fs = std::filesystem;
+
+std::string candor_binary() {
+  if (auto* p = std::getenv("CANDOR_TEST_BINARY"); p && *p)
+    return p;
+  return CANDOR_BINARY;
+}
+
+std::string make_temp_dir(const std::string& prefix) {
+  std::string templ = (fs::temp_directory_path() / (prefix + "-XXXXXX"))
+                        .string();
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data()))
+    return {};
+  return buf.data();
+}
+
+void remove_tree(const std::string& path) {
+  std::error_code ec;
+  if (!path.empty())
+    fs::remove_all(path, ec);
+}
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// The environment of a child: ours without CANDOR_* (tests must not depend
+/// on the developer's shell), plus `extra`.
+std::vector<std::string> child_env(const std::map<std::string, std::string>& extra) {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e)
+    if (std::strncmp(*e, "CANDOR_", 7) != 0)
+      out.emplace_back(*e);
+  for (auto& [k, v] : extra)
+    out.push_back(k + "=" + v);
+  return out;
+}
+
+pid_t spawn(const std::vector<std::string>& args,
+            const std::map<std::string, std::string>& env,
+            const std::string& out_path, const std::string& err_path) {
+  std::vector<char*> argv;
+  std::string bin = candor_binary();
+  argv.push_back(bin.data());
+  std::vector<std::string> copy = args;
+  for (auto& a : copy)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto envs = child_env(env);
+  std::vector<char*> envp;
+  for (auto& e : envs)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv.data(), envp.data())
+      != 0)
+    pid = -1;
+  posix_spawn_file_actions_destroy(&fa);
+  return pid;
+}
+
+int wait_exit(pid_t pid, std::chrono::milliseconds within) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  for (;;) {
+    int status = 0;
+    auto r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+      if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+      return -1;
+    }
+    if (r < 0)
+      return -1;
+    if (std::chrono::steady_clock::now() > deadline)
+      return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  }
+}
+
+} // namespace
+
+run_result run_candor(const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env,
+                      std::chrono::seconds timeout) {
+  run_result r;
+  auto dir = make_temp_dir("candor-run");
+  auto pid = spawn(args, env, dir + "/out", dir + "/err");
+  if (pid > 0) {
+    r.exit_code = wait_exit(pid, timeout);
+    if (r.exit_code == -1) {
+      ::kill(pid, SIGKILL);
+      wait_exit(pid, std::chrono::seconds{5});
+    }
+  }
+  r.out = slurp(dir + "/out");
+  r.err = slurp(dir + "/err");
+  remove_tree(dir);
+  return r;
+}
+
+server_process::server_process(std::map<std::string, std::string> env,
+                               std::vector<std::string> extra_args)
+  : env_(std::move(env)), extra_args_(std::move(extra_args)) {
+  dir_ = make_temp_dir("candor-e2e");
+  data_dir_ = dir_ + "/var";
+  log_path_ = dir_ + "/stderr.log";
+}
+
+server_process::~server_process() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    wait_exit(pid_, std::chrono::seconds{10});
+  }
+  remove_tree(dir_);
+}
+
+bool server_process::start(std::chrono::seconds within) {
+  std::vector<std::string> args{"serve", "--port", "0", "--data-dir",
+                                data_dir_};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  pid_ = spawn(args, env_, dir_ + "/stdout.log", log_path_);
+  if (pid_ <= 0)
+    return false;
+  auto deadline = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto text = slurp(log_path_);
+    auto at = text.find("\"event\":\"listening\"");
+    if (at != std::string::npos) {
+      auto p = text.find("\"port\":", at);
+      if (p != std::string::npos) {
+        port_ = static_cast<uint16_t>(std::atoi(text.c_str() + p + 7));
+        return port_ != 0;
+      }
+    }
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  return false;
+}
+
+int server_process::stop(int sig, std::chrono::seconds within) {
+  if (pid_ <= 0)
+    return -1;
+  ::kill(pid_, sig);
+  auto rc = wait_exit(pid_, within);
+  if (rc != -1)
+    pid_ = -1;
+  return rc;
+}
+
+std::string server_process::log() const {
+  return slurp(log_path_);
+}
+
+} // namespace candor::test
