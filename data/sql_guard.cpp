@@ -1,0 +1,761 @@
+#include "data/sql_guard.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace candor::data {
+
+namespace sql = domain::sql;
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+std::string str(const char* s) {
+  return s != nullptr ? std::string{s} : std::string{};
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+/// Percent-encodes what a `file:` URI path may not hold literally.
+std::string uri_path(const std::string& path) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : path) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '%' || c == '?' || c == '#' || u < 0x21 || u >= 0x7F) {
+      out.push_back('%');
+      out.push_back(digits[u >> 4]);
+      out.push_back(digits[u & 0xF]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+struct stmt_deleter {
+  void operator()(sqlite3_stmt* st) const noexcept {
+    sqlite3_finalize(st);
+  }
+};
+
+using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_deleter>;
+
+/// Prepares the first statement of [sql, sql+n) with SQLITE_PREPARE_NO_VTAB
+/// (no virtual table, eponymous or not, may be used).
+int prepare(sqlite3* db, const char* sql, size_t n, stmt_ptr& out,
+            const char** tail) {
+  sqlite3_stmt* raw = nullptr;
+  auto rc = sqlite3_prepare_v3(db, sql, static_cast<int>(n),
+                               SQLITE_PREPARE_NO_VTAB, &raw, tail);
+  out.reset(raw);
+  return rc;
+}
+
+/// Reads one text column of every row of a setup query.
+domain::outcome<std::vector<std::string>>
+strings(database& db, std::string_view query, std::string_view param = {}) {
+  auto st = db.prepare(query);
+  if (!st)
+    return st.err();
+  if (!param.empty())
+    if (auto err = st->bind_text(1, param))
+      return err;
+  std::vector<std::string> out;
+  while (true) {
+    auto r = st->step();
+    if (!r)
+      return r.err();
+    if (*r == step_result::done)
+      return out;
+    out.push_back(st->column_text(0));
+  }
+}
+
+/// Opcodes a read-only SELECT never needs.
+bool denied_opcode(std::string_view op) {
+  static const std::set<std::string_view> denied = {
+    "OpenWrite",  "VOpen",       "VCreate",    "VDestroy",     "VUpdate",
+    "VBegin",     "VRename",     "VFilter",    "VColumn",      "VNext",
+    "Vacuum",     "ParseSchema", "JournalMode", "Expire",      "Destroy",
+    "Clear",      "CreateBtree", "SqlExec",    "LoadAnalysis", "DropTable",
+    "DropIndex",  "DropTrigger", "IntegrityCk", "Insert",      "Delete",
+    "IdxInsert",  "IdxDelete",   "NewRowid",   "SetCookie",    "Pagecount",
+    "MaxPgcnt",   "Savepoint",   "AutoCommit", "Program",      "Checkpoint",
+    "VacuumInto", "ResetCount",  "FkCheck",    "FkCounter",
+  };
+  return denied.count(op) > 0;
+}
+
+bool function_opcode(std::string_view op) {
+  return op == "Function" || op == "PureFunc" || op == "AggStep"
+         || op == "AggStep1" || op == "AggFinal" || op == "AggValue"
+         || op == "AggInverse";
+}
+
+} // namespace
+
+// -- configuration ------------------------------------------------------------
+
+std::set<std::string> default_sql_functions() {
+  return {
+    // aggregates
+    "avg", "count", "group_concat", "max", "min", "sum", "total",
+    // window functions
+    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile",
+    "lag", "lead", "first_value", "last_value", "nth_value",
+    // text
+    "lower", "upper", "length", "substr", "substring", "trim", "ltrim",
+    "rtrim", "replace", "instr", "like", "glob", "hex", "char", "unicode",
+    "quote",
+    // null handling and types
+    "coalesce", "ifnull", "nullif", "iif", "typeof", "likely", "unlikely",
+    "likelihood",
+    // numbers
+    "abs", "round", "sign", "ceil", "ceiling", "floor", "trunc", "sqrt",
+    "pow", "power", "mod", "exp", "ln", "log", "log2", "log10", "pi",
+    // dates
+    "date", "time", "datetime", "julianday", "strftime", "unixepoch",
+  };
+}
+
+domain::outcome<database> open_read_only(const std::string& path,
+                                         bool immutable) {
+  auto uri = "file:" + uri_path(path) + "?mode=ro";
+  if (immutable)
+    uri += "&immutable=1";
+  return database::open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                               | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE
+                               | SQLITE_OPEN_PRIVATECACHE);
+}
+
+domain::error harden_connection(database& db, const sql_limits& limits) {
+  auto* h = db.handle();
+  if (h == nullptr)
+    return storage_error("database is not open");
+  auto config = [&](int op, int value) -> bool {
+    int out = -1;
+    return sqlite3_db_config(h, op, value, &out) == SQLITE_OK && out == value;
+  };
+  if (!config(SQLITE_DBCONFIG_DEFENSIVE, 1)
+      || !config(SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0)
+      || !config(SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0)
+      || !config(SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0)
+      || !config(SQLITE_DBCONFIG_DQS_DML, 0)
+      || !config(SQLITE_DBCONFIG_DQS_DDL, 0))
+    return storage_error("sqlite3_db_config refused a hardening option");
+  if (sqlite3_enable_load_extension(h, 0) != SQLITE_OK)
+    return storage_error("could not disable extension loading");
+  const std::pair<int, int> caps[] = {
+    {SQLITE_LIMIT_LENGTH, limits.length},
+    {SQLITE_LIMIT_SQL_LENGTH, limits.sql_length},
+    {SQLITE_LIMIT_COLUMN, limits.column},
+    {SQLITE_LIMIT_EXPR_DEPTH, limits.expr_depth},
+    {SQLITE_LIMIT_COMPOUND_SELECT, limits.compound_select},
+    {SQLITE_LIMIT_VDBE_OP, limits.vdbe_op},
+    {SQLITE_LIMIT_FUNCTION_ARG, limits.function_arg},
+    {SQLITE_LIMIT_ATTACHED, limits.attached},
+    {SQLITE_LIMIT_LIKE_PATTERN_LENGTH, limits.like_pattern_length},
+    {SQLITE_LIMIT_VARIABLE_NUMBER, limits.variable_number},
+    {SQLITE_LIMIT_TRIGGER_DEPTH, limits.trigger_depth},
+    {SQLITE_LIMIT_WORKER_THREADS, limits.worker_threads},
+  };
+  for (auto [id, value] : caps) {
+    sqlite3_limit(h, id, value);
+    if (sqlite3_limit(h, id, -1) != value)
+      return storage_error("sqlite3_limit(" + std::to_string(id) + ", "
+                           + std::to_string(value) + ") did not hold");
+  }
+  if (auto err = db.exec("PRAGMA query_only=1; PRAGMA temp_store=MEMORY; "
+                         "PRAGMA mmap_size=0; PRAGMA cell_size_check=ON;"))
+    return err;
+  // Load the schema now, and switch off triggers and views when the
+  // schema has none (nothing legitimate can then reach them).
+  auto triggers = db.query_int64(
+    "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'");
+  if (!triggers)
+    return triggers.err();
+  auto views = db.query_int64(
+    "SELECT count(*) FROM sqlite_schema WHERE type = 'view'");
+  if (!views)
+    return views.err();
+  if (*triggers == 0 && !config(SQLITE_DBCONFIG_ENABLE_TRIGGER, 0))
+    return storage_error("could not disable triggers");
+  if (*views == 0 && !config(SQLITE_DBCONFIG_ENABLE_VIEW, 0))
+    return storage_error("could not disable views");
+  auto qo = db.query_int64("PRAGMA query_only");
+  if (!qo || *qo != 1)
+    return storage_error("PRAGMA query_only did not hold");
+  return {};
+}
+
+// -- the authorizer -----------------------------------------------------------
+
+std::string_view authorizer_action_name(int action) noexcept {
+  switch (action) {
+    case SQLITE_CREATE_INDEX:
+      return "create_index";
+    case SQLITE_CREATE_TABLE:
+      return "create_table";
+    case SQLITE_CREATE_TEMP_INDEX:
+      return "create_temp_index";
+    case SQLITE_CREATE_TEMP_TABLE:
+      return "create_temp_table";
+    case SQLITE_CREATE_TEMP_TRIGGER:
+      return "create_temp_trigger";
+    case SQLITE_CREATE_TEMP_VIEW:
+      return "create_temp_view";
+    case SQLITE_CREATE_TRIGGER:
+      return "create_trigger";
+    case SQLITE_CREATE_VIEW:
+      return "create_view";
+    case SQLITE_DELETE:
+      return "delete";
+    case SQLITE_DROP_INDEX:
+      return "drop_index";
+    case SQLITE_DROP_TABLE:
+      return "drop_table";
+    case SQLITE_DROP_TEMP_INDEX:
+      return "drop_temp_index";
+    case SQLITE_DROP_TEMP_TABLE:
+      return "drop_temp_table";
+    case SQLITE_DROP_TEMP_TRIGGER:
+      return "drop_temp_trigger";
+    case SQLITE_DROP_TEMP_VIEW:
+      return "drop_temp_view";
+    case SQLITE_DROP_TRIGGER:
+      return "drop_trigger";
+    case SQLITE_DROP_VIEW:
+      return "drop_view";
+    case SQLITE_INSERT:
+      return "insert";
+    case SQLITE_PRAGMA:
+      return "pragma";
+    case SQLITE_READ:
+      return "read";
+    case SQLITE_SELECT:
+      return "select";
+    case SQLITE_TRANSACTION:
+      return "transaction";
+    case SQLITE_UPDATE:
+      return "update";
+    case SQLITE_ATTACH:
+      return "attach";
+    case SQLITE_DETACH:
+      return "detach";
+    case SQLITE_ALTER_TABLE:
+      return "alter_table";
+    case SQLITE_REINDEX:
+      return "reindex";
+    case SQLITE_ANALYZE:
+      return "analyze";
+    case SQLITE_CREATE_VTABLE:
+      return "create_vtable";
+    case SQLITE_DROP_VTABLE:
+      return "drop_vtable";
+    case SQLITE_FUNCTION:
+      return "function";
+    case SQLITE_SAVEPOINT:
+      return "savepoint";
+    case SQLITE_RECURSIVE:
+      return "recursive";
+    default:
+      return "unknown";
+  }
+}
+
+sql_authorizer::sql_authorizer(sql_allowlist allow,
+                               std::set<std::string> schema_names,
+                               std::set<std::string> module_names)
+  : schema_names_(std::move(schema_names)),
+    module_names_(std::move(module_names)) {
+  // Normalise names once so that every comparison is in lower case.
+  for (auto& [table, columns] : allow.tables) {
+    auto& out = allow_.tables[lower(table)];
+    for (auto& c : columns)
+      out.insert(lower(c));
+  }
+  if (allow.functions.empty())
+    allow.functions = default_sql_functions();
+  for (auto& f : allow.functions)
+    if (!sql::is_risky_function(f) && !sql::is_table_valued_function(f))
+      allow_.functions.insert(lower(f));
+}
+
+domain::outcome<sql_authorizer>
+sql_authorizer::for_connection(database& db, sql_allowlist allow) {
+  auto names = strings(db, "SELECT lower(name) FROM sqlite_schema");
+  if (!names)
+    return names.err();
+  auto modules = strings(db, "SELECT lower(name) FROM pragma_module_list");
+  if (!modules)
+    return modules.err();
+  return sql_authorizer{std::move(allow),
+                        {names->begin(), names->end()},
+                        {modules->begin(), modules->end()}};
+}
+
+void sql_authorizer::install(sqlite3* db) noexcept {
+  sqlite3_set_authorizer(db, &sql_authorizer::callback, this);
+}
+
+void sql_authorizer::uninstall(sqlite3* db) noexcept {
+  sqlite3_set_authorizer(db, nullptr, nullptr);
+}
+
+int sql_authorizer::callback(void* self, int action, const char* a1,
+                             const char* a2, const char* db,
+                             const char* inner) noexcept {
+  return static_cast<sql_authorizer*>(self)->decide(action, a1, a2, db,
+                                                    inner);
+}
+
+bool sql_authorizer::column_allowed(std::string_view table,
+                                    std::string_view column) const {
+  auto t = lower(table);
+  if (t.empty())
+    return false;
+  auto it = allow_.tables.find(t);
+  if (column.empty()) {
+    // A whole-row read: count(*), EXISTS, or a materialized CTE under its
+    // own name (G2). Real objects need the allowlist; other names are
+    // CTEs and subqueries, whose own reads are judged one by one.
+    if (it != allow_.tables.end())
+      return true;
+    return schema_names_.count(t) == 0 && module_names_.count(t) == 0
+           && !starts_with(t, "sqlite_") && !starts_with(t, "pragma_")
+           && !sql::is_table_valued_function(t);
+  }
+  return it != allow_.tables.end() && it->second.count(lower(column)) > 0;
+}
+
+bool sql_authorizer::function_allowed(std::string_view name) const {
+  return allow_.functions.count(lower(name)) > 0;
+}
+
+int sql_authorizer::decide(int action, const char* a1, const char* a2,
+                           const char* db, const char* inner) noexcept {
+  (void) inner;
+  try {
+    sql_denial d;
+    d.action = std::string{authorizer_action_name(action)};
+    switch (action) {
+      case SQLITE_SELECT:
+        return SQLITE_OK;
+      case SQLITE_READ: {
+        auto table = str(a1);
+        auto column = str(a2);
+        auto schema = str(db);
+        if (!column.empty() && schema != "main") {
+          d.rule = "other_database";
+          d.table = schema.empty() ? table : schema + "." + table;
+          d.column = column;
+          break;
+        }
+        if (column_allowed(table, column))
+          return SQLITE_OK;
+        bool known = allow_.tables.count(lower(table)) > 0;
+        d.rule = known && !column.empty() ? "denied_column" : "denied_table";
+        d.table = table;
+        d.column = column;
+        break;
+      }
+      case SQLITE_FUNCTION: {
+        auto name = str(a2);
+        if (function_allowed(name))
+          return SQLITE_OK;
+        d.function = name;
+        d.rule = sql::is_risky_function(name)
+                     || sql::is_table_valued_function(name)
+                   ? "risky_function"
+                   : "unknown_function";
+        break;
+      }
+      default:
+        d.rule = "denied_action";
+        d.table = str(a1);
+        d.column = str(a2);
+        break;
+    }
+    denials_.push_back(std::move(d));
+  } catch (...) {
+    // Out of memory while recording: deny all the same.
+  }
+  return SQLITE_DENY;
+}
+
+// -- the guard ----------------------------------------------------------------
+
+namespace {
+
+/// What the bytecode audit knows about one b-tree of the schema.
+struct btree_info {
+  std::string table;                ///< the table (for an index: its table)
+  bool is_index = false;
+  /// Column names by Column p2; for an index "" is the rowid and
+  /// "<expr>" an indexed expression.
+  std::vector<std::string> columns;
+};
+
+} // namespace
+
+struct sql_guard::impl {
+  database db;
+  sql_authorizer auth;
+  std::map<int64_t, btree_info> roots;
+
+  impl(database d, sql_authorizer a) : db(std::move(d)), auth(std::move(a)) {
+    // nop
+  }
+
+  guard_result check(std::string_view text);
+
+private:
+  guard_result classify(const std::string& message, int rc,
+                        std::string_view stage);
+  bool audit(std::string_view text, guard_result& out);
+  std::string plan(sqlite3_stmt* eqp);
+};
+
+namespace {
+
+guard_result make_result(sql::verdict_kind v, std::string rule,
+                         std::string message, std::string_view stage) {
+  guard_result r;
+  r.verdict = v;
+  r.rule = std::move(rule);
+  r.message = std::move(message);
+  r.stage = std::string{stage};
+  return r;
+}
+
+std::string describe(const sql_denial& d) {
+  if (d.rule == "denied_column")
+    return "reading " + d.table + "." + d.column + " is not allowed";
+  if (d.rule == "denied_table")
+    return "reading the table " + d.table + " is not allowed";
+  if (d.rule == "other_database")
+    return "reading from " + d.table + " (not the main database) is not "
+           "allowed";
+  if (d.rule == "risky_function")
+    return "the function " + d.function + "() is not allowed";
+  if (d.rule == "unknown_function")
+    return "the function " + d.function
+           + "() is not available: use aggregates, window functions and "
+             "the plain text, number, null and date functions";
+  if (d.rule == "denied_opcode")
+    return "the statement would need the " + d.action
+           + " operation, which a read-only query never does";
+  std::string what = "the " + d.action + " operation";
+  if (!d.table.empty())
+    what += " on " + d.table;
+  return what + " is not allowed: only SELECT queries may run";
+}
+
+} // namespace
+
+guard_result sql_guard::impl::classify(const std::string& message, int rc,
+                                       std::string_view stage) {
+  using sql::verdict_kind;
+  const auto& denials = auth.denials();
+  for (const auto& d : denials) {
+    if (d.rule == "unknown_function")
+      continue;
+    auto r = make_result(verdict_kind::block, d.rule, describe(d),
+                         "authorizer");
+    r.denial = d;
+    return r;
+  }
+  if (!denials.empty()) {
+    auto r = make_result(verdict_kind::correctable, "unknown_function",
+                         describe(denials.front()), "authorizer");
+    r.denial = denials.front();
+    return r;
+  }
+  auto after = [&](std::string_view prefix) {
+    auto rest = std::string_view{message}.substr(prefix.size());
+    while (!rest.empty() && (rest.front() == ' '))
+      rest.remove_prefix(1);
+    return lower(rest);
+  };
+  auto prim = rc & 0xFF;
+  if (starts_with(message, "no such table:")) {
+    auto name = after("no such table:");
+    auto dot = name.rfind('.');
+    auto bare = dot == std::string::npos ? name : name.substr(dot + 1);
+    if (sql::is_schema_table(bare) || sql::is_table_valued_function(bare)
+        || starts_with(bare, "pragma_"))
+      return make_result(verdict_kind::block, "denied_table",
+                         "reading " + name + " is not allowed (" + message
+                           + ")",
+                         stage);
+    return make_result(verdict_kind::correctable, "no_such_table", message,
+                       stage);
+  }
+  if (starts_with(message, "no such column:"))
+    return make_result(verdict_kind::correctable, "no_such_column", message,
+                       stage);
+  if (starts_with(message, "no such function:")) {
+    auto name = after("no such function:");
+    if (sql::is_risky_function(name) || sql::is_table_valued_function(name))
+      return make_result(verdict_kind::block, "risky_function",
+                         "the function " + name + "() is not allowed",
+                         stage);
+    return make_result(verdict_kind::correctable, "unknown_function", message,
+                       stage);
+  }
+  if (prim == SQLITE_AUTH || contains(message, "not authorized")
+      || contains(message, "prohibited") || contains(message, "virtual table"))
+    return make_result(verdict_kind::block, "denied_action", message, stage);
+  if (prim == SQLITE_TOOBIG || prim == SQLITE_NOMEM
+      || contains(message, "too many") || contains(message, "too large")
+      || contains(message, "too big") || contains(message, "maximum depth")
+      || contains(message, "too complex"))
+    return make_result(verdict_kind::block, "resource_limit", message, stage);
+  if (contains(message, "syntax error") || contains(message, "incomplete input")
+      || contains(message, "unrecognized token"))
+    return make_result(verdict_kind::correctable, "syntax_error", message,
+                       stage);
+  return make_result(verdict_kind::correctable, "sqlite_error", message,
+                     stage);
+}
+
+std::string sql_guard::impl::plan(sqlite3_stmt* eqp) {
+  std::string out;
+  while (sqlite3_step(eqp) == SQLITE_ROW) {
+    auto* detail = reinterpret_cast<const char*>(sqlite3_column_text(eqp, 3));
+    if (!out.empty())
+      out += "; ";
+    out += str(detail);
+  }
+  sqlite3_reset(eqp);
+  return out;
+}
+
+bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
+  using sql::verdict_kind;
+  auto* h = db.handle();
+  std::string explain = "EXPLAIN " + std::string{text};
+  stmt_ptr st;
+  auto rc = prepare(h, explain.data(), explain.size(), st, nullptr);
+  if (rc != SQLITE_OK || !st) {
+    out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
+    return false;
+  }
+  auto deny = [&](sql_denial d, verdict_kind v = verdict_kind::block) {
+    out = make_result(v, d.rule, describe(d), "bytecode");
+    out.denial = std::move(d);
+    return false;
+  };
+  std::map<int64_t, const btree_info*> cursors;
+  while (true) {
+    rc = sqlite3_step(st.get());
+    if (rc == SQLITE_DONE)
+      break;
+    if (rc != SQLITE_ROW) {
+      out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
+                     "bytecode");
+      return false;
+    }
+    std::string op = str(
+      reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 1)));
+    auto p1 = sqlite3_column_int64(st.get(), 2);
+    auto p2 = sqlite3_column_int64(st.get(), 3);
+    auto p3 = sqlite3_column_int64(st.get(), 4);
+    std::string p4 = str(
+      reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 5)));
+    auto p5 = sqlite3_column_int64(st.get(), 6);
+    sql_denial d;
+    d.action = op;
+    if (denied_opcode(op) || (op == "Transaction" && p2 != 0)) {
+      d.rule = "denied_opcode";
+      return deny(std::move(d));
+    }
+    if (op == "OpenRead" || op == "ReopenIdx") {
+      if (p3 != 0) {
+        d.rule = "other_database";
+        d.table = "database #" + std::to_string(p3);
+        return deny(std::move(d));
+      }
+      auto it = roots.find(p2);
+      if ((p5 & 0x02) != 0 || it == roots.end()) {
+        d.rule = "denied_table";
+        d.table = "root page " + std::to_string(p2);
+        return deny(std::move(d));
+      }
+      if (auth.allowlist().tables.count(it->second.table) == 0) {
+        d.rule = "denied_table";
+        d.table = it->second.table;
+        return deny(std::move(d));
+      }
+      cursors[p1] = &it->second;
+      continue;
+    }
+    if (op == "Column") {
+      auto it = cursors.find(p1);
+      if (it == cursors.end())
+        continue; // an ephemeral, sorter or pseudo cursor
+      const auto& info = *it->second;
+      bool in_range = p2 >= 0 && static_cast<size_t>(p2) < info.columns.size();
+      // "" is the rowid an index stores; "<expr>" an indexed expression.
+      std::string name = in_range ? info.columns[static_cast<size_t>(p2)]
+                                  : "#" + std::to_string(p2);
+      if (info.is_index && name.empty())
+        continue;
+      if (!in_range || !auth.column_allowed(info.table, name)) {
+        d.rule = "denied_column";
+        d.table = info.table;
+        d.column = name;
+        return deny(std::move(d));
+      }
+      continue;
+    }
+    if (function_opcode(op)) {
+      auto name = lower(p4.substr(0, p4.find('(')));
+      if (!name.empty() && !auth.function_allowed(name)) {
+        d.function = name;
+        bool risky = sql::is_risky_function(name)
+                     || sql::is_table_valued_function(name);
+        d.rule = risky ? "risky_function" : "unknown_function";
+        return deny(std::move(d), risky ? verdict_kind::block
+                                        : verdict_kind::correctable);
+      }
+    }
+  }
+  return true;
+}
+
+guard_result sql_guard::impl::check(std::string_view text) {
+  using sql::verdict_kind;
+  auto* h = db.handle();
+  auth.clear();
+  if (text.find('\0') != std::string_view::npos)
+    return make_result(verdict_kind::block, "invalid_input",
+                       "the SQL contains a NUL byte", "statement");
+  // 1. EXPLAIN QUERY PLAN under the authorizer.
+  std::string eqp_text = "EXPLAIN QUERY PLAN " + std::string{text};
+  stmt_ptr eqp;
+  const char* tail = nullptr;
+  auto rc = prepare(h, eqp_text.data(), eqp_text.size(), eqp, &tail);
+  if (rc != SQLITE_OK)
+    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
+                    "prepare");
+  if (!eqp)
+    return make_result(verdict_kind::correctable, "syntax_error",
+                       "the SQL is empty", "prepare");
+  // 2. The statement's shape: nothing after it, read-only, a query.
+  if (tail != nullptr && *tail != '\0') {
+    stmt_ptr rest;
+    auto end = eqp_text.data() + eqp_text.size();
+    auto rc2 = prepare(h, tail, static_cast<size_t>(end - tail), rest,
+                       nullptr);
+    auth.clear();
+    if (rc2 != SQLITE_OK || rest)
+      return make_result(verdict_kind::block, "multiple_statements",
+                         "only one statement is allowed", "statement");
+  }
+  stmt_ptr plain;
+  rc = prepare(h, text.data(), text.size(), plain, nullptr);
+  if (rc != SQLITE_OK || !plain)
+    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
+                    "prepare");
+  if (!sqlite3_stmt_readonly(plain.get()))
+    return make_result(verdict_kind::block, "not_read_only",
+                       "the statement would write", "statement");
+  if (sqlite3_stmt_isexplain(plain.get()) != 0
+      || sqlite3_column_count(plain.get()) == 0)
+    return make_result(verdict_kind::block, "not_a_query",
+                       "the statement is not a query that returns rows",
+                       "statement");
+  plain.reset();
+  // 3. The bytecode audit (G1 and every other read the authorizer missed).
+  guard_result out;
+  if (!audit(text, out))
+    return out;
+  out = make_result(verdict_kind::allow, "", "", "bytecode");
+  out.plan = plan(eqp.get());
+  return out;
+}
+
+domain::outcome<sql_guard> sql_guard::open(const std::string& path,
+                                           sql_allowlist allow,
+                                           const sql_limits& limits) {
+  auto db = open_read_only(path);
+  if (!db)
+    return db.err();
+  if (auto err = harden_connection(*db, limits))
+    return err;
+  // Root pages and column positions for the bytecode audit.
+  std::map<int64_t, btree_info> roots;
+  {
+    auto st = db->prepare("SELECT type, lower(name), lower(tbl_name), "
+                          "rootpage FROM sqlite_schema WHERE rootpage > 0 "
+                          "AND type IN ('table', 'index')");
+    if (!st)
+      return st.err();
+    while (true) {
+      auto r = st->step();
+      if (!r)
+        return r.err();
+      if (*r == step_result::done)
+        break;
+      btree_info info;
+      info.is_index = st->column_text(0) == "index";
+      auto name = st->column_text(1);
+      info.table = st->column_text(2);
+      auto cols = strings(*db,
+                          info.is_index
+                            ? "SELECT CASE cid WHEN -1 THEN '' WHEN -2 THEN "
+                              "'<expr>' ELSE lower(name) END FROM "
+                              "pragma_index_xinfo(?1) ORDER BY seqno"
+                            : "SELECT lower(name) FROM pragma_table_xinfo(?1)"
+                              " ORDER BY cid",
+                          name);
+      if (!cols)
+        return cols.err();
+      info.columns = std::move(*cols);
+      roots.emplace(st->column_int64(3), std::move(info));
+    }
+  }
+  auto auth = sql_authorizer::for_connection(*db, std::move(allow));
+  if (!auth)
+    return auth.err();
+  auto p = std::make_unique<impl>(std::move(*db), std::move(*auth));
+  p->roots = std::move(roots);
+  p->auth.install(p->db.handle());
+  return sql_guard{std::move(p)};
+}
+
+sql_guard::sql_guard(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {
+  // nop
+}
+
+sql_guard::sql_guard(sql_guard&&) noexcept = default;
+
+sql_guard& sql_guard::operator=(sql_guard&&) noexcept = default;
+
+sql_guard::~sql_guard() = default;
+
+guard_result sql_guard::check(std::string_view sql) {
+  return impl_->check(sql);
+}
+
+sqlite3* sql_guard::handle() const noexcept {
+  return impl_->db.handle();
+}
+
+} // namespace candor::data
