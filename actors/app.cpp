@@ -137,6 +137,10 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
   add_message_types(*p->caf_cfg);
   p->caf_cfg->set("scheduler.max-threads",
                   static_cast<size_t>(cfg.actors.scheduler_threads));
+  p->caf_cfg->set("scheduler.policy",
+                  cfg.actors.scheduler_policy == "stealing"
+                    ? caf::atom("stealing")
+                    : caf::atom("sharing"));
   p->sys = std::make_unique<caf::actor_system>(*p->caf_cfg);
   p->guardian = p->sys->spawn(guardian, std::move(setup));
   return std::unique_ptr<app>{new app(std::move(p))};

@@ -2,6 +2,7 @@
 
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
 #include <caf/typed_response_promise.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -50,7 +51,7 @@ void spawn_ledger(self_ptr self) {
   ls.flush_interval
     = std::chrono::milliseconds{s.setup.cfg.ledger.flush_interval_ms};
   ls.max_batch = static_cast<size_t>(s.setup.cfg.ledger.max_batch);
-  s.ledger = self->spawn<caf::detached>(ledger, ls, s.setup.metrics);
+  s.ledger = self->spawn(ledger, ls, s.setup.metrics);
   s.g.ledger = s.ledger;
   watch(self, s.ledger, "ledger");
 }
@@ -217,6 +218,36 @@ caf::result<Reply> forward_to_reader(self_ptr self, Ts... xs) {
   return rp;
 }
 
+/// The sweep runs at most this often, so deadlines fire up to this late.
+constexpr auto sweep_granularity = std::chrono::milliseconds{10};
+
+void arm_sweep(self_ptr self) {
+  auto& s = self->state;
+  if (s.sweep_armed || s.deadlines.empty())
+    return;
+  auto now = std::chrono::steady_clock::now();
+  auto due = std::max(s.deadlines.front().first, now + sweep_granularity);
+  s.sweep_armed = true;
+  self->delayed_send(self,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                       due - now)
+                       + std::chrono::milliseconds{1},
+                     atom::internal_v, atom::tick_v);
+}
+
+void sweep(self_ptr self) {
+  auto& s = self->state;
+  s.sweep_armed = false;
+  auto now = std::chrono::steady_clock::now();
+  while (!s.deadlines.empty() && s.deadlines.front().first <= now) {
+    // A finished supervisor is gone already; its weak address is empty.
+    if (auto h = caf::actor_cast<caf::actor>(s.deadlines.front().second))
+      caf::anon_send(h, atom::internal_v, atom::tick_v);
+    s.deadlines.pop_front();
+  }
+  arm_sweep(self);
+}
+
 } // namespace
 
 guardian_actor::behavior_type
@@ -246,9 +277,14 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
       lim.llm_budget = s.setup.cfg.graph.llm_call_budget;
       lim.deadline
         = std::chrono::milliseconds{s.setup.cfg.graph.request_deadline_ms};
-      self->spawn(supervisor, s.g, lim, std::move(req), s.setup.info,
-                  std::move(respond));
+      lim.own_timer = false;
+      auto sup = self->spawn(supervisor, s.g, lim, std::move(req),
+                             s.setup.info, std::move(respond));
+      s.deadlines.emplace_back(std::chrono::steady_clock::now() + lim.deadline,
+                               sup.address());
+      arm_sweep(self);
     },
+    [self](atom::internal, atom::tick) { sweep(self); },
     [self](atom::get, atom::llm) { return self->state.llm; },
     [self](atom::get, atom::ledger) { return self->state.ledger; },
     [self](atom::put, domain::request_record& rec) {

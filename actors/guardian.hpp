@@ -54,6 +54,11 @@ struct guardian_state {
   std::deque<std::chrono::steady_clock::time_point> recent_restarts;
   int64_t restarts = 0;
   bool stopping = false;
+  /// Supervisors in start order with their deadlines (all deadlines have
+  /// the same length, so this is sorted). One timer sweeps them.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, caf::actor_addr>>
+    deadlines;
+  bool sweep_armed = false;
 };
 
 /// The GUARDIAN: spawns and monitors the service actors (llm, ledger, ledger

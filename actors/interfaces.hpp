@@ -121,7 +121,10 @@ using ledger_actor = caf::typed_actor<
   // Writes everything queued; replies with the rows written so far.
   caf::replies_to<atom::flush>::with<int64_t>,
   // Timer: flush what is queued.
-  caf::reacts_to<atom::internal, atom::tick>>;
+  caf::reacts_to<atom::internal, atom::tick>,
+  // The writer committed everything up to flush `ticket`; `written` rows
+  // so far.
+  caf::reacts_to<atom::internal, atom::flush, uint64_t, int64_t>>;
 
 /// The LLM actor: the only place that talks to a model provider.
 using llm_actor = caf::typed_actor<
@@ -163,7 +166,9 @@ using guardian_actor = caf::typed_actor<
   // Request rows in the ledger (forwarded to the ledger reader).
   caf::replies_to<atom::count>::with<int64_t>,
   // Flushes the ledger; replies with the rows written so far.
-  caf::replies_to<atom::flush>::with<int64_t>>;
+  caf::replies_to<atom::flush>::with<int64_t>,
+  // Timer: tell supervisors whose deadline passed.
+  caf::reacts_to<atom::internal, atom::tick>>;
 
 /// Registers candor's message types and error category with CAF.
 void add_message_types(caf::actor_system_config& cfg);

@@ -1,24 +1,103 @@
 #include "actors/ledger.hpp"
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
+
+#include <caf/send.hpp>
+
 #include "domain/log.hpp"
 
 namespace candor::actors {
 
-namespace {
+/// Owns the ledger connection and commits batches on its own thread, in
+/// order. A failed commit is retried (the rows stay queued) so nothing is
+/// lost to a transient error such as a locked database.
+class ledger_writer {
+public:
+  using done_fn = std::function<void(int64_t written)>;
 
-template <class Self>
-bool open_store(Self* self, const std::string& path, bool writer) {
-  auto store = data::ledger_store::open(path, writer);
-  if (!store) {
-    domain::log_event(domain::log_level::error, "ledger_open_failed",
-                      {{"path", path}, {"message", store.err().message}});
-    self->quit(to_caf(store.err().code, store.err().message));
-    return false;
+  ledger_writer(data::ledger_store store, std::shared_ptr<telemetry> metrics)
+    : store_(std::move(store)), metrics_(std::move(metrics)) {
+    thread_ = std::thread{[this] {
+      pthread_setname_np(pthread_self(), "candor.ledger");
+      loop();
+    }};
   }
-  self->state.store
-    = std::make_unique<data::ledger_store>(std::move(store.value()));
-  return true;
-}
+
+  ~ledger_writer() {
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      stopping_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+
+  /// Queues a batch (may be empty) and calls `done` after it is committed.
+  void submit(data::ledger_batch batch, done_fn done) {
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      jobs_.push_back({std::move(batch), std::move(done)});
+    }
+    cv_.notify_one();
+  }
+
+private:
+  struct job {
+    data::ledger_batch batch;
+    done_fn done;
+  };
+
+  void loop() {
+    for (;;) {
+      std::unique_lock<std::mutex> lk{mtx_};
+      cv_.wait(lk, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty())
+        return; // stopping and drained
+      auto j = std::move(jobs_.front());
+      jobs_.pop_front();
+      lk.unlock();
+      commit(j.batch);
+      if (j.done)
+        j.done(written_);
+    }
+  }
+
+  void commit(const data::ledger_batch& batch) {
+    if (batch.empty())
+      return;
+    auto n = static_cast<int64_t>(batch.size());
+    for (int attempt = 0;; ++attempt) {
+      auto err = store_.write(batch);
+      if (!err)
+        break;
+      domain::log_event(domain::log_level::error, "ledger_write_failed",
+                        {{"rows", n},
+                         {"attempt", attempt + 1},
+                         {"message", err.message}});
+      if (attempt == 50)
+        return; // give up after ~10 s; the error is logged with the count
+      std::this_thread::sleep_for(std::chrono::milliseconds{200});
+    }
+    written_ += n;
+    if (metrics_)
+      metrics_->ledger_rows(n);
+  }
+
+  data::ledger_store store_;
+  std::shared_ptr<telemetry> metrics_;
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::deque<job> jobs_;
+  bool stopping_ = false;
+  int64_t written_ = 0;
+  std::thread thread_;
+};
+
+namespace {
 
 int64_t now_us() {
   using namespace std::chrono;
@@ -28,37 +107,46 @@ int64_t now_us() {
 
 } // namespace
 
-void ledger_state::flush() {
-  if (!store || batch.empty())
-    return;
-  auto n = static_cast<int64_t>(batch.size());
-  if (auto err = store->write(batch)) {
-    domain::log_event(domain::log_level::error, "ledger_write_failed",
-                      {{"rows", n}, {"message", err.message}});
-    return;
-  }
-  written += n;
-  if (metrics)
-    metrics->ledger_rows(n);
-  batch = {};
-}
+ledger_state::ledger_state() = default;
 
 ledger_state::~ledger_state() {
-  flush();
+  if (writer && !batch.empty())
+    writer->submit(std::move(batch), nullptr);
+  writer.reset(); // drains and joins
 }
 
 ledger_actor::behavior_type
 ledger(ledger_actor::stateful_pointer<ledger_state> self,
        ledger_settings settings, std::shared_ptr<telemetry> metrics) {
   self->state.settings = std::move(settings);
-  self->state.metrics = std::move(metrics);
-  if (!open_store(self, self->state.settings.path, true))
+  auto store = data::ledger_store::open(self->state.settings.path, true);
+  if (!store) {
+    domain::log_event(domain::log_level::error, "ledger_open_failed",
+                      {{"path", self->state.settings.path},
+                       {"message", store.err().message}});
+    self->quit(to_caf(store.err().code, store.err().message));
     return ledger_actor::behavior_type::make_empty_behavior();
-  // Flushes when the batch is full, else arms the timer once.
-  auto queued = [self] {
+  }
+  self->state.writer = std::make_unique<ledger_writer>(std::move(*store),
+                                                       std::move(metrics));
+  // Hands the batch to the writer; with a ticket, the writer reports back.
+  auto hand_over = [self](uint64_t ticket) {
+    auto& s = self->state;
+    ledger_writer::done_fn done;
+    if (ticket != 0) {
+      auto me = caf::actor_cast<ledger_actor>(self);
+      done = [me, ticket](int64_t written) {
+        caf::anon_send(me, atom::internal_v, atom::flush_v, ticket, written);
+      };
+    }
+    s.writer->submit(std::move(s.batch), std::move(done));
+    s.batch = {};
+  };
+  // Hands over a full batch at once, else arms the timer once.
+  auto queued = [self, hand_over] {
     auto& s = self->state;
     if (s.batch.size() >= s.settings.max_batch) {
-      s.flush();
+      hand_over(0);
     } else if (!s.tick_pending) {
       s.tick_pending = true;
       self->delayed_send(self, s.settings.flush_interval, atom::internal_v,
@@ -82,18 +170,24 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
       self->state.batch.sql_audits.push_back(std::move(r));
       queued();
     },
-    [self](atom::flush) -> int64_t {
-      self->state.flush();
-      return self->state.written;
-    },
-    [self](atom::internal, atom::tick) {
+    [self, hand_over](atom::flush) -> caf::result<int64_t> {
       auto& s = self->state;
-      s.tick_pending = false;
-      s.flush();
-      if (!s.batch.empty()) { // a failed write: retry later
-        s.tick_pending = true;
-        self->delayed_send(self, s.settings.flush_interval, atom::internal_v,
-                           atom::tick_v);
+      auto ticket = s.next_ticket++;
+      auto rp = self->make_response_promise<int64_t>();
+      s.waiting.emplace(ticket, rp);
+      hand_over(ticket);
+      return rp;
+    },
+    [self, hand_over](atom::internal, atom::tick) {
+      self->state.tick_pending = false;
+      if (!self->state.batch.empty())
+        hand_over(0);
+    },
+    [self](atom::internal, atom::flush, uint64_t ticket, int64_t written) {
+      auto& w = self->state.waiting;
+      if (auto it = w.find(ticket); it != w.end()) {
+        it->second.deliver(written);
+        w.erase(it);
       }
     },
   };
@@ -103,8 +197,15 @@ ledger_reader_actor::behavior_type
 ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
               std::string path, bool cost_is_fictional) {
   self->state.cost_is_fictional = cost_is_fictional;
-  if (!open_store(self, path, false))
+  auto store = data::ledger_store::open(path, false);
+  if (!store) {
+    domain::log_event(domain::log_level::error, "ledger_open_failed",
+                      {{"path", path}, {"message", store.err().message}});
+    self->quit(to_caf(store.err().code, store.err().message));
     return ledger_reader_actor::behavior_type::make_empty_behavior();
+  }
+  self->state.store
+    = std::make_unique<data::ledger_store>(std::move(store.value()));
   return {
     [self](atom::stats, std::string& label,
            int64_t seconds) -> caf::result<std::string> {

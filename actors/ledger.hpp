@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
 #include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include "actors/interfaces.hpp"
 #include "actors/telemetry.hpp"
@@ -19,30 +21,34 @@ struct ledger_settings {
   size_t max_batch = 512;
 };
 
+class ledger_writer;
+
 struct ledger_state {
   // Not an aggregate: CAF would try to build it from the self pointer.
-  ledger_state() = default;
+  ledger_state();
 
   static inline const char* name = "ledger";
 
-  std::unique_ptr<data::ledger_store> store;
+  /// Rows queued since the last hand-over to the writer.
   data::ledger_batch batch;
+  /// The thread that owns the database connection and commits batches.
+  std::unique_ptr<ledger_writer> writer;
   ledger_settings settings;
-  std::shared_ptr<telemetry> metrics;
   bool tick_pending = false;
-  int64_t written = 0;
+  /// Flush requests waiting for the writer, by ticket.
+  std::map<uint64_t, caf::typed_response_promise<int64_t>> waiting;
+  uint64_t next_ticket = 1;
 
-  /// Writes the queued rows in one transaction. On failure the rows stay
-  /// queued and the next tick retries.
-  void flush();
-
-  /// Nothing queued is lost when the actor stops: the state flushes here.
+  /// Nothing queued is lost when the actor stops: the remaining rows are
+  /// handed over and the writer drains its queue before it is joined.
   ~ledger_state();
 };
 
-/// The LEDGER: the only writer of the ledger database. It queues rows and
-/// writes them in batches (one transaction each) on a short timer or when
-/// the batch is full. Runs detached, since SQLite blocks.
+/// The LEDGER: the only writer of the ledger database. It queues rows in
+/// memory and hands them in batches (on a short timer, or when a batch is
+/// full) to its own writer thread, which commits each batch in one
+/// transaction. The actor itself never blocks, so it runs on the scheduler
+/// and recording a row costs no thread wake-up.
 ledger_actor::behavior_type
 ledger(ledger_actor::stateful_pointer<ledger_state> self,
        ledger_settings settings, std::shared_ptr<telemetry> metrics);
@@ -56,7 +62,8 @@ struct ledger_reader_state {
   bool cost_is_fictional = true;
 };
 
-/// The LEDGER READER: a read-only connection for /stats and /runs.
+/// The LEDGER READER: a read-only connection for /stats and /runs. Runs
+/// detached, since SQLite blocks.
 ledger_reader_actor::behavior_type
 ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
               std::string path, bool cost_is_fictional);

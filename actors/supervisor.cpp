@@ -33,9 +33,9 @@ void store_trace(self_ptr self) {
   if (!s.g.ledger)
     return;
   domain::trace_record rec;
-  rec.request_id = s.st.request.request_id;
-  rec.ts_us = s.st.request.received_us;
-  rec.steps = s.st.trace;
+  rec.request_id = s.request_id;
+  rec.ts_us = s.received_us;
+  rec.steps = s.trace;
   self->send(s.g.ledger, atom::put_v, std::move(rec));
 }
 
@@ -50,10 +50,11 @@ void fail(self_ptr self, domain::error err) {
 /// Ends the request with its final state.
 void deliver(self_ptr self) {
   auto& s = self->state;
-  auto received = s.st.request.received_us;
+  auto received = s.received_us;
   s.st.latency_ms = received > 0 ? (wall_us() - received) / 1000
                                  : micros_since(s.started) / 1000;
   store_trace(self);
+  s.st.trace = std::move(s.trace);
   if (auto respond = std::move(s.respond))
     respond(std::move(s.st));
   self->quit();
@@ -69,10 +70,8 @@ void dispatch(self_ptr self, node n);
 
 void on_reply(self_ptr self, node n, clock::time_point t0, ask_state next) {
   auto& s = self->state;
-  auto trace = std::move(s.st.trace);
   s.st = std::move(next);
-  s.st.trace = std::move(trace);
-  s.st.trace.push_back({n, domain::step_outcome(n, s.st), micros_since(t0)});
+  s.trace.push_back({n, domain::step_outcome(n, s.st), micros_since(t0)});
   dispatch(self, s.g.edge(n, s.st));
 }
 
@@ -80,10 +79,15 @@ void on_error(self_ptr self, node n, clock::time_point t0,
               const caf::error& err) {
   auto& s = self->state;
   auto e = to_domain(err);
-  s.st.trace.push_back({n, "error:" + std::string{domain::to_string(e.code)},
-                        micros_since(t0)});
+  s.trace.push_back({n, "error:" + std::string{domain::to_string(e.code)},
+                     micros_since(t0)});
   switch (e.code) {
     case domain::ec::llm_budget_exceeded:
+      // The node kept the state; start again from the request.
+      s.st = domain::ask_state{};
+      s.st.request = s.request;
+      s.st.warnings = s.request.warnings;
+      s.st.service = s.info;
       s.st.route = domain::route_kind::none;
       stop_with(s.st, "llm_budget_exceeded", domain::texts::budget_exceeded);
       dispatch(self, node::finalize);
@@ -98,7 +102,7 @@ void on_error(self_ptr self, node n, clock::time_point t0,
       break;
     default:
       domain::log_event(domain::log_level::error, "node_failed",
-                        {{"requestId", s.st.request.request_id},
+                        {{"requestId", s.request_id},
                          {"node", domain::to_string(n)},
                          {"error", caf::to_string(err)}});
       e = domain::make_error(domain::ec::internal,
@@ -136,16 +140,19 @@ void dispatch(self_ptr self, node n) {
     dispatch(self, node::finalize);
     return;
   }
-  auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
-    s.deadline_at - clock::now());
-  if (remaining.count() <= 0) {
+  if (clock::now() >= s.deadline_at) {
     on_error(self, n, clock::now(), caf::make_error(caf::sec::request_timeout));
     return;
   }
   ++s.steps;
   auto t0 = clock::now();
-  self->request(handle, remaining, atom::step_v, s.st)
-    .then([self, n, t0](ask_state& next) { on_reply(self, n, t0, std::move(next)); },
+  s.current = n;
+  s.current_since = t0;
+  // No per-request timeout: the deadline tick covers the whole request.
+  self->request(handle, caf::infinite, atom::step_v, std::move(s.st))
+    .then([self, n, t0](ask_state& next) {
+            on_reply(self, n, t0, std::move(next));
+          },
           [self, n, t0](caf::error& err) { on_error(self, n, t0, err); });
 }
 
@@ -160,14 +167,26 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   s.respond = std::move(respond);
   s.started = clock::now();
   s.deadline_at = s.started + lim.deadline;
+  s.request_id = req.request_id;
+  s.received_us = req.received_us;
+  s.request = req;
+  s.info = info;
   s.st.request = std::move(req);
   s.st.warnings = s.st.request.warnings;
   s.st.llm_budget = lim.llm_budget;
   s.st.service = std::move(info);
+  if (lim.own_timer)
+    self->delayed_send(self, lim.deadline, atom::internal_v, atom::tick_v);
   dispatch(self, domain::entry_node);
   return {
-    // Only responses arrive; nothing else is expected.
-    [](atom::internal) {},
+    // The deadline passed: answer 504 now; the pending reply is dropped.
+    [self](atom::internal, atom::tick) {
+      auto& s = self->state;
+      if (clock::now() < s.deadline_at || s.current == node::done)
+        return;
+      on_error(self, s.current, s.current_since,
+               caf::make_error(caf::sec::request_timeout));
+    },
   };
 }
 

@@ -29,6 +29,10 @@ struct limits {
   int32_t step_cap = 25;
   int32_t llm_budget = 8;
   std::chrono::milliseconds deadline{30000};
+  /// Arm a timer for the deadline. The guardian turns this off and sends
+  /// the deadline tick itself from one shared sweep (one timer for all
+  /// requests instead of one per request).
+  bool own_timer = true;
 };
 
 struct supervisor_state {
@@ -39,17 +43,28 @@ struct supervisor_state {
 
   graph g;
   limits lim;
+  /// The request state while no node holds it (it travels with each step).
   domain::ask_state st;
+  /// Kept outside `st` so that a timeout or a failed node still has them.
+  std::string request_id;
+  int64_t received_us = 0;
+  domain::ask_request request;
+  domain::service_info info;
+  std::vector<domain::trace_entry> trace;
   ask_responder respond;
   int32_t steps = 0;
   std::chrono::steady_clock::time_point started;
   std::chrono::steady_clock::time_point deadline_at;
+  /// The node being waited for and when it was asked.
+  domain::node current = domain::node::done;
+  std::chrono::steady_clock::time_point current_since;
 };
 
 /// The SUPERVISOR of one request: runs the graph one node at a time, records
 /// a trace entry per step, enforces the step cap, the model-call budget and
 /// the deadline, hands the outcome to `respond` and quits. Late replies are
-/// dropped with it.
+/// dropped with it. The message `(internal, tick)` means "the deadline has
+/// passed"; it is checked against the clock, so an early tick is harmless.
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph g, limits lim, domain::ask_request req,
                          domain::service_info info, ask_responder respond);

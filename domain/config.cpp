@@ -183,6 +183,9 @@ const std::vector<field>& fields() {
                          CANDOR_MEMBER(http.retry_after_seconds), 1, 3600));
     t.push_back(make_int("actors.schedulerThreads",
                          CANDOR_MEMBER(actors.scheduler_threads), 1, 64));
+    t.push_back(make_string("actors.schedulerPolicy",
+                            CANDOR_MEMBER(actors.scheduler_policy),
+                            {"sharing", "stealing"}));
     t.push_back(make_int("graph.stepCap", CANDOR_MEMBER(graph.step_cap), 1,
                          1000));
     t.push_back(make_int("graph.llmCallBudget",

@@ -31,6 +31,9 @@ struct config {
 
   struct actors_t {
     int32_t scheduler_threads = 2;
+    /// CAF scheduler: "sharing" (one queue, condition-variable wake-ups) or
+    /// "stealing" (per-worker queues that poll and sleep when idle).
+    std::string scheduler_policy = "sharing";
   } actors;
 
   struct graph_t {

@@ -1,5 +1,7 @@
 #include "net/server.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -568,6 +570,8 @@ private:
     }
     auto& st = *r;
     auto body = domain::to_json(st);
+    // The finalize node validated the state already; this second check
+    // guards the HTTP contract against a graph that skipped finalize.
     auto issues = domain::validate_response(body);
     if (!issues.empty()) {
       boost::json::array list;
@@ -921,7 +925,10 @@ void server::run() {
   };
   std::vector<std::thread> threads;
   for (int i = 1; i < d.cfg.http.threads; ++i)
-    threads.emplace_back(loop);
+    threads.emplace_back([&loop] {
+      pthread_setname_np(pthread_self(), "candor.http");
+      loop();
+    });
   loop();
   for (auto& t : threads)
     t.join();
