@@ -1,0 +1,344 @@
+#include "data/index_store.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include "data/ingest.hpp"
+#include "domain/sanitizer.hpp"
+
+using namespace candor;
+using namespace candor::data;
+
+namespace {
+
+const std::string kb_dir = std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+
+/// A fresh directory under the system temp dir, removed with its contents.
+struct temp_dir {
+  std::filesystem::path path;
+
+  temp_dir() {
+    auto pattern = (std::filesystem::temp_directory_path()
+                    / "candor-index-XXXXXX")
+                     .string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw std::runtime_error("mkdtemp failed");
+    path = pattern;
+  }
+
+  ~temp_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+
+  std::string file(const std::string& name) const {
+    return (path / name).string();
+  }
+};
+
+/// The real corpus ingested once into a temp index, loaded as a snapshot.
+struct corpus_fixture {
+  temp_dir dir;
+  std::string index;
+  std::shared_ptr<const retrieval_snapshot> snap;
+
+  corpus_fixture() : index(dir.file("index.db")) {
+    auto r = ingest(kb_dir, index);
+    BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+    auto s = load_snapshot(index, retrieval_params{});
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.err().message));
+    snap = *s;
+  }
+};
+
+const search_mode all_modes[] = {search_mode::tfidf, search_mode::bm25,
+                                 search_mode::fusion};
+
+bool from_doc(const search_hit& h, const std::string& slug) {
+  return h.chunk_id.rfind(slug + "#", 0) == 0;
+}
+
+/// Questions with the document that must rank first in every mode.
+const std::vector<std::pair<std::string, std::string>> sanity = {
+  {"What is the 30-day return window?", "returns-and-exchanges"},
+  {"How much does express shipping cost?", "shipping-costs-and-free-shipping"},
+  {"What do I need for a tubeless setup?", "tyre-and-tubeless-setup-guide"},
+  {"How should I store my e-bike battery in winter?",
+   "e-bike-battery-care-and-safety"},
+  {"Which retailers qualify for a price match?", "price-match-policy"},
+  {"How do I request deletion of my personal data?",
+   "privacy-and-data-protection"},
+  {"Which bikes do you accept for trade-in?", "trade-in-programme"},
+};
+
+const std::vector<std::string> sample_queries = {
+  "return window",
+  "express shipping cost zone",
+  "e-bike battery storage winter charge",
+  "tubeless sealant puncture",
+  "gift card valid lost",
+  "Kestrel Club membership pause cancel",
+  "warranty claim frame crack",
+  "partner dealer margin payment terms",
+  "cookie consent analytics",
+  "helmet crash replacement",
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(data_index_store)
+
+BOOST_AUTO_TEST_CASE(search_modes_have_names) {
+  search_mode m = search_mode::tfidf;
+  BOOST_TEST(parse_search_mode("fusion", m));
+  BOOST_TEST((m == search_mode::fusion));
+  BOOST_TEST(parse_search_mode("bm25", m));
+  BOOST_TEST((m == search_mode::bm25));
+  BOOST_TEST(!parse_search_mode("dense", m));
+  BOOST_TEST(to_string(search_mode::tfidf) == "tfidf");
+}
+
+BOOST_AUTO_TEST_CASE(posting_lists_are_sorted_by_weight) {
+  std::vector<sparse_vector> vs(3);
+  vs[0].index = {0, 2};
+  vs[0].value = {0.1f, 0.9f};
+  vs[1].index = {0};
+  vs[1].value = {0.7f};
+  vs[2].index = {0, 2};
+  vs[2].value = {0.7f, 0.0f}; // not positive: no posting
+  auto p = posting_lists::build(vs, 3);
+  BOOST_REQUIRE_EQUAL(p.offsets.size(), 4u);
+  BOOST_TEST(p.size() == 4u);
+  // Feature 0: weights 0.7 (doc 1), 0.7 (doc 2), 0.1 (doc 0).
+  BOOST_TEST(p.offsets[1] - p.offsets[0] == 3u);
+  BOOST_TEST(p.docs[0] == 1u);
+  BOOST_TEST(p.docs[1] == 2u);
+  BOOST_TEST(p.docs[2] == 0u);
+  BOOST_TEST(p.offsets[2] == p.offsets[1]); // feature 1: empty
+  BOOST_TEST(p.offsets[3] - p.offsets[2] == 1u);
+  BOOST_TEST(p.docs[3] == 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(real_corpus_snapshot_sizes, corpus_fixture) {
+  BOOST_TEST(snap->document_count() >= 24u);
+  BOOST_TEST(snap->size() >= 200u);
+  BOOST_TEST(snap->posting_count() > snap->size());
+  auto c = snap->find("returns-and-exchanges#the-30-day-return-window-1");
+  BOOST_REQUIRE(c != nullptr);
+  BOOST_TEST(c->doc_title == "Returns and Exchanges");
+  BOOST_TEST(c->heading == "The 30-day return window");
+  BOOST_TEST(snap->find("no-such#chunk-1") == nullptr);
+  auto spans = snap->redacted_spans();
+  BOOST_REQUIRE_EQUAL(spans.size(), 1u);
+  BOOST_TEST(spans[0].find("TAILWIND-7731") != std::string::npos);
+  for (const auto& ch : snap->chunks())
+    BOOST_TEST(ch.text.find("TAILWIND") == std::string::npos, ch.id);
+  BOOST_TEST(snap->fingerprint(search_mode::tfidf)
+             == snap->tfidf().fingerprint());
+  BOOST_TEST(snap->fingerprint(search_mode::fusion).rfind("rrf(k=60,", 0)
+             == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(retrieval_sanity_on_the_real_corpus, corpus_fixture) {
+  for (const auto& [question, slug] : sanity)
+    for (auto mode : all_modes) {
+      auto hits = snap->search(question, 3, mode);
+      BOOST_REQUIRE_EQUAL(hits.size(), 3u);
+      BOOST_TEST(from_doc(hits[0], slug),
+                 to_string(mode) << ": " << question << " -> "
+                                 << hits[0].chunk_id);
+      for (size_t i = 1; i < hits.size(); ++i)
+        BOOST_TEST(hits[i - 1].score >= hits[i].score);
+    }
+  // The return-window passage itself comes first in every mode.
+  for (auto mode : all_modes) {
+    auto hits = snap->search("How many days is the return window?", 3, mode);
+    BOOST_REQUIRE(!hits.empty());
+    BOOST_TEST(hits[0].chunk_id
+                 == "returns-and-exchanges#the-30-day-return-window-1",
+               to_string(mode) << " -> " << hits[0].chunk_id);
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(scores_and_components, corpus_fixture) {
+  auto t = snap->search("express shipping", 5, search_mode::tfidf);
+  BOOST_REQUIRE(!t.empty());
+  BOOST_TEST(t[0].score <= 1.0 + 1e-6);
+  BOOST_TEST(t[0].score == t[0].tfidf);
+  BOOST_TEST(t[0].bm25 == 0.0);
+  auto b = snap->search("express shipping", 5, search_mode::bm25);
+  BOOST_TEST(b[0].score == b[0].bm25);
+  auto f = snap->search("express shipping", 5, search_mode::fusion);
+  BOOST_REQUIRE(!f.empty());
+  // At best first in both lists: 2 / (60 + 1).
+  BOOST_TEST(f[0].score <= 2.0 / 61 + 1e-12);
+  BOOST_TEST(f[0].tfidf > 0.0);
+  BOOST_TEST(f[0].bm25 > 0.0);
+  BOOST_TEST(snap->search("express shipping", 0, search_mode::fusion).empty());
+  BOOST_TEST(snap->search("", 3, search_mode::bm25).empty());
+  BOOST_TEST(snap->search("zyxxy qwrtz", 3, search_mode::tfidf).empty());
+  BOOST_TEST(snap->search("the of and", 3, search_mode::fusion).empty());
+  BOOST_TEST(snap->search("shipping", 1000, search_mode::bm25).size()
+             < snap->size());
+}
+
+BOOST_FIXTURE_TEST_CASE(bm25_in_memory_agrees_with_fts5, corpus_fixture) {
+  auto db = open_index_for_reading(index);
+  BOOST_REQUIRE(db.ok());
+  search_options exact;
+  exact.prune_ratio = 0;
+  for (const auto& q : sample_queries) {
+    auto ours = snap->search(q, 10, search_mode::bm25, exact);
+    auto ref = fts5_search(*db, q, 10);
+    BOOST_REQUIRE_MESSAGE(ref.ok(), (ref.ok() ? "" : ref.err().message));
+    BOOST_REQUIRE_EQUAL(ours.size(), ref->size());
+    for (size_t i = 0; i < ours.size(); ++i) {
+      const auto& r = (*ref)[i];
+      BOOST_TEST(std::abs(ours[i].score - r.score) <= 1e-4 * r.score + 1e-9,
+                 q << " #" << i << ": " << ours[i].score << " vs "
+                   << r.score);
+      // Same chunk, unless two scores tie (then the order may differ).
+      bool tie = (i > 0 && std::abs((*ref)[i - 1].score - r.score) < 1e-5)
+                 || (i + 1 < ref->size()
+                     && std::abs((*ref)[i + 1].score - r.score) < 1e-5);
+      if (!tie)
+        BOOST_TEST(ours[i].chunk_id == r.chunk_id, q << " #" << i);
+    }
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(pruning_keeps_the_top_results, corpus_fixture) {
+  search_options exact;
+  exact.prune_ratio = 0;
+  for (const auto& q : sample_queries)
+    for (auto mode : all_modes) {
+      auto a = snap->search(q, 3, mode);
+      auto b = snap->search(q, 3, mode, exact);
+      BOOST_REQUIRE_EQUAL(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i)
+        BOOST_TEST(a[i].chunk_id == b[i].chunk_id, q << " " << to_string(mode));
+    }
+}
+
+BOOST_FIXTURE_TEST_CASE(snapshot_is_shared_across_threads, corpus_fixture) {
+  std::vector<std::vector<std::string>> expected;
+  for (const auto& q : sample_queries) {
+    std::vector<std::string> ids;
+    for (auto mode : all_modes)
+      for (const auto& h : snap->search(q, 5, mode))
+        ids.push_back(h.chunk_id);
+    expected.push_back(ids);
+  }
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        for (size_t i = 0; i < sample_queries.size(); ++i) {
+          auto q = (i + static_cast<size_t>(t)) % sample_queries.size();
+          std::vector<std::string> ids;
+          for (auto mode : all_modes)
+            for (const auto& h : snap->search(sample_queries[q], 5, mode))
+              ids.push_back(h.chunk_id);
+          if (ids != expected[q])
+            ++mismatches[t];
+        }
+    });
+  for (auto& th : threads)
+    th.join();
+  for (auto m : mismatches)
+    BOOST_TEST(m == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(built_in_memory_equals_loaded, corpus_fixture) {
+  auto built = retrieval_snapshot::build(snap->chunks(), retrieval_params{});
+  BOOST_TEST(built->size() == snap->size());
+  BOOST_TEST(built->fingerprint(search_mode::tfidf)
+             == snap->fingerprint(search_mode::tfidf));
+  BOOST_TEST(built->fingerprint(search_mode::bm25)
+             == snap->fingerprint(search_mode::bm25));
+  for (const auto& q : sample_queries)
+    for (auto mode : all_modes) {
+      auto a = snap->search(q, 5, mode);
+      auto b = built->search(q, 5, mode);
+      BOOST_REQUIRE_EQUAL(a.size(), b.size());
+      for (size_t i = 0; i < a.size(); ++i) {
+        BOOST_TEST(a[i].chunk_id == b[i].chunk_id);
+        BOOST_TEST(a[i].score == b[i].score);
+      }
+    }
+}
+
+BOOST_FIXTURE_TEST_CASE(fingerprint_mismatch_is_refused, corpus_fixture) {
+  retrieval_params other;
+  other.tfidf.dimensions = 1u << 16;
+  auto s = load_snapshot(index, other);
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST((s.err().code == domain::ec::config_invalid));
+  const auto& msg = s.err().message;
+  BOOST_TEST(msg.find(snap->tfidf().fingerprint()) != std::string::npos, msg);
+  BOOST_TEST(msg.find(tfidf_embedder{other.tfidf}.signature())
+               != std::string::npos,
+             msg);
+  retrieval_params bm;
+  bm.bm25.b = 0.5;
+  auto s2 = load_snapshot(index, bm);
+  BOOST_REQUIRE(!s2.ok());
+  BOOST_TEST(s2.err().message.find(snap->bm25().fingerprint())
+             != std::string::npos);
+  BOOST_TEST(s2.err().message.find("b=0.5") != std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(tampered_state_is_refused, corpus_fixture) {
+  {
+    auto db = database::open(index);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(!db->exec("UPDATE embedders SET state = replace(state, "
+                            "'N " + std::to_string(snap->size()) + "', 'N "
+                            + std::to_string(snap->size() + 1)
+                            + "') WHERE name = 'tfidf'"));
+    BOOST_REQUIRE(db->changes() == 1);
+  }
+  auto s = load_snapshot(index, retrieval_params{});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.err().message.find(snap->tfidf().fingerprint())
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(missing_or_foreign_files_are_errors) {
+  temp_dir dir;
+  auto s = load_snapshot(dir.file("nothing.db"), retrieval_params{});
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST(s.err().message.find("nothing.db") != std::string::npos);
+  {
+    auto db = database::open(dir.file("other.db"));
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(!db->exec("CREATE TABLE t(x)"));
+  }
+  auto s2 = load_snapshot(dir.file("other.db"), retrieval_params{});
+  BOOST_REQUIRE(!s2.ok());
+  BOOST_TEST(s2.err().message.find("not a retrieval index")
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(indexed_text_boosts_headings) {
+  chunk c;
+  c.doc_title = "Returns";
+  c.heading = "Window > Holiday extension";
+  c.text = "Body.";
+  BOOST_TEST(indexed_text(c)
+             == "Returns\nWindow > Holiday extension\nHoliday extension\n"
+                "Body.");
+  c.heading = "Returns";
+  BOOST_TEST(indexed_text(c) == "Returns\nBody.");
+  BOOST_TEST(fts_terms(c, {}) == "return bodi");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
