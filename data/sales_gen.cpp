@@ -950,11 +950,11 @@ private:
 
   // -- orders -----------------------------------------------------------------
 
-  /// The fourth Friday of November: Black Friday.
+  /// Black Friday: the day after the fourth Thursday of November.
   static int black_friday(int year) {
     auto nov1 = day_number(year, 11, 1);
-    auto offset = (5 + 7 - static_cast<int>(weekday_of(nov1))) % 7;
-    return nov1 + offset + 21;
+    auto offset = (4 + 7 - static_cast<int>(weekday_of(nov1))) % 7;
+    return nov1 + offset + 21 + 1;
   }
 
   domain::error write_day(int day) {
