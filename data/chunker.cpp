@@ -228,6 +228,12 @@ chunked_document chunk_markdown(std::string_view doc_slug,
   sections.push_back(section{"", "overview", "", {}});
   std::string h2_text;
   std::string h2_slug;
+  // A heading the sanitizer would block does not reach an id either.
+  auto section_slug = [&](std::string_view htext) {
+    if (opts.sanitize && domain::sanitize(htext).flagged())
+      return std::string{"redacted"};
+    return slugify(htext);
+  };
   bool in_fence = false;
   size_t pos = 0;
   while (pos <= markdown.size()) {
@@ -248,21 +254,28 @@ chunked_document chunk_markdown(std::string_view doc_slug,
     }
     if (level == 1 || level == 2) {
       h2_text = std::string{htext};
-      h2_slug = slugify(htext);
+      h2_slug = section_slug(htext);
       sections.push_back(section{h2_text, h2_slug, "", {}});
       continue;
     }
     if (level == 3) {
       auto path = h2_text.empty() ? std::string{htext}
                                   : h2_text + " > " + std::string{htext};
-      sections.push_back(section{std::move(path), slugify(htext), h2_slug,
-                                 {}});
+      sections.push_back(
+        section{std::move(path), section_slug(htext), h2_slug, {}});
       continue;
     }
     sections.back().lines.emplace_back(line);
   }
   if (doc.title.empty())
     doc.title = doc.slug;
+  // The title and headings go to the model too, so they are checked like
+  // text; what they lose is recorded on every chunk they label.
+  domain::sanitized_text title_check;
+  if (opts.sanitize) {
+    title_check = domain::sanitize(doc.title);
+    doc.title = title_check.text;
+  }
   sections.front().heading = doc.title;
   // Chunk every section that has text.
   const auto target = opts.target_chars < 50 ? size_t{50} : opts.target_chars;
@@ -274,6 +287,16 @@ chunked_document chunk_markdown(std::string_view doc_slug,
     auto text = reflow(sec.lines);
     if (trim(text).empty())
       continue;
+    std::string heading = sec.heading;
+    domain::sanitized_text heading_check = title_check;
+    if (opts.sanitize && &sec != &sections.front()) {
+      auto check = domain::sanitize(heading);
+      heading = std::move(check.text);
+      for (auto& x : check.redacted_spans)
+        heading_check.redacted_spans.push_back(std::move(x));
+      for (const auto& r : check.flag_reasons)
+        append_unique(heading_check.flag_reasons, r);
+    }
     // A unique section slug within the document, so ids are unique: an id
     // splits at its last '-' into (section slug, n).
     auto slug = sec.slug_base.empty() ? std::string{"section"}
@@ -286,13 +309,6 @@ chunked_document chunk_markdown(std::string_view doc_slug,
         slug = base + "-" + std::to_string(i);
     }
     used_slugs.insert(slug);
-    // The heading goes to the model too, so it is checked like text.
-    std::string heading = sec.heading;
-    domain::sanitized_text heading_check;
-    if (opts.sanitize) {
-      heading_check = domain::sanitize(heading);
-      heading = heading_check.text;
-    }
     auto texts = pack(units_of(text, target), target, overlap);
     int n = 0;
     for (auto& t : texts) {
