@@ -197,7 +197,60 @@ domain::error reindex(database& db, const ingest_options& opts,
   return {};
 }
 
+struct document_file {
+  fs::path path;
+  std::string slug;
+};
+
+/// The `*.md` files of `kb_dir` in file-name order, with their slugs.
+domain::outcome<std::vector<document_file>>
+list_documents(const std::string& kb_dir) {
+  std::error_code fs_ec;
+  if (!fs::is_directory(kb_dir, fs_ec))
+    return domain::make_error(domain::ec::config_invalid,
+                              "no documents directory at " + kb_dir);
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator{kb_dir, fs_ec})
+    if (entry.is_regular_file(fs_ec) && entry.path().extension() == ".md")
+      files.push_back(entry.path());
+  if (fs_ec)
+    return storage_error("cannot list " + kb_dir + ": " + fs_ec.message());
+  std::sort(files.begin(), files.end());
+  std::vector<document_file> out;
+  std::map<std::string, std::string> seen; // slug -> file
+  for (auto& file : files) {
+    auto slug = slugify(file.stem().string());
+    if (slug.empty())
+      return domain::make_error(domain::ec::config_invalid,
+                                "document file name " + file.string()
+                                  + " gives an empty slug");
+    if (auto [it, fresh] = seen.emplace(slug, file.string()); !fresh)
+      return domain::make_error(domain::ec::config_invalid,
+                                "documents " + it->second + " and "
+                                  + file.string() + " share the slug "
+                                  + slug);
+    out.push_back(document_file{std::move(file), std::move(slug)});
+  }
+  return out;
+}
+
 } // namespace
+
+domain::outcome<std::vector<chunk>>
+chunk_directory(const std::string& kb_dir, const chunk_options& opts) {
+  auto files = list_documents(kb_dir);
+  if (!files)
+    return files.err();
+  std::vector<chunk> out;
+  for (const auto& f : *files) {
+    auto bytes = read_file(f.path);
+    if (!bytes)
+      return bytes.err();
+    for (auto& c : chunk_markdown(f.slug, *bytes, opts).chunks)
+      out.push_back(std::move(c));
+  }
+  return out;
+}
 
 std::string summary(const ingest_report& r) {
   auto s = "documents: " + std::to_string(r.documents_created) + " created, "
@@ -219,18 +272,9 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
                                       const ingest_progress_fn& progress) {
   auto started = std::chrono::steady_clock::now();
   ingest_report report;
-  // The documents, in file-name order.
-  std::error_code fs_ec;
-  if (!fs::is_directory(kb_dir, fs_ec))
-    return domain::make_error(domain::ec::config_invalid,
-                              "no documents directory at " + kb_dir);
-  std::vector<fs::path> files;
-  for (const auto& entry : fs::directory_iterator{kb_dir, fs_ec})
-    if (entry.is_regular_file(fs_ec) && entry.path().extension() == ".md")
-      files.push_back(entry.path());
-  if (fs_ec)
-    return storage_error("cannot list " + kb_dir + ": " + fs_ec.message());
-  std::sort(files.begin(), files.end());
+  auto files = list_documents(kb_dir);
+  if (!files)
+    return files.err();
   // The index, in one write transaction.
   auto db = open_index_for_writing(index_path);
   if (!db)
@@ -270,21 +314,13 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
     return ins_chunk.err();
   const auto chunking = opts.chunking.describe();
   const auto now = static_cast<int64_t>(std::time(nullptr));
-  std::map<std::string, std::string> seen; // slug -> file
-  for (size_t i = 0; i < files.size(); ++i) {
-    const auto& file = files[i];
-    auto slug = slugify(file.stem().string());
-    if (slug.empty())
-      return domain::make_error(domain::ec::config_invalid,
-                                "document file name " + file.string()
-                                  + " gives an empty slug");
-    if (auto [it, fresh] = seen.emplace(slug, file.string()); !fresh)
-      return domain::make_error(domain::ec::config_invalid,
-                                "documents " + it->second + " and "
-                                  + file.string() + " share the slug "
-                                  + slug);
+  std::set<std::string> seen;
+  for (size_t i = 0; i < files->size(); ++i) {
+    const auto& file = (*files)[i].path;
+    const auto& slug = (*files)[i].slug;
+    seen.insert(slug);
     if (progress)
-      progress(ingest_progress{"scan", slug, i + 1, files.size()});
+      progress(ingest_progress{"scan", slug, i + 1, files->size()});
     auto bytes = read_file(file);
     if (!bytes)
       return bytes.err();

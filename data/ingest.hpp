@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "data/chunker.hpp"
 #include "data/embedder.hpp"
@@ -56,6 +57,13 @@ struct ingest_report {
 /// One line for the CLI, e.g. "documents: 2 created, 1 updated, 27
 /// unchanged, 0 removed; chunks: 12 created, 5 removed, 431 total".
 std::string summary(const ingest_report& report);
+
+/// Chunks every `*.md` file directly inside `kb_dir` (file-name order, the
+/// same slugs and chunks as `ingest`), without an index file: for
+/// in-memory snapshots (`retrieval_snapshot::build`), e.g. the chunk-size
+/// ablation.
+domain::outcome<std::vector<chunk>>
+chunk_directory(const std::string& kb_dir, const chunk_options& opts = {});
 
 /// Ingests every `*.md` file directly inside `kb_dir` into the index at
 /// `index_path` (created when missing), in one write transaction: readers
