@@ -93,13 +93,24 @@ bool denied_opcode(std::string_view op) {
     "VBegin",     "VRename",     "VFilter",    "VColumn",      "VNext",
     "Vacuum",     "ParseSchema", "JournalMode", "Expire",      "Destroy",
     "Clear",      "CreateBtree", "SqlExec",    "LoadAnalysis", "DropTable",
-    "DropIndex",  "DropTrigger", "IntegrityCk", "Insert",      "Delete",
-    "IdxInsert",  "IdxDelete",   "NewRowid",   "SetCookie",    "Pagecount",
+    "DropIndex",  "DropTrigger", "IntegrityCk", "SetCookie",   "Pagecount",
     "MaxPgcnt",   "Savepoint",   "AutoCommit", "Program",      "Checkpoint",
-    "VacuumInto", "ResetCount",  "FkCheck",    "FkCounter",
+    "ResetCount", "FkCheck",     "FkCounter",
   };
   return denied.count(op) > 0;
 }
+
+/// Opcodes that change a b-tree: fine on the ephemeral tables a SELECT
+/// builds (materialized subqueries, window partitions, DISTINCT), never on
+/// a cursor of the database.
+bool write_opcode(std::string_view op) {
+  return op == "Insert" || op == "Delete" || op == "IdxInsert"
+         || op == "IdxDelete" || op == "NewRowid" || op == "RowCell";
+}
+
+/// OPFLAG_P2ISREG (sqliteInt.h): P2 of an Open opcode names a register
+/// holding the root page, so the b-tree cannot be known before it runs.
+constexpr int64_t p2_is_register = 0x10;
 
 bool function_opcode(std::string_view op) {
   return op == "Function" || op == "PureFunc" || op == "AggStep"
@@ -383,6 +394,12 @@ int sql_authorizer::decide(int action, const char* a1, const char* a2,
                      || sql::is_table_valued_function(name)
                    ? "risky_function"
                    : "unknown_function";
+        if (defer_unknown_functions_ && d.rule == "unknown_function") {
+          // Recorded, and compilation goes on so that every other read
+          // is judged too; the caller must refuse the statement.
+          denials_.push_back(std::move(d));
+          return SQLITE_OK;
+        }
         break;
       }
       default:
@@ -462,7 +479,7 @@ std::string describe(const sql_denial& d) {
            + " operation, which a read-only query never does";
   std::string what = "the " + d.action + " operation";
   if (!d.table.empty())
-    what += " on " + d.table;
+    what += " (" + d.table + ")";
   return what + " is not allowed: only SELECT queries may run";
 }
 
@@ -524,7 +541,8 @@ guard_result sql_guard::impl::classify(const std::string& message, int rc,
   if (prim == SQLITE_TOOBIG || prim == SQLITE_NOMEM
       || contains(message, "too many") || contains(message, "too large")
       || contains(message, "too big") || contains(message, "maximum depth")
-      || contains(message, "too complex"))
+      || contains(message, "too complex")
+      || contains(message, "stack overflow"))
     return make_result(verdict_kind::block, "resource_limit", message, stage);
   if (contains(message, "syntax error") || contains(message, "incomplete input")
       || contains(message, "unrecognized token"))
@@ -556,64 +574,79 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
     out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
     return false;
   }
+  struct instruction {
+    std::string op;
+    int64_t p1 = 0;
+    int64_t p2 = 0;
+    int64_t p3 = 0;
+    std::string p4;
+    int64_t p5 = 0;
+  };
+  std::vector<instruction> program;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    auto text_at = [&](int col) {
+      return str(
+        reinterpret_cast<const char*>(sqlite3_column_text(st.get(), col)));
+    };
+    program.push_back({text_at(1), sqlite3_column_int64(st.get(), 2),
+                       sqlite3_column_int64(st.get(), 3),
+                       sqlite3_column_int64(st.get(), 4), text_at(5),
+                       sqlite3_column_int64(st.get(), 6)});
+  }
+  if (rc != SQLITE_DONE) {
+    out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
+    return false;
+  }
   auto deny = [&](sql_denial d, verdict_kind v = verdict_kind::block) {
     out = make_result(v, d.rule, describe(d), "bytecode");
     out.denial = std::move(d);
     return false;
   };
+  // Pass 1: every cursor on a database b-tree, wherever it is opened
+  // (jumps make address order differ from execution order).
   std::map<int64_t, const btree_info*> cursors;
-  while (true) {
-    rc = sqlite3_step(st.get());
-    if (rc == SQLITE_DONE)
-      break;
-    if (rc != SQLITE_ROW) {
-      out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
-                     "bytecode");
-      return false;
-    }
-    std::string op = str(
-      reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 1)));
-    auto p1 = sqlite3_column_int64(st.get(), 2);
-    auto p2 = sqlite3_column_int64(st.get(), 3);
-    auto p3 = sqlite3_column_int64(st.get(), 4);
-    std::string p4 = str(
-      reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 5)));
-    auto p5 = sqlite3_column_int64(st.get(), 6);
+  for (const auto& in : program) {
+    if (in.op != "OpenRead" && in.op != "ReopenIdx")
+      continue;
     sql_denial d;
-    d.action = op;
-    if (denied_opcode(op) || (op == "Transaction" && p2 != 0)) {
+    d.action = in.op;
+    if (in.p3 != 0) {
+      d.rule = "other_database";
+      d.table = "database #" + std::to_string(in.p3);
+      return deny(std::move(d));
+    }
+    auto it = roots.find(in.p2);
+    if ((in.p5 & p2_is_register) != 0 || it == roots.end()) {
+      d.rule = "denied_table";
+      d.table = "root page " + std::to_string(in.p2);
+      return deny(std::move(d));
+    }
+    if (auth.allowlist().tables.count(it->second.table) == 0) {
+      d.rule = "denied_table";
+      d.table = it->second.table;
+      return deny(std::move(d));
+    }
+    cursors[in.p1] = &it->second;
+  }
+  // Pass 2: what the program does with them.
+  for (const auto& in : program) {
+    sql_denial d;
+    d.action = in.op;
+    if (denied_opcode(in.op) || (in.op == "Transaction" && in.p2 != 0)
+        || (write_opcode(in.op) && cursors.count(in.p1) > 0)) {
       d.rule = "denied_opcode";
       return deny(std::move(d));
     }
-    if (op == "OpenRead" || op == "ReopenIdx") {
-      if (p3 != 0) {
-        d.rule = "other_database";
-        d.table = "database #" + std::to_string(p3);
-        return deny(std::move(d));
-      }
-      auto it = roots.find(p2);
-      if ((p5 & 0x02) != 0 || it == roots.end()) {
-        d.rule = "denied_table";
-        d.table = "root page " + std::to_string(p2);
-        return deny(std::move(d));
-      }
-      if (auth.allowlist().tables.count(it->second.table) == 0) {
-        d.rule = "denied_table";
-        d.table = it->second.table;
-        return deny(std::move(d));
-      }
-      cursors[p1] = &it->second;
-      continue;
-    }
-    if (op == "Column") {
-      auto it = cursors.find(p1);
+    if (in.op == "Column") {
+      auto it = cursors.find(in.p1);
       if (it == cursors.end())
         continue; // an ephemeral, sorter or pseudo cursor
       const auto& info = *it->second;
-      bool in_range = p2 >= 0 && static_cast<size_t>(p2) < info.columns.size();
+      bool in_range = in.p2 >= 0
+                      && static_cast<size_t>(in.p2) < info.columns.size();
       // "" is the rowid an index stores; "<expr>" an indexed expression.
-      std::string name = in_range ? info.columns[static_cast<size_t>(p2)]
-                                  : "#" + std::to_string(p2);
+      std::string name = in_range ? info.columns[static_cast<size_t>(in.p2)]
+                                  : "#" + std::to_string(in.p2);
       if (info.is_index && name.empty())
         continue;
       if (!in_range || !auth.column_allowed(info.table, name)) {
@@ -624,8 +657,8 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
       }
       continue;
     }
-    if (function_opcode(op)) {
-      auto name = lower(p4.substr(0, p4.find('(')));
+    if (function_opcode(in.op)) {
+      auto name = lower(in.p4.substr(0, in.p4.find('(')));
       if (!name.empty() && !auth.function_allowed(name)) {
         d.function = name;
         bool risky = sql::is_risky_function(name)
@@ -651,7 +684,7 @@ guard_result sql_guard::impl::check(std::string_view text) {
   stmt_ptr eqp;
   const char* tail = nullptr;
   auto rc = prepare(h, eqp_text.data(), eqp_text.size(), eqp, &tail);
-  if (rc != SQLITE_OK)
+  if (rc != SQLITE_OK || !auth.denials().empty())
     return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
                     "prepare");
   if (!eqp)
@@ -736,6 +769,7 @@ domain::outcome<sql_guard> sql_guard::open(const std::string& path,
     return auth.err();
   auto p = std::make_unique<impl>(std::move(*db), std::move(*auth));
   p->roots = std::move(roots);
+  p->auth.defer_unknown_functions(true);
   p->auth.install(p->db.handle());
   return sql_guard{std::move(p)};
 }

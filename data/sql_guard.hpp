@@ -123,6 +123,16 @@ public:
     denials_.clear();
   }
 
+  /// When on, a function that is neither allowlisted nor risky is
+  /// recorded as an `unknown_function` denial but *allowed*, so that the
+  /// rest of the statement is still judged (a denial stops SQLite from
+  /// resolving what follows, which would hide a denied column behind a
+  /// correctable mistake). Only for a caller that refuses any statement
+  /// with a denial after compiling it, as `sql_guard` does; off by default.
+  void defer_unknown_functions(bool on) noexcept {
+    defer_unknown_functions_ = on;
+  }
+
   const sql_allowlist& allowlist() const noexcept {
     return allow_;
   }
@@ -146,6 +156,7 @@ private:
   std::set<std::string> schema_names_;
   std::set<std::string> module_names_;
   std::vector<sql_denial> denials_;
+  bool defer_unknown_functions_ = false;
 };
 
 /// Name of an authorizer action code ("insert", "pragma", ...).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <ostream>
 
 namespace candor::domain::sql {
 
@@ -388,6 +389,10 @@ std::string_view to_string(token_kind x) noexcept {
       return "comment";
   }
   return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, token_kind x) {
+  return out << to_string(x);
 }
 
 bool is_keyword(std::string_view word) noexcept {

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,8 @@ enum class token_kind : uint8_t {
 };
 
 std::string_view to_string(token_kind x) noexcept;
+
+std::ostream& operator<<(std::ostream& out, token_kind x);
 
 /// One token. `text` points into the lexed input, which must outlive it.
 struct token {

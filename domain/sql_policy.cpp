@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 
 #include "domain/sql_lexer.hpp"
 #include "domain/text.hpp"
@@ -742,6 +743,10 @@ std::string_view to_string(verdict_kind x) noexcept {
       return "correctable";
   }
   return "unknown";
+}
+
+std::ostream& operator<<(std::ostream& out, verdict_kind x) {
+  return out << to_string(x);
 }
 
 policy_result check_sql(std::string_view sql, const policy_config& cfg) {

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,8 @@ enum class verdict_kind : uint8_t {
 };
 
 std::string_view to_string(verdict_kind x) noexcept;
+
+std::ostream& operator<<(std::ostream& out, verdict_kind x);
 
 /// Tunables of the static policy. The defaults are the product's.
 struct policy_config {
