@@ -174,7 +174,7 @@ domain::error read_denial(const json::object& obj, const std::string& path,
   return read_string(obj, path, "reason", true, out.reason);
 }
 
-// -- introspection --------------------------------------------------------------
+// -- introspection ------------------------------------------------------------
 
 struct db_column {
   std::string name;
@@ -281,7 +281,7 @@ std::string annotation(const std::string& description,
 
 } // namespace
 
-// -- parsing --------------------------------------------------------------------
+// -- parsing ------------------------------------------------------------------
 
 domain::outcome<catalog> catalog::parse(std::string_view text) {
   json::stream_parser parser;
@@ -461,7 +461,7 @@ domain::outcome<catalog> catalog::load_default() {
   return load(default_path());
 }
 
-// -- lookups --------------------------------------------------------------------
+// -- lookups ------------------------------------------------------------------
 
 const catalog_table* catalog::lookup(std::string_view table) const {
   auto i = table_index_.find(lower(table));
@@ -517,7 +517,7 @@ catalog::value_domain(std::string_view table, std::string_view column) const {
   return c != nullptr && !c->values.empty() ? &c->values : nullptr;
 }
 
-// -- the database ---------------------------------------------------------------
+// -- the database -------------------------------------------------------------
 
 domain::error catalog::check_against(database& db) const {
   std::vector<domain::issue> issues;
@@ -582,11 +582,11 @@ domain::error catalog::check_against(database& db) const {
       auto path = t.name + "." + c.name;
       if (std::none_of(issues.begin(), issues.end(),
                        [&](auto& i) { return i.path == path; })) {
-        auto stmt = db.prepare("SELECT DISTINCT CAST(" + quote_identifier(c.name)
+        auto column = quote_identifier(c.name);
+        auto stmt = db.prepare("SELECT DISTINCT CAST(" + column
                                + " AS TEXT) FROM "
                                + quote_identifier(it->second.name) + " WHERE "
-                               + quote_identifier(c.name)
-                               + " IS NOT NULL LIMIT 1001");
+                               + column + " IS NOT NULL LIMIT 1001");
         if (!stmt)
           return stmt.err();
         for (;;) {

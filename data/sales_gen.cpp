@@ -103,7 +103,7 @@ private:
   std::array<uint64_t, 4> s_{};
 };
 
-// -- dates ----------------------------------------------------------------------
+// -- dates --------------------------------------------------------------------
 
 /// Days since 1970-01-01.
 int day_number(int y, unsigned m, unsigned d) {
@@ -161,7 +161,7 @@ int parse_day(std::string_view iso) {
                     static_cast<unsigned>(num(8, 2)));
 }
 
-// -- reference data -------------------------------------------------------------
+// -- reference data -----------------------------------------------------------
 
 enum category_id : uint8_t {
   bikes,
@@ -465,7 +465,7 @@ enum payment_id : uint8_t {
 constexpr std::array<const char*, payment_count> payment_names{
   "card", "ideal", "paypal", "klarna", "bank_transfer"};
 
-// -- names (fictional; the `.example` domains are reserved) --------------------
+// -- names (fictional; the `.example` domains are reserved) -------------------
 
 constexpr const char* first_names[] = {
   "Anna",   "Bram",   "Charlotte", "Daan",   "Eva",    "Finn",    "Greta",
@@ -526,7 +526,7 @@ const T& any_of(rng& r, const T (&items)[N]) {
   return items[r.below(N)];
 }
 
-// -- the schema -----------------------------------------------------------------
+// -- the schema ---------------------------------------------------------------
 
 constexpr const char* schema_sql = R"sql(
 CREATE TABLE regions (
@@ -643,7 +643,7 @@ CREATE INDEX customers_by_country ON customers (country_code);
 CREATE INDEX customer_contacts_by_customer ON customer_contacts (customer_id);
 )sql";
 
-// -- binding helpers ------------------------------------------------------------
+// -- binding helpers ----------------------------------------------------------
 
 /// Text or NULL.
 std::optional<std::string_view> nullable(const char* text) {
@@ -677,7 +677,7 @@ domain::error insert(statement& stmt, const Ts&... values) {
   return stmt.run();
 }
 
-// -- the generator --------------------------------------------------------------
+// -- the generator ------------------------------------------------------------
 
 struct customer {
   int signup_day = 0;
@@ -790,7 +790,8 @@ private:
       until_[i] = p.discontinued ? parse_day(p.discontinued) : last_ + 1;
       if (auto err = insert(ins_product_, static_cast<int64_t>(i + 1), sku,
                             p.label, categories[p.category].code, p.line,
-                            p.price_cents, cost, p.launched, nullable(p.discontinued)))
+                            p.price_cents, cost, p.launched,
+                            nullable(p.discontinued)))
         return err;
     }
     return {};
@@ -1176,8 +1177,8 @@ private:
     for (size_t k = 0; k < category_count; ++k)
       cat_w[k] = category_mix[mix][k] * category_month[k][c.m - 1];
     std::vector<line> basket;
-    for (int attempt = 0;
-         static_cast<int>(basket.size()) < lines_wanted && attempt < 3 * lines_wanted;
+    for (int attempt = 0; static_cast<int>(basket.size()) < lines_wanted
+                          && attempt < 3 * lines_wanted;
          ++attempt) {
       auto category = static_cast<category_id>(rng_.pick(cat_w));
       auto p = pick_product(category, day, ch, region, utrecht, c.m);
@@ -1306,7 +1307,7 @@ private:
     switch (outcome) {
       case fate::captured:
         if (method != bank_transfer && ch != retail && rng_.chance(0.03))
-          payment_rows.emplace_back("failed", total, created_second + 30);
+          payment_rows.emplace_back("failed", total, created_second + 10);
         payment_rows.emplace_back("captured", total, paid_at);
         break;
       case fate::cancelled:
@@ -1409,7 +1410,8 @@ private:
       status = "partially_refunded";
 
     if (auto err = insert(ins_order_, order_id, std::string_view{number},
-                          iso_date(day), buyer->id, channels[ch].code, nullable(store),
+                          iso_date(day), buyer->id, channels[ch].code,
+                          nullable(store),
                           regions[region].code, status,
                           payment_names[method], total, created,
                           iso_time(day, last_change)))
@@ -1468,7 +1470,7 @@ private:
   statement ins_payment_;
 };
 
-// -- checks, summary, fingerprint -----------------------------------------------
+// -- checks, summary, fingerprint ---------------------------------------------
 
 std::string quote_identifier(std::string_view name) {
   std::string out = "\"";

@@ -140,7 +140,8 @@ constexpr std::string_view minimal = R"({
     {"name": "orders", "description": "Orders.",
      "columns": [
        {"name": "order_id", "description": "Key."},
-       {"name": "status", "description": "State.", "values": ["paid", "pending"]}
+       {"name": "status", "description": "State.",
+        "values": ["paid", "pending"]}
      ],
      "denied_columns": [{"name": "secret", "reason": "private"}]}
   ],
