@@ -511,6 +511,16 @@ bool catalog::column_denied(std::string_view table,
                      [&](const catalog_denial& d) { return d.name == key; });
 }
 
+std::map<std::string, std::set<std::string>> catalog::allowed_columns() const {
+  std::map<std::string, std::set<std::string>> out;
+  for (auto& t : tables_) {
+    auto& cols = out[t.name];
+    for (auto& c : t.columns)
+      cols.insert(c.name);
+  }
+  return out;
+}
+
 const std::vector<std::string>*
 catalog::value_domain(std::string_view table, std::string_view column) const {
   auto* c = find_column(table, column);

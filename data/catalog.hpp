@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,6 +112,11 @@ public:
   /// The allowed column, or nullptr.
   const catalog_column* find_column(std::string_view table,
                                     std::string_view column) const;
+
+  /// Allowed table -> its allowed columns (lower case): the shape of
+  /// `sql_allowlist::tables` in data/sql_guard.hpp. Denied tables and
+  /// columns are absent.
+  std::map<std::string, std::set<std::string>> allowed_columns() const;
 
   /// Allowed tables in catalog order.
   const std::vector<catalog_table>& tables() const noexcept {

@@ -216,6 +216,15 @@ BOOST_AUTO_TEST_CASE(default_catalog_allows_and_denies) {
   BOOST_REQUIRE(c.find_column("orders", "order_date") != nullptr);
   BOOST_TEST(!c.find_column("orders", "order_date")->synonyms.empty());
 
+  auto allowed = c.allowed_columns();
+  BOOST_TEST(allowed.size() == 9u);
+  BOOST_TEST(!allowed.contains("customer_contacts"));
+  BOOST_TEST(allowed["customers"]
+             == (std::set<std::string>{"customer_id", "segment",
+                                       "country_code", "signup_date",
+                                       "club_member"}));
+  BOOST_TEST(allowed["orders"].contains("total_cents"));
+
   std::set<std::string> metric_names;
   for (auto& m : c.metrics())
     metric_names.insert(m.name);
