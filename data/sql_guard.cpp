@@ -108,6 +108,21 @@ bool write_opcode(std::string_view op) {
          || op == "IdxDelete" || op == "NewRowid" || op == "RowCell";
 }
 
+/// Column names of a table in record order, which is what Column's P2
+/// counts: declaration order for a rowid table, the PRIMARY KEY columns
+/// first for a WITHOUT ROWID table. Generated columns shift positions in
+/// ways the audit does not model, so a table that has any gets names no
+/// allowlist holds, and every Column read on it is refused.
+constexpr const char* table_columns_sql = R"sql(
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM pragma_table_xinfo(?1)
+                           WHERE hidden <> 0)
+              THEN '<unverifiable>' ELSE lower(name) END
+  FROM pragma_table_xinfo(?1)
+  ORDER BY CASE WHEN pk > 0 AND (SELECT wr FROM pragma_table_list
+                                 WHERE schema = 'main' AND name = ?1)
+                THEN pk ELSE 1000000 + cid END
+)sql";
+
 /// OPFLAG_P2ISREG (sqliteInt.h): P2 of an Open opcode names a register
 /// holding the root page, so the b-tree cannot be known before it runs.
 constexpr int64_t p2_is_register = 0x10;
@@ -541,7 +556,7 @@ guard_result sql_guard::impl::classify(const std::string& message, int rc,
   if (prim == SQLITE_TOOBIG || prim == SQLITE_NOMEM
       || contains(message, "too many") || contains(message, "too large")
       || contains(message, "too big") || contains(message, "maximum depth")
-      || contains(message, "too complex")
+      || contains(message, "too complex") || contains(message, "too long")
       || contains(message, "stack overflow"))
     return make_result(verdict_kind::block, "resource_limit", message, stage);
   if (contains(message, "syntax error") || contains(message, "incomplete input")
@@ -726,8 +741,9 @@ guard_result sql_guard::impl::check(std::string_view text) {
 
 domain::outcome<sql_guard> sql_guard::open(const std::string& path,
                                            sql_allowlist allow,
-                                           const sql_limits& limits) {
-  auto db = open_read_only(path);
+                                           const sql_limits& limits,
+                                           bool immutable) {
+  auto db = open_read_only(path, immutable);
   if (!db)
     return db.err();
   if (auto err = harden_connection(*db, limits))
@@ -755,8 +771,7 @@ domain::outcome<sql_guard> sql_guard::open(const std::string& path,
                             ? "SELECT CASE cid WHEN -1 THEN '' WHEN -2 THEN "
                               "'<expr>' ELSE lower(name) END FROM "
                               "pragma_index_xinfo(?1) ORDER BY seqno"
-                            : "SELECT lower(name) FROM pragma_table_xinfo(?1)"
-                              " ORDER BY cid",
+                            : table_columns_sql,
                           name);
       if (!cols)
         return cols.err();

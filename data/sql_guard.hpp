@@ -194,11 +194,15 @@ struct guard_result {
 /// reopen it after the database file is replaced.
 class sql_guard {
 public:
-  /// Opens `path` read-only, hardens it, reads the schema and installs
-  /// the authorizer. `allow.functions` empty means the default set.
+  /// Opens `path` read-only (`immutable=1` when asked: no locks, for a
+  /// file nobody writes while it is open), hardens it, reads the schema
+  /// and installs the authorizer. `allow.functions` empty means the
+  /// default set. An executor process can open one before it installs
+  /// its seccomp filter and check each statement before running it.
   static domain::outcome<sql_guard> open(const std::string& path,
                                          sql_allowlist allow,
-                                         const sql_limits& limits = {});
+                                         const sql_limits& limits = {},
+                                         bool immutable = false);
 
   sql_guard(sql_guard&&) noexcept;
   sql_guard& operator=(sql_guard&&) noexcept;

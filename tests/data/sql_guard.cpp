@@ -261,6 +261,11 @@ BOOST_FIXTURE_TEST_CASE(legitimate_queries_are_allowed, guard_fixture) {
   allow("SELECT name FROM products WHERE name LIKE '%bike%'");
   allow("SELECT 1;");
   allow("SELECT 1; -- trailing comment");
+  // Opened immutable, as an executor would.
+  auto imm = sql_guard::open(path, sales_allowlist(), {}, true);
+  BOOST_REQUIRE(imm.ok());
+  BOOST_TEST(imm->check("SELECT count(*) FROM orders").allowed());
+  BOOST_TEST(!imm->check("SELECT email FROM customers").allowed());
   auto r = check("SELECT status, count(*) FROM orders GROUP BY status");
   BOOST_TEST(r.allowed());
   BOOST_TEST(!r.plan.empty());
@@ -405,6 +410,7 @@ BOOST_FIXTURE_TEST_CASE(recursion_and_limits_are_blocked, guard_fixture) {
     compound += " UNION ALL SELECT 1";
   block(compound, "resource_limit");
   block("SELECT char(1,2,3,4,5,6,7,8,9)", "resource_limit");
+  block("SELECT '" + std::string(100001, 'x') + "'", "resource_limit");
 }
 
 // -- correctable --------------------------------------------------------------
@@ -455,6 +461,34 @@ BOOST_FIXTURE_TEST_CASE(g1_using_and_natural_joins_are_caught_by_the_audit,
   // USING on allowed columns is fine for this layer (the static policy
   // still refuses USING as a matter of policy).
   allow("SELECT count(*) FROM orders o JOIN order_items USING (id)");
+}
+
+BOOST_AUTO_TEST_CASE(audit_maps_columns_of_without_rowid_tables) {
+  // Column P2 counts record positions: PRIMARY KEY columns first in a
+  // WITHOUT ROWID table. A wrong map would let a denied column through.
+  temp_dir dir;
+  {
+    auto db = database::open(dir.file("w.db"));
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(!db->exec("CREATE TABLE t (a, secret, c, d, PRIMARY KEY "
+                            "(c, a)) WITHOUT ROWID; INSERT INTO t VALUES "
+                            "(1, 's', 3, 4);"
+                            "CREATE TABLE g (a, b AS (a * 2));"));
+  }
+  sql_allowlist allow;
+  allow.tables["t"] = {"a", "c", "d"};
+  allow.tables["g"] = {"a", "b"};
+  auto g = sql_guard::open(dir.file("w.db"), allow);
+  BOOST_REQUIRE(g.ok());
+  BOOST_TEST(g->check("SELECT d, a, c FROM t").allowed());
+  auto r = g->check("SELECT x.a FROM t x JOIN t y USING (secret)");
+  BOOST_TEST(to_string(r.verdict) == "block");
+  BOOST_TEST(r.stage == "bytecode");
+  BOOST_TEST(r.denial.column == "secret");
+  // A table with a generated column is refused by the audit.
+  r = g->check("SELECT a FROM g");
+  BOOST_TEST(to_string(r.verdict) == "block");
+  BOOST_TEST(r.denial.column == "<unverifiable>");
 }
 
 BOOST_AUTO_TEST_CASE(authorizer_blind_spots_without_the_audit) {
