@@ -53,6 +53,7 @@ void spawn_ledger(self_ptr self) {
   ls.max_batch = static_cast<size_t>(s.setup.cfg.ledger.max_batch);
   s.ledger = self->spawn(ledger, ls, s.setup.metrics);
   s.g.ledger = s.ledger;
+  s.shared_graph = nullptr; // republished on the next request
   watch(self, s.ledger, "ledger");
 }
 
@@ -89,6 +90,7 @@ void spawn_node(self_ptr self, node n) {
       break; // the documents and data branches come with issues #3 and #4
   }
   s.g.at(n) = h;
+  s.shared_graph = nullptr; // republished on the next request
   if (h)
     watch(self, h, "node:" + std::string{domain::to_string(n)});
 }
@@ -278,7 +280,9 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
       lim.deadline
         = std::chrono::milliseconds{s.setup.cfg.graph.request_deadline_ms};
       lim.own_timer = false;
-      auto sup = self->spawn(supervisor, s.g, lim, std::move(req),
+      if (!s.shared_graph)
+        s.shared_graph = std::make_shared<const graph>(s.g);
+      auto sup = self->spawn(supervisor, s.shared_graph, lim, std::move(req),
                              s.setup.info, std::move(respond));
       s.deadlines.emplace_back(std::chrono::steady_clock::now() + lim.deadline,
                                sup.address());

@@ -46,6 +46,8 @@ struct guardian_state {
   ledger_actor ledger;
   ledger_reader_actor reader;
   graph g;
+  /// The published copy of `g` that supervisors share (see publish()).
+  graph_ptr shared_graph;
   /// Role of every monitored child ("llm", "ledger", "node:router", ...).
   std::map<caf::actor_addr, std::string> roles;
   /// Children replaced on purpose: their exit is not a failure.

@@ -30,13 +30,13 @@ int64_t wall_us() {
 /// Sends the trace to the ledger; every request leaves one, errors included.
 void store_trace(self_ptr self) {
   auto& s = self->state;
-  if (!s.g.ledger)
+  if (!s.g->ledger)
     return;
   domain::trace_record rec;
   rec.request_id = s.request_id;
   rec.ts_us = s.received_us;
   rec.steps = s.trace;
-  self->send(s.g.ledger, atom::put_v, std::move(rec));
+  self->send(s.g->ledger, atom::put_v, std::move(rec));
 }
 
 /// Ends the request with an HTTP-level error (422, 503, 504, 500).
@@ -72,7 +72,7 @@ void on_reply(self_ptr self, node n, clock::time_point t0, ask_state next) {
   auto& s = self->state;
   s.st = std::move(next);
   s.trace.push_back({n, domain::step_outcome(n, s.st), micros_since(t0)});
-  dispatch(self, s.g.edge(n, s.st));
+  dispatch(self, s.g->edge(n, s.st));
 }
 
 void on_error(self_ptr self, node n, clock::time_point t0,
@@ -128,7 +128,7 @@ void dispatch(self_ptr self, node n) {
       n = node::finalize;
     }
   }
-  auto& handle = s.g.at(n);
+  const auto& handle = s.g->at(n);
   if (!handle) {
     if (n == node::finalize) {
       fail(self, domain::make_error(domain::ec::internal,
@@ -159,7 +159,7 @@ void dispatch(self_ptr self, node n) {
 } // namespace
 
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
-                         graph g, limits lim, domain::ask_request req,
+                         graph_ptr g, limits lim, domain::ask_request req,
                          domain::service_info info, ask_responder respond) {
   auto& s = self->state;
   s.g = std::move(g);
@@ -182,7 +182,7 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
     // The deadline passed: answer 504 now; the pending reply is dropped.
     [self](atom::internal, atom::tick) {
       auto& s = self->state;
-      if (clock::now() < s.deadline_at || s.current == node::done)
+      if (s.current == node::done)
         return;
       on_error(self, s.current, s.current_since,
                caf::make_error(caf::sec::request_timeout));

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
@@ -22,7 +23,14 @@ struct graph {
   ledger_actor ledger;
 
   node_actor& at(domain::node n) { return nodes[static_cast<size_t>(n)]; }
+  const node_actor& at(domain::node n) const {
+    return nodes[static_cast<size_t>(n)];
+  }
 };
+
+/// Supervisors share one immutable graph; the guardian publishes a new one
+/// when it replaces an actor.
+using graph_ptr = std::shared_ptr<const graph>;
 
 /// The per-request caps.
 struct limits {
@@ -41,7 +49,7 @@ struct supervisor_state {
 
   static inline const char* name = "supervisor";
 
-  graph g;
+  graph_ptr g;
   limits lim;
   /// The request state while no node holds it (it travels with each step).
   domain::ask_state st;
@@ -64,9 +72,9 @@ struct supervisor_state {
 /// a trace entry per step, enforces the step cap, the model-call budget and
 /// the deadline, hands the outcome to `respond` and quits. Late replies are
 /// dropped with it. The message `(internal, tick)` means "the deadline has
-/// passed"; it is checked against the clock, so an early tick is harmless.
+/// passed" (sent by its own timer or by the guardian's sweep).
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
-                         graph g, limits lim, domain::ask_request req,
+                         graph_ptr g, limits lim, domain::ask_request req,
                          domain::service_info info, ask_responder respond);
 
 } // namespace candor::actors

@@ -9,8 +9,6 @@
 
 #include <boost/json/serialize.hpp>
 #include <boost/program_options.hpp>
-#include <boost/uuid/random_generator.hpp>
-#include <boost/uuid/uuid_io.hpp>
 
 #include "actors/app.hpp"
 #include "domain/api_json.hpp"
@@ -172,7 +170,7 @@ int cmd_ask(int argc, char** argv) {
   if (!a)
     return start_failure(a.err());
   auto& service = **a;
-  req->request_id = boost::uuids::to_string(boost::uuids::random_generator{}());
+  req->request_id = domain::new_request_id();
   req->received_us = std::chrono::duration_cast<std::chrono::microseconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();

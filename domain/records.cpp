@@ -1,5 +1,9 @@
 #include "domain/records.hpp"
 
+#include <chrono>
+#include <cstdio>
+#include <random>
+
 namespace candor::domain {
 
 std::string cut_utf8(const std::string& text, size_t max_chars) {
@@ -13,6 +17,24 @@ std::string cut_utf8(const std::string& text, size_t max_chars) {
     }
   }
   return text;
+}
+
+std::string new_request_id() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  using namespace std::chrono;
+  auto ms = static_cast<uint64_t>(
+    duration_cast<milliseconds>(system_clock::now().time_since_epoch())
+      .count());
+  uint64_t hi = (ms << 16) | 0x7000u | (rng() & 0x0FFFu);
+  uint64_t lo = (rng() & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx",
+                static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF),
+                static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
+  return buf;
 }
 
 } // namespace candor::domain

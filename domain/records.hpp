@@ -97,3 +97,13 @@ typename Inspector::result_type inspect(Inspector& f, sql_audit_record& x) {
 std::string cut_utf8(const std::string& text, size_t max_chars);
 
 } // namespace candor::domain
+
+namespace candor::domain {
+
+/// A fresh request id: a UUID version 7 (RFC 9562), whose first 48 bits are
+/// the Unix time in milliseconds. Time-ordered ids keep the ledger's
+/// request-id indexes append-mostly instead of writing a random B-tree page
+/// per insert.
+std::string new_request_id();
+
+} // namespace candor::domain

@@ -35,8 +35,6 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/uuid/random_generator.hpp>
-#include <boost/uuid/uuid_io.hpp>
 
 #include "domain/api_json.hpp"
 #include "domain/log.hpp"
@@ -62,8 +60,7 @@ int64_t wall_us() {
 }
 
 std::string fresh_uuid() {
-  thread_local boost::uuids::random_generator gen;
-  return boost::uuids::to_string(gen());
+  return domain::new_request_id();
 }
 
 std::chrono::milliseconds ms(int64_t x) {

@@ -50,7 +50,8 @@ struct fixture {
     domain::ask_request req;
     req.request_id = "test-request-1";
     req.question = std::move(question);
-    sys.spawn(supervisor, std::move(g), lim, std::move(req),
+    sys.spawn(supervisor, std::make_shared<const graph>(std::move(g)), lim,
+              std::move(req),
               domain::service_info{}, responder());
   }
 
@@ -205,7 +206,8 @@ BOOST_AUTO_TEST_CASE(a_node_that_spends_the_budget_stops_the_next_one) {
 
 BOOST_AUTO_TEST_CASE(deadline_answers_timeout_and_drops_late_replies) {
   graph g;
-  g.at(node::guard_input) = sys.spawn(silent);
+  auto hung = sys.spawn(silent);
+  g.at(node::guard_input) = hung;
   g.at(node::finalize) = sys.spawn(passthrough, calls);
   limits lim;
   lim.deadline = std::chrono::milliseconds{500};
@@ -219,6 +221,8 @@ BOOST_AUTO_TEST_CASE(deadline_answers_timeout_and_drops_late_replies) {
   BOOST_CHECK_EQUAL(result->err().code, domain::ec::timeout);
   BOOST_CHECK(result->err().message.find("guard_input") != std::string::npos);
   BOOST_CHECK_EQUAL(*calls, 0); // finalize never ran
+  // The silent node holds its promise (and so itself) forever: stop it.
+  caf::anon_send_exit(hung, caf::exit_reason::kill);
 }
 
 BOOST_AUTO_TEST_CASE(missing_node_is_an_honest_error) {

@@ -116,3 +116,30 @@ BOOST_AUTO_TEST_CASE(step_outcomes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+#include "domain/records.hpp"
+
+BOOST_AUTO_TEST_SUITE(domain_records)
+
+BOOST_AUTO_TEST_CASE(request_ids_are_time_ordered_uuid_v7) {
+  auto a = new_request_id();
+  BOOST_REQUIRE_EQUAL(a.size(), 36u);
+  BOOST_CHECK_EQUAL(a[14], '7');                      // version
+  BOOST_CHECK(std::string{"89ab"}.find(a[19]) != std::string::npos); // variant
+  std::string prev = a;
+  for (int i = 0; i < 1000; ++i) {
+    auto b = new_request_id();
+    BOOST_CHECK_NE(b, prev);
+    // The millisecond prefix never goes backwards.
+    BOOST_CHECK(b.substr(0, 13) >= prev.substr(0, 13));
+    prev = b;
+  }
+}
+
+BOOST_AUTO_TEST_CASE(cut_utf8_never_splits_a_code_point) {
+  BOOST_CHECK_EQUAL(cut_utf8("héllo", 2), "hé");
+  BOOST_CHECK_EQUAL(cut_utf8("abc", 10), "abc");
+  BOOST_CHECK_EQUAL(cut_utf8("€€€", 1), "€");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
