@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <future>
+#include <mutex>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -50,6 +51,9 @@ struct app::impl {
   std::unique_ptr<caf::actor_system> sys;
   guardian_actor guardian;
   bool stopped = false;
+  /// The current ledger, published by the guardian (see on_ledger).
+  std::mutex ledger_mtx;
+  ledger_actor ledger;
 
   /// Sends a request to the guardian from any thread without blocking and
   /// hands the reply (or error) to `cb`.
@@ -133,6 +137,10 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
   p->info.cost_is_fictional = cfg.llm.provider == "fake";
   setup.info = p->info;
   setup.metrics = p->metrics;
+  setup.on_ledger = [raw = p.get()](const ledger_actor& h) {
+    std::lock_guard<std::mutex> guard{raw->ledger_mtx};
+    raw->ledger = h;
+  };
   p->caf_cfg = std::make_unique<caf::actor_system_config>();
   add_message_types(*p->caf_cfg);
   p->caf_cfg->set("scheduler.max-threads",
@@ -156,6 +164,10 @@ void app::shutdown() {
                       {{"message", n.err().message}});
   caf::anon_send_exit(p.guardian, caf::exit_reason::user_shutdown);
   p.guardian = nullptr;
+  {
+    std::lock_guard<std::mutex> guard{p.ledger_mtx};
+    p.ledger = nullptr;
+  }
   p.sys.reset(); // waits for every actor; the ledger flushes on exit
 }
 
@@ -262,7 +274,15 @@ void app::completed(domain::request_record rec) {
   auto level = rec.http_status >= 500 ? domain::log_level::error
                                       : domain::log_level::info;
   domain::log_event(level, "request", std::move(line));
-  caf::anon_send(p.guardian, atom::put_v, std::move(rec));
+  ledger_actor ledger;
+  {
+    std::lock_guard<std::mutex> guard{p.ledger_mtx};
+    ledger = p.ledger;
+  }
+  if (ledger)
+    caf::anon_send(ledger, atom::put_v, std::move(rec));
+  else
+    caf::anon_send(p.guardian, atom::put_v, std::move(rec));
 }
 
 void app::in_flight(int64_t value) {

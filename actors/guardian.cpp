@@ -54,6 +54,8 @@ void spawn_ledger(self_ptr self) {
   s.ledger = self->spawn(ledger, ls, s.setup.metrics);
   s.g.ledger = s.ledger;
   s.shared_graph = nullptr; // republished on the next request
+  if (s.setup.on_ledger)
+    s.setup.on_ledger(s.ledger);
   watch(self, s.ledger, "ledger");
 }
 

@@ -33,6 +33,9 @@ struct services_setup {
   std::map<std::string, data::prompt> prompts;
   std::shared_ptr<const domain::output_guard> output_guard;
   std::shared_ptr<telemetry> metrics;
+  /// Told about every (re)spawned ledger, so that request rows can go to it
+  /// directly instead of through the guardian.
+  std::function<void(const ledger_actor&)> on_ledger;
 };
 
 struct guardian_state {

@@ -155,7 +155,10 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
   };
   return {
     [self, queued](atom::put, domain::request_record& r) {
-      self->state.batch.requests.push_back(std::move(r));
+      auto& b = self->state.batch;
+      if (!r.steps.empty())
+        b.traces.push_back({r.request_id, r.ts_us, std::move(r.steps)});
+      b.requests.push_back(std::move(r));
       queued();
     },
     [self, queued](atom::put, domain::llm_call_record& r) {

@@ -27,7 +27,8 @@ int64_t wall_us() {
     .count();
 }
 
-/// Sends the trace to the ledger; every request leaves one, errors included.
+/// Sends the trace of a request that ends in an HTTP error to the ledger (an
+/// answered request's trace travels with its request row instead).
 void store_trace(self_ptr self) {
   auto& s = self->state;
   if (!s.g->ledger)
@@ -53,7 +54,7 @@ void deliver(self_ptr self) {
   auto received = s.received_us;
   s.st.latency_ms = received > 0 ? (wall_us() - received) / 1000
                                  : micros_since(s.started) / 1000;
-  store_trace(self);
+  // The trace reaches the ledger with the request row (see completed()).
   s.st.trace = std::move(s.trace);
   if (auto respond = std::move(s.respond))
     respond(std::move(s.st));

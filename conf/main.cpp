@@ -194,6 +194,7 @@ int cmd_ask(int argc, char** argv) {
     rec.status = std::string{domain::to_string(st.status)};
     rec.http_status = 200;
     rec.llm_calls = st.usage.calls;
+    rec.steps = st.trace;
     if (vm.count("json")) {
       std::cout << boost::json::serialize(domain::to_json(st)) << "\n";
     } else {

@@ -27,13 +27,18 @@ struct request_record {
   int64_t tokens = 0;
   double cost_usd = 0;
   std::vector<std::string> warnings;
+  /// The graph steps of an answered request. They travel with the request
+  /// row (one ledger message instead of two) and are stored as trace rows;
+  /// requests that ended in an HTTP error have their trace sent by the
+  /// supervisor instead.
+  std::vector<trace_entry> steps;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_record& x) {
   return f(x.request_id, x.ts_us, x.method, x.path, x.route, x.status,
            x.blocked_by, x.http_status, x.error, x.latency_us, x.question,
-           x.llm_calls, x.tokens, x.cost_usd, x.warnings);
+           x.llm_calls, x.tokens, x.cost_usd, x.warnings, x.steps);
 }
 
 /// One row per logical model call (retries and fallbacks folded in).

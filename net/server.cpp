@@ -624,6 +624,7 @@ private:
       rec.llm_calls = st->usage.calls;
       rec.tokens = st->usage.tokens_in + st->usage.tokens_out;
       rec.cost_usd = st->usage.cost_usd;
+      rec.steps = st->trace;
       rec.warnings = st->request.warnings;
       for (const auto& w : st->warnings)
         if (std::find(rec.warnings.begin(), rec.warnings.end(), w)
