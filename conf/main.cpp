@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string>
@@ -11,6 +12,8 @@
 #include <boost/program_options.hpp>
 
 #include "actors/app.hpp"
+#include "data/ingest.hpp"
+#include "data/sales_gen.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
@@ -33,6 +36,10 @@ Usage: candor <command> [options]
 Commands:
   serve     run the HTTP server (POST /ask, /stats, /metrics, /health, /runs/{id})
   ask       answer one question in-process and print the result
+  seed      generate the sales database (<data-dir>/sales.db) and print its
+            fingerprint; the same seed always gives the same fingerprint
+  ingest    index the documents (data/kb) into <data-dir>/index.db; unchanged
+            documents are skipped
 
 Every command accepts --data-dir DIR and --config FILE, and --help.
 Configuration: conf/candor.json (built in) < --config FILE < CANDOR_* environment
@@ -215,6 +222,100 @@ int cmd_ask(int argc, char** argv) {
   return rc;
 }
 
+int cmd_seed(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("seed", po::value<uint64_t>()->default_value(
+                               data::default_sales_seed),
+                     "generator seed")(
+    "force", "replace an existing database");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor seed [--seed N] [--force] [options]\n\n"
+                      "Generates the deterministic sales database and prints "
+                      "its row counts and fingerprint. With an existing "
+                      "database and no --force, prints its summary.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  std::filesystem::create_directories(cfg->data_dir);
+  auto path = cfg->data_dir + "/sales.db";
+  domain::outcome<data::sales_summary> summary
+    = domain::make_error(domain::ec::internal, "not run");
+  if (std::filesystem::exists(path) && !vm.count("force")) {
+    std::cerr << "candor: " << path
+              << " exists; summarising it (use --force to regenerate)\n";
+    summary = data::summarize_sales(path);
+  } else {
+    int last = -1;
+    summary = data::generate_sales(
+      path, vm["seed"].as<uint64_t>(),
+      [&last](std::string_view stage, double fraction) {
+        int pct = static_cast<int>(fraction * 100);
+        if (pct != last) {
+          last = pct;
+          std::cerr << "\rseed: " << pct << "% " << stage << "          "
+                    << std::flush;
+        }
+      },
+      vm.count("force") > 0);
+    std::cerr << "\n";
+  }
+  if (!summary) {
+    std::cerr << "candor: seed failed: " << summary.err().message << "\n";
+    return exit_failure;
+  }
+  for (auto& t : summary->tables)
+    std::cout << t.table << ": " << t.rows << " rows\n";
+  std::cout << "total: " << summary->total_rows << " rows, orders "
+            << summary->first_order_date << " .. " << summary->last_order_date
+            << "\nfingerprint: " << summary->fingerprint << "\n";
+  return exit_ok;
+}
+
+int cmd_ingest(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("kb", po::value<std::string>(),
+                     "documents directory (default: data/kb of the source "
+                     "tree)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor ingest [--kb DIR] [options]\n\n"
+                      "Chunks, sanitizes and indexes the Markdown documents; "
+                      "prints created / unchanged / removed counts.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  std::filesystem::create_directories(cfg->data_dir);
+  auto kb = vm.count("kb") ? vm["kb"].as<std::string>()
+                           : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+  auto report = data::ingest(
+    kb, cfg->data_dir + "/index.db", {},
+    [](const data::ingest_progress& p) {
+      if (p.stage == "scan")
+        std::cerr << "\ringest: scanning " << p.done << "/" << p.total
+                  << "          " << std::flush;
+      else if (p.stage == "index")
+        std::cerr << "\ringest: indexing " << p.done << "/" << p.total
+                  << " chunks     " << std::flush;
+    });
+  std::cerr << "\n";
+  if (!report) {
+    std::cerr << "candor: ingest failed: " << report.err().message << "\n";
+    return exit_failure;
+  }
+  std::cout << data::summary(*report) << "\n"
+            << "seconds: " << report->seconds << "\n"
+            << "tfidf: " << report->tfidf_fingerprint << "\n"
+            << "bm25: " << report->bm25_fingerprint << "\n";
+  return exit_ok;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -232,6 +333,10 @@ int main(int argc, char** argv) {
     return cmd_serve(argc - 1, argv + 1);
   if (cmd == "ask")
     return cmd_ask(argc - 1, argv + 1);
+  if (cmd == "seed")
+    return cmd_seed(argc - 1, argv + 1);
+  if (cmd == "ingest")
+    return cmd_ingest(argc - 1, argv + 1);
   std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;
   return exit_usage;
 }

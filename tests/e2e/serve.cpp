@@ -386,3 +386,35 @@ BOOST_AUTO_TEST_CASE(cli_help_and_configuration_errors) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(e2e_cli_data)
+
+BOOST_AUTO_TEST_CASE(seed_is_deterministic_and_ingest_is_incremental) {
+  auto dir = make_temp_dir("candor-cli");
+  auto a = run_candor({"seed", "--data-dir", dir + "/a"});
+  auto b = run_candor({"seed", "--data-dir", dir + "/b"});
+  BOOST_REQUIRE_EQUAL(a.exit_code, 0);
+  BOOST_REQUIRE_EQUAL(b.exit_code, 0);
+  auto fp = [](const std::string& out) {
+    auto at = out.find("fingerprint: ");
+    return at == std::string::npos ? std::string{} : out.substr(at + 13, 64);
+  };
+  BOOST_CHECK_EQUAL(fp(a.out).size(), 64u);
+  BOOST_CHECK_EQUAL(fp(a.out), fp(b.out));
+  BOOST_CHECK(a.err.find("seed: 100%") != std::string::npos); // progress
+  auto c = run_candor({"seed", "--seed", "7", "--data-dir", dir + "/c"});
+  BOOST_REQUIRE_EQUAL(c.exit_code, 0);
+  BOOST_CHECK_NE(fp(c.out), fp(a.out));
+
+  auto first = run_candor({"ingest", "--data-dir", dir + "/a"});
+  BOOST_REQUIRE_EQUAL(first.exit_code, 0);
+  BOOST_CHECK(first.out.find("30 created") != std::string::npos);
+  auto second = run_candor({"ingest", "--data-dir", dir + "/a"});
+  BOOST_REQUIRE_EQUAL(second.exit_code, 0);
+  BOOST_CHECK(second.out.find("0 created") != std::string::npos);
+  BOOST_CHECK(second.out.find("30 unchanged") != std::string::npos);
+  BOOST_CHECK(second.out.find("chunks: 0 created") != std::string::npos);
+  remove_tree(dir);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
