@@ -13,6 +13,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/temp_dir.hpp"
+
 #include "data/sales_gen.hpp"
 #include "data/sqlite.hpp"
 
@@ -22,28 +24,7 @@ namespace json = boost::json;
 
 namespace {
 
-/// A fresh directory under the system temp dir, removed with its contents.
-struct temp_dir {
-  std::filesystem::path path;
-
-  temp_dir() {
-    auto pattern = (std::filesystem::temp_directory_path()
-                    / "candor-catalog-XXXXXX")
-                     .string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-
-  std::string file(const std::string& name) const {
-    return (path / name).string();
-  }
-};
+using candor::test::temp_dir;
 
 /// One generated sales database for the whole suite.
 struct sales_db {

@@ -10,6 +10,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/temp_dir.hpp"
+
 #include "data/ingest.hpp"
 #include "domain/sanitizer.hpp"
 
@@ -20,28 +22,7 @@ namespace {
 
 const std::string kb_dir = std::string{CANDOR_SOURCE_DIR} + "/data/kb";
 
-/// A fresh directory under the system temp dir, removed with its contents.
-struct temp_dir {
-  std::filesystem::path path;
-
-  temp_dir() {
-    auto pattern = (std::filesystem::temp_directory_path()
-                    / "candor-index-XXXXXX")
-                     .string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-
-  std::string file(const std::string& name) const {
-    return (path / name).string();
-  }
-};
+using candor::test::temp_dir;
 
 /// The real corpus ingested once into a temp index, loaded as a snapshot.
 struct corpus_fixture {

@@ -11,6 +11,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/temp_dir.hpp"
+
 #include "data/sqlite.hpp"
 
 using namespace candor;
@@ -18,28 +20,7 @@ using namespace candor::data;
 
 namespace {
 
-/// A fresh directory under the system temp dir, removed with its contents.
-struct temp_dir {
-  std::filesystem::path path;
-
-  temp_dir() {
-    auto pattern = (std::filesystem::temp_directory_path()
-                    / "candor-sales-XXXXXX")
-                     .string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-
-  std::string file(const std::string& name) const {
-    return (path / name).string();
-  }
-};
+using candor::test::temp_dir;
 
 /// The default database (seed 42), generated once for the whole suite.
 struct generated {

@@ -14,6 +14,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/temp_dir.hpp"
+
 #include "domain/sql_policy.hpp"
 
 using namespace candor;
@@ -22,28 +24,7 @@ using domain::sql::verdict_kind;
 
 namespace {
 
-/// A fresh directory under the system temp dir, removed with its contents.
-struct temp_dir {
-  std::filesystem::path path;
-
-  temp_dir() {
-    auto pattern = (std::filesystem::temp_directory_path()
-                    / "candor-sqlguard-XXXXXX")
-                     .string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-
-  std::string file(const std::string& name) const {
-    return (path / name).string();
-  }
-};
+using candor::test::temp_dir;
 
 /// A small sales database with the tables of the corpus, some rows, and
 /// an index that holds a personal column (to exercise the audit).

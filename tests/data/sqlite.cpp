@@ -8,33 +8,14 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/temp_dir.hpp"
+
 using namespace candor;
 using namespace candor::data;
 
 namespace {
 
-/// A fresh directory under the system temp dir, removed with its contents.
-struct temp_dir {
-  std::filesystem::path path;
-
-  temp_dir() {
-    auto pattern = (std::filesystem::temp_directory_path()
-                    / "candor-sqlite-XXXXXX")
-                     .string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      throw std::runtime_error("mkdtemp failed");
-    path = pattern;
-  }
-
-  ~temp_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-
-  std::string file(const std::string& name) const {
-    return (path / name).string();
-  }
-};
+using candor::test::temp_dir;
 
 database open_memory() {
   auto db = database::open(":memory:");
