@@ -1,0 +1,211 @@
+#include "eval/sql_guard_tool.hpp"
+
+#include <istream>
+#include <optional>
+#include <ostream>
+#include <string_view>
+#include <utility>
+
+#include <boost/json.hpp>
+
+#include "data/catalog.hpp"
+#include "data/sql_guard.hpp"
+#include "domain/sql_policy.hpp"
+
+namespace candor::eval {
+
+namespace {
+
+namespace json = boost::json;
+using domain::sql::verdict_kind;
+
+/// One input line, read without ever holding more than the limit plus one
+/// byte of it.
+struct input_line {
+  std::string text;
+  bool too_long = false;
+};
+
+/// Reads up to the next '\n' (consumed, not stored). Returns nothing at
+/// the end of the input.
+std::optional<input_line> read_line(std::istream& in) {
+  auto* buf = in.rdbuf();
+  if (buf == nullptr)
+    return std::nullopt;
+  input_line result;
+  bool any = false;
+  for (;;) {
+    auto c = buf->sbumpc();
+    if (c == std::char_traits<char>::eof()) {
+      in.setstate(std::ios::eofbit);
+      break;
+    }
+    any = true;
+    if (c == '\n')
+      break;
+    if (result.text.size() < guard_tool_max_line + 1)
+      result.text.push_back(std::char_traits<char>::to_char_type(c));
+  }
+  if (!any)
+    return std::nullopt;
+  if (!result.text.empty() && result.text.back() == '\r')
+    result.text.pop_back();
+  result.too_long = result.text.size() > guard_tool_max_line;
+  return result;
+}
+
+bool is_blank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\f\v") == std::string_view::npos;
+}
+
+json::object layer_json(verdict_kind verdict, std::string_view rule,
+                        std::string_view message) {
+  json::object obj;
+  obj["verdict"] = domain::sql::to_string(verdict);
+  if (rule.empty())
+    obj["rule"] = nullptr;
+  else
+    obj["rule"] = rule;
+  if (message.empty())
+    obj["message"] = nullptr;
+  else
+    obj["message"] = message;
+  return obj;
+}
+
+json::object bad_input(json::value id, int64_t line, std::string reason) {
+  json::object obj;
+  obj["id"] = std::move(id);
+  obj["line"] = line;
+  obj["verdict"] = "error";
+  obj["reason"] = std::move(reason);
+  return obj;
+}
+
+/// Judges one statement with every layer and builds its output line.
+json::object judge(json::value id, int64_t line, std::string_view sql,
+                   data::sql_guard& guard, guard_tool_summary& summary) {
+  auto policy = domain::sql::check_sql(sql);
+  auto guarded = guard.check(policy.allowed() ? std::string_view{policy.sql}
+                                              : sql);
+  json::object layers;
+  auto static_layer = layer_json(policy.verdict, policy.rule, policy.message);
+  if (policy.allowed()) {
+    static_layer["sql"] = policy.sql;
+    static_layer["limit_applied"] = policy.limit_applied;
+  } else {
+    static_layer["offset"] = policy.offset;
+  }
+  layers["static_policy"] = std::move(static_layer);
+  auto auth_layer = layer_json(guarded.verdict, guarded.rule,
+                               guarded.message);
+  auth_layer["stage"] = guarded.stage.empty() ? json::value{nullptr}
+                                              : json::value{guarded.stage};
+  if (guarded.allowed())
+    auth_layer["plan"] = guarded.plan;
+  layers["authorizer"] = std::move(auth_layer);
+  json::object executor;
+  executor["verdict"] = "not_available";
+  executor["message"]
+    = "the sandboxed executor layer is not part of this build yet";
+  layers["executor"] = std::move(executor);
+  json::object obj;
+  obj["id"] = std::move(id);
+  obj["line"] = line;
+  auto decide = [&](verdict_kind verdict, std::string_view layer,
+                    std::string_view rule, std::string_view message) {
+    if (verdict == verdict_kind::block) {
+      obj["verdict"] = "block";
+      ++summary.blocked;
+    } else {
+      obj["verdict"] = "error";
+      ++summary.errors;
+    }
+    obj["layer"] = layer;
+    obj["rule"] = rule;
+    obj["reason"] = message;
+  };
+  if (!policy.allowed()) {
+    decide(policy.verdict, "sql_policy", policy.rule, policy.message);
+  } else if (!guarded.allowed()) {
+    decide(guarded.verdict, "sql_authorizer", guarded.rule, guarded.message);
+  } else {
+    obj["verdict"] = "allow";
+    obj["layer"] = nullptr;
+    obj["rule"] = nullptr;
+    obj["reason"] = nullptr;
+    ++summary.allowed;
+  }
+  obj["layers"] = std::move(layers);
+  return obj;
+}
+
+/// Validates one non-blank line and judges its statement.
+json::object handle_line(const input_line& in, int64_t line,
+                         data::sql_guard& guard,
+                         guard_tool_summary& summary) {
+  auto fail = [&](json::value id, std::string reason) {
+    ++summary.errors;
+    return bad_input(std::move(id), line, std::move(reason));
+  };
+  if (in.too_long)
+    return fail(nullptr, "line longer than "
+                           + std::to_string(guard_tool_max_line)
+                           + " bytes");
+  std::error_code ec;
+  auto doc = json::parse(in.text, ec);
+  if (ec)
+    return fail(nullptr, "not JSON: " + ec.message());
+  auto* obj = doc.if_object();
+  if (obj == nullptr)
+    return fail(nullptr, "expected a JSON object with \"id\" and \"sql\"");
+  json::value id = nullptr;
+  if (auto* x = obj->if_contains("id")) {
+    if (!x->is_string() && !x->is_number())
+      return fail(nullptr, "\"id\" must be a string or a number");
+    id = *x;
+  }
+  auto* sql = obj->if_contains("sql");
+  if (sql == nullptr)
+    return fail(std::move(id), "missing \"sql\"");
+  auto* text = sql->if_string();
+  if (text == nullptr)
+    return fail(std::move(id), "\"sql\" must be a string");
+  if (is_blank(*text))
+    return fail(std::move(id), "\"sql\" is empty");
+  return judge(std::move(id), line, *text, guard, summary);
+}
+
+} // namespace
+
+domain::outcome<guard_tool_summary>
+run_sql_guard_tool(std::istream& in, std::ostream& out,
+                   const std::string& sales_db_path) {
+  auto cat = data::catalog::load_default();
+  if (!cat)
+    return cat.err();
+  data::sql_allowlist allow{cat->allowed_columns(),
+                            data::default_sql_functions()};
+  auto guard = data::sql_guard::open(sales_db_path, std::move(allow));
+  if (!guard)
+    return guard.err();
+  guard_tool_summary summary;
+  int64_t line = 0;
+  while (auto next = read_line(in)) {
+    ++line;
+    if (!next->too_long && is_blank(next->text))
+      continue;
+    auto obj = handle_line(*next, line, *guard, summary);
+    out << json::serialize(obj) << '\n';
+    out.flush();
+    if (!out)
+      return domain::make_error(domain::ec::internal,
+                                "cannot write the sql-guard output");
+  }
+  if (in.bad())
+    return domain::make_error(domain::ec::internal,
+                              "cannot read the sql-guard input");
+  return summary;
+}
+
+} // namespace candor::eval

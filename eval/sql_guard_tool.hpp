@@ -1,0 +1,55 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "domain/error.hpp"
+
+/// The core of `candor sql-guard` (issue #3 item 7): an operator feeds
+/// statements as JSON lines and sees, for each, what every defence layer
+/// in front of model-written SQL decides, without a model in the loop.
+namespace candor::eval {
+
+/// What `run_sql_guard_tool` printed, by overall verdict.
+struct guard_tool_summary {
+  int64_t allowed = 0;
+  int64_t blocked = 0;
+  /// Bad input lines and statements a layer found correctable.
+  int64_t errors = 0;
+};
+
+/// Longest accepted input line, in bytes (without the newline).
+inline constexpr size_t guard_tool_max_line = 100 * 1024;
+
+/// Reads JSON lines `{"id": <string|number>, "sql": "<statement>"}` from
+/// `in` and prints one JSON line per input line to `out` (blank lines are
+/// skipped; a trailing '\r' is ignored):
+///
+/// `{"id", "line", "verdict": "allow"|"block"|"error", "layer", "rule",
+///   "reason", "layers": {"static_policy", "authorizer", "executor"}}`
+///
+/// Each layer is judged on its own: the authorizer (data::sql_guard) sees
+/// the statement even when the static policy refused it (the policy's
+/// rewritten text when it allowed it, as in production). The overall
+/// verdict follows the pipeline order, policy then authorizer: the first
+/// layer that does not allow decides. A `block` gives verdict "block"; a
+/// `correctable` problem gives verdict "error". `layer` is "sql_policy"
+/// or "sql_authorizer" (null when allowed), `rule` and `reason` are that
+/// layer's (null when allowed). The executor layer reports
+/// "not_available".
+///
+/// A bad input line (not JSON, not an object, missing or empty `sql`,
+/// `sql` not a string, `id` neither a string nor a number, longer than
+/// `guard_tool_max_line`) gives `{"id": <id or null>, "line", "verdict":
+/// "error", "reason"}` and processing goes on.
+///
+/// Errors: those of `data::catalog::load_default` and
+/// `data::sql_guard::open` (e.g. a missing sales database), and
+/// `ec::internal` when reading `in` or writing `out` fails.
+domain::outcome<guard_tool_summary>
+run_sql_guard_tool(std::istream& in, std::ostream& out,
+                   const std::string& sales_db_path);
+
+} // namespace candor::eval
