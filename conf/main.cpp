@@ -14,6 +14,7 @@
 #include "actors/app.hpp"
 #include "data/ingest.hpp"
 #include "data/sales_gen.hpp"
+#include "eval/sql_guard_tool.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
@@ -40,6 +41,8 @@ Commands:
             fingerprint; the same seed always gives the same fingerprint
   ingest    index the documents (data/kb) into <data-dir>/index.db; unchanged
             documents are skipped
+  sql-guard audit SQL statements without a model: JSON lines {"id","sql"} on
+            stdin, one verdict line per statement with each layer's verdict
 
 Every command accepts --data-dir DIR and --config FILE, and --help.
 Configuration: conf/candor.json (built in) < --config FILE < CANDOR_* environment
@@ -316,6 +319,43 @@ int cmd_ingest(int argc, char** argv) {
   return exit_ok;
 }
 
+int cmd_sql_guard(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("db", po::value<std::string>(),
+                     "sales database (default: <data-dir>/sales.db, made by "
+                     "candor seed)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor sql-guard [--db FILE] [options] < "
+                      "statements.jsonl\n\nReads {\"id\": ..., \"sql\": "
+                      "...} per line and prints the verdict (allow, block, "
+                      "error), the blocking layer and reason, and each "
+                      "layer's own verdict. Exit 0 when everything was "
+                      "allowed, 1 when anything was blocked or invalid.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  auto db = vm.count("db") ? vm["db"].as<std::string>()
+                           : cfg->data_dir + "/sales.db";
+  if (!std::filesystem::exists(db)) {
+    std::cerr << "candor: no sales database at " << db
+              << " (run: candor seed --data-dir " << cfg->data_dir << ")\n";
+    return exit_usage;
+  }
+  auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db);
+  if (!summary) {
+    std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
+    return exit_usage;
+  }
+  std::cerr << "sql-guard: " << summary->allowed << " allowed, "
+            << summary->blocked << " blocked, " << summary->errors
+            << " errors\n";
+  return summary->blocked + summary->errors > 0 ? exit_failure : exit_ok;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -337,6 +377,8 @@ int main(int argc, char** argv) {
     return cmd_seed(argc - 1, argv + 1);
   if (cmd == "ingest")
     return cmd_ingest(argc - 1, argv + 1);
+  if (cmd == "sql-guard")
+    return cmd_sql_guard(argc - 1, argv + 1);
   std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;
   return exit_usage;
 }

@@ -100,7 +100,7 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
   auto auth_layer = layer_json(guarded.verdict, guarded.rule,
                                guarded.message);
   auth_layer["stage"] = guarded.stage.empty() ? json::value{nullptr}
-                                              : json::value{guarded.stage};
+                                              : json::value(guarded.stage);
   if (guarded.allowed())
     auth_layer["plan"] = guarded.plan;
   layers["authorizer"] = std::move(auth_layer);

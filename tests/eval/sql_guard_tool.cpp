@@ -97,6 +97,7 @@ BOOST_AUTO_TEST_CASE(every_line_gets_its_own_verdict) {
   BOOST_CHECK_NE(str(layer(rev, "static_policy"), "sql").find("LIMIT"),
                  std::string::npos);
   BOOST_CHECK_EQUAL(str(layer(rev, "authorizer"), "verdict"), "allow");
+  BOOST_CHECK_EQUAL(str(layer(rev, "authorizer"), "stage"), "bytecode");
   BOOST_CHECK_EQUAL(str(layer(rev, "executor"), "verdict"), "not_available");
   // A write: blocked by the static policy, and by the authorizer on its own.
   auto& del = lines[1];
