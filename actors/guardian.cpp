@@ -244,8 +244,8 @@ void sweep(self_ptr self) {
   s.sweep_armed = false;
   auto now = std::chrono::steady_clock::now();
   while (!s.deadlines.empty() && s.deadlines.front().first <= now) {
-    // A finished supervisor is gone already; its weak address is empty.
-    if (auto h = caf::actor_cast<caf::actor>(s.deadlines.front().second))
+    // A finished supervisor has cleared its slot already.
+    if (auto h = s.deadlines.front().second->get())
       caf::anon_send(h, atom::internal_v, atom::tick_v);
     s.deadlines.pop_front();
   }
@@ -284,10 +284,11 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
       lim.own_timer = false;
       if (!s.shared_graph)
         s.shared_graph = std::make_shared<const graph>(s.g);
-      auto sup = self->spawn(supervisor, s.shared_graph, lim, std::move(req),
-                             s.setup.info, std::move(respond));
+      auto slot = std::make_shared<deadline_slot>();
       s.deadlines.emplace_back(std::chrono::steady_clock::now() + lim.deadline,
-                               sup.address());
+                               slot);
+      self->spawn(supervisor, s.shared_graph, lim, std::move(req),
+                  s.setup.info, std::move(respond), std::move(slot));
       arm_sweep(self);
     },
     [self](atom::internal, atom::tick) { sweep(self); },

@@ -40,8 +40,17 @@ void store_trace(self_ptr self) {
   self->send(s.g->ledger, atom::put_v, std::move(rec));
 }
 
+/// Drops the supervisor's handle from its deadline slot.
+void release_slot(self_ptr self) {
+  if (auto& slot = self->state.slot) {
+    slot->set(nullptr);
+    slot = nullptr;
+  }
+}
+
 /// Ends the request with an HTTP-level error (422, 503, 504, 500).
 void fail(self_ptr self, domain::error err) {
+  release_slot(self);
   store_trace(self);
   if (auto respond = std::move(self->state.respond))
     respond(std::move(err));
@@ -50,6 +59,7 @@ void fail(self_ptr self, domain::error err) {
 
 /// Ends the request with its final state.
 void deliver(self_ptr self) {
+  release_slot(self);
   auto& s = self->state;
   auto received = s.received_us;
   s.st.latency_ms = received > 0 ? (wall_us() - received) / 1000
@@ -161,8 +171,15 @@ void dispatch(self_ptr self, node n) {
 
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph_ptr g, limits lim, domain::ask_request req,
-                         domain::service_info info, ask_responder respond) {
+                         domain::service_info info, ask_responder respond,
+                         deadline_slot_ptr slot) {
   auto& s = self->state;
+  if (slot) {
+    slot->set(caf::actor_cast<caf::actor>(self));
+    s.slot = std::move(slot);
+    // Also release the slot when the actor is stopped from outside.
+    self->attach_functor([slot = s.slot] { slot->set(nullptr); });
+  }
   s.g = std::move(g);
   s.lim = lim;
   s.respond = std::move(respond);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
@@ -43,6 +44,27 @@ struct limits {
   bool own_timer = true;
 };
 
+/// How the guardian's deadline sweep reaches a running supervisor without
+/// keeping a finished one in memory: the supervisor puts its own handle here
+/// when it starts and clears it when it ends, so the sweep holds only this
+/// small slot (a weak handle would pin the whole actor's memory).
+struct deadline_slot {
+  std::mutex mtx;
+  caf::actor target;
+
+  void set(caf::actor h) {
+    std::lock_guard<std::mutex> guard{mtx};
+    target = std::move(h);
+  }
+
+  caf::actor get() {
+    std::lock_guard<std::mutex> guard{mtx};
+    return target;
+  }
+};
+
+using deadline_slot_ptr = std::shared_ptr<deadline_slot>;
+
 struct supervisor_state {
   // Not an aggregate: CAF would try to build it from the self pointer.
   supervisor_state() = default;
@@ -60,6 +82,7 @@ struct supervisor_state {
   domain::service_info info;
   std::vector<domain::trace_entry> trace;
   ask_responder respond;
+  deadline_slot_ptr slot;
   int32_t steps = 0;
   std::chrono::steady_clock::time_point started;
   std::chrono::steady_clock::time_point deadline_at;
@@ -75,6 +98,7 @@ struct supervisor_state {
 /// passed" (sent by its own timer or by the guardian's sweep).
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph_ptr g, limits lim, domain::ask_request req,
-                         domain::service_info info, ask_responder respond);
+                         domain::service_info info, ask_responder respond,
+                         deadline_slot_ptr slot);
 
 } // namespace candor::actors
