@@ -86,7 +86,11 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
         domain::add_warning(st, "response_invalid");
         domain::finish(st, domain::status_kind::error,
                        std::string{domain::texts::response_invalid});
+        // Still invalid after the repair: leave it to the HTTP layer's 500.
+        st.validated = domain::validate_response(domain::to_json(st)).empty();
+        return std::move(st);
       }
+      st.validated = true;
       return std::move(st);
     },
   };

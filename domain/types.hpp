@@ -229,6 +229,9 @@ struct ask_state {
   std::string pending_error;
   service_info service;
   int64_t latency_ms = 0;
+  /// Set by finalize after the response schema check passed; the HTTP layer
+  /// checks states without it itself.
+  bool validated = false;
 
   bool finished() const noexcept { return status != status_kind::pending; }
 };
@@ -238,7 +241,8 @@ typename Inspector::result_type inspect(Inspector& f, ask_state& x) {
   return f(x.request, x.route, x.route_reason, x.overridden, x.status,
            x.blocked_by, x.answer, x.citations, x.has_sql, x.sql, x.follow_ups,
            x.guardrail, x.warnings, x.usage, x.llm_budget, x.trace,
-           x.redacted_spans, x.pending_error, x.service, x.latency_ms);
+           x.redacted_spans, x.pending_error, x.service, x.latency_ms,
+           x.validated);
 }
 
 /// Adds a warning once.

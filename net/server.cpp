@@ -567,9 +567,10 @@ private:
     }
     auto& st = *r;
     auto body = domain::to_json(st);
-    // The finalize node validated the state already; this second check
-    // guards the HTTP contract against a graph that skipped finalize.
-    auto issues = domain::validate_response(body);
+    // The finalize node validated the state already (`validated`); a state
+    // that did not pass through it is checked here before it is written.
+    auto issues = st.validated ? std::vector<domain::issue>{}
+                               : domain::validate_response(body);
     if (!issues.empty()) {
       boost::json::array list;
       for (const auto& i : issues)
