@@ -42,28 +42,6 @@ bool is_identifier(std::string_view text) {
   return true;
 }
 
-std::string quote_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (auto c : name) {
-    if (c == '"')
-      out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
-std::string quote_literal(std::string_view text) {
-  std::string out = "'";
-  for (auto c : text) {
-    if (c == '\'')
-      out += '\'';
-    out += c;
-  }
-  out += '\'';
-  return out;
-}
-
 domain::error field_error(const std::string& path, std::string message) {
   auto err = domain::make_error(ec::config_invalid,
                                 "catalog: " + path + ": " + message);

@@ -10,20 +10,10 @@ namespace candor::data {
 
 namespace {
 
+using domain::is_ascii_space;
+using domain::trim_ascii;
+
 // -- small text helpers -------------------------------------------------------
-
-bool is_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f'
-         || c == '\v';
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_space(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back()))
-    s.remove_suffix(1);
-  return s;
-}
 
 bool starts_with(std::string_view s, std::string_view prefix) noexcept {
   return s.substr(0, prefix.size()) == prefix;
@@ -38,11 +28,11 @@ int heading_level(std::string_view line, std::string_view& text) noexcept {
   if (hashes == 0 || hashes > 3 || hashes >= line.size()
       || line[hashes] != ' ')
     return 0;
-  auto rest = trim(line.substr(hashes));
+  auto rest = trim_ascii(line.substr(hashes));
   // Optional closing sequence: "## Title ##".
   while (!rest.empty() && rest.back() == '#')
     rest.remove_suffix(1);
-  text = trim(rest);
+  text = trim_ascii(rest);
   return text.empty() ? 0 : static_cast<int>(hashes);
 }
 
@@ -96,7 +86,7 @@ std::string reflow(const std::vector<std::string>& lines) {
   bool in_paragraph = false;
   bool in_fence = false;
   for (const auto& raw : lines) {
-    auto line = trim(raw);
+    auto line = trim_ascii(raw);
     if (starts_with(line, "```")) {
       in_fence = !in_fence;
       continue;
@@ -139,7 +129,7 @@ std::vector<std::string> units_of(std::string_view text, size_t limit) {
         unit.remove_prefix(1);
       out.emplace_back(std::string{piece} + " ");
     }
-    if (!trim(unit).empty())
+    if (!trim_ascii(unit).empty())
       out.emplace_back(unit);
   }
   return out;
@@ -158,16 +148,16 @@ std::vector<std::string> pack(const std::vector<std::string>& units,
     std::string text;
     for (auto i : cur)
       text += units[i];
-    out.emplace_back(trim(text));
+    out.emplace_back(trim_ascii(text));
   };
   for (size_t i = 0; i < units.size(); ++i) {
-    auto len = trim(units[i]).size() + 1;
+    auto len = trim_ascii(units[i]).size() + 1;
     if (fresh > 0 && cur_len + len > target) {
       emit();
       std::vector<size_t> tail;
       size_t tail_len = 0;
       for (auto j = cur.size(); j-- > 0;) {
-        auto l = trim(units[cur[j]]).size() + 1;
+        auto l = trim_ascii(units[cur[j]]).size() + 1;
         if (tail_len + l > overlap || tail.size() + 1 >= cur.size())
           break;
         tail.insert(tail.begin(), cur[j]);
@@ -244,7 +234,7 @@ chunked_document chunk_markdown(std::string_view doc_slug,
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);
     pos = nl + 1;
-    if (starts_with(trim(line), "```"))
+    if (starts_with(trim_ascii(line), "```"))
       in_fence = !in_fence;
     std::string_view htext;
     auto level = in_fence ? 0 : heading_level(line, htext);
@@ -285,7 +275,7 @@ chunked_document chunk_markdown(std::string_view doc_slug,
   int32_t ordinal = 0;
   for (auto& sec : sections) {
     auto text = reflow(sec.lines);
-    if (trim(text).empty())
+    if (trim_ascii(text).empty())
       continue;
     std::string heading = sec.heading;
     domain::sanitized_text heading_check = title_check;

@@ -1472,17 +1472,6 @@ private:
 
 // -- checks, summary, fingerprint ---------------------------------------------
 
-std::string quote_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (auto c : name) {
-    if (c == '"')
-      out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 domain::outcome<std::vector<std::string>> user_tables(database& db) {
   auto stmt = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' "
                          "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "

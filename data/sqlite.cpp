@@ -346,4 +346,26 @@ void transaction::rollback() noexcept {
   db_ = nullptr;
 }
 
+std::string quote_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (auto c : name) {
+    if (c == '"')
+      out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+std::string quote_literal(std::string_view text) {
+  std::string out = "'";
+  for (auto c : text) {
+    if (c == '\'')
+      out += '\'';
+    out += c;
+  }
+  out += '\'';
+  return out;
+}
+
 } // namespace candor::data

@@ -244,4 +244,10 @@ private:
   database* db_ = nullptr;
 };
 
+/// `name` as a double-quoted SQL identifier ("" escapes a quote).
+std::string quote_identifier(std::string_view name);
+
+/// `text` as a single-quoted SQL string literal ('' escapes a quote).
+std::string quote_literal(std::string_view text);
+
 } // namespace candor::data

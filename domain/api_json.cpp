@@ -11,24 +11,13 @@
 
 namespace json = boost::json;
 
+#include "domain/text.hpp"
+
 namespace candor::domain {
 
 namespace {
 
 // -- parsing helpers ----------------------------------------------------------
-
-bool is_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-         || c == '\v';
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_space(s.front()))
-    s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back()))
-    s.remove_suffix(1);
-  return s;
-}
 
 std::string_view kind_name(const json::value& v) noexcept {
   switch (v.kind()) {
@@ -386,7 +375,7 @@ outcome<ask_request> parse_ask_body(std::string_view body,
                                            + std::string{kind_name(
                                              it->value())}});
   } else {
-    auto q = trim(std::string_view{it->value().get_string()});
+    auto q = trim_ascii(std::string_view{it->value().get_string()});
     auto n = count_code_points(q);
     if (n < lim.min_question)
       e.issues.push_back(issue{"question",

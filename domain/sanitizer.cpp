@@ -2,14 +2,11 @@
 
 #include <algorithm>
 
+#include "domain/text.hpp"
+
 namespace candor::domain {
 
 namespace {
-
-bool is_space(char c) noexcept {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-         || c == '\v';
-}
 
 bool is_terminal(char c) noexcept {
   return c == '.' || c == '!' || c == '?';
@@ -21,7 +18,7 @@ std::vector<sentence_span> split_sentences(std::string_view text) {
   std::vector<sentence_span> out;
   size_t i = 0;
   auto n = text.size();
-  while (i < n && is_space(text[i]))
+  while (i < n && is_ascii_space(text[i]))
     ++i;
   while (i < n) {
     auto begin = i;
@@ -32,7 +29,7 @@ std::vector<sentence_span> split_sentences(std::string_view text) {
         end = j;
         break;
       }
-      if (is_terminal(text[j]) && j + 1 < n && is_space(text[j + 1])) {
+      if (is_terminal(text[j]) && j + 1 < n && is_ascii_space(text[j + 1])) {
         end = j + 1;
         break;
       }
@@ -40,10 +37,10 @@ std::vector<sentence_span> split_sentences(std::string_view text) {
     // Trailing whitespace (a sentence ended by a newline may carry spaces
     // before it) is not part of the sentence.
     auto stop = end;
-    while (stop > begin && is_space(text[stop - 1]))
+    while (stop > begin && is_ascii_space(text[stop - 1]))
       --stop;
     auto next = end;
-    while (next < n && is_space(text[next]))
+    while (next < n && is_ascii_space(text[next]))
       ++next;
     if (stop > begin)
       out.push_back(sentence_span{begin, stop, next});

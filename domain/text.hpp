@@ -39,4 +39,19 @@ std::string escape_xml(std::string_view text);
 /// code points above U+10FFFF, no truncated sequences).
 bool valid_utf8(std::string_view text) noexcept;
 
+/// ASCII white space: space, \t, \n, \r, \f, \v.
+constexpr bool is_ascii_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+         || c == '\v';
+}
+
+/// `s` without leading and trailing ASCII white space.
+constexpr std::string_view trim_ascii(std::string_view s) noexcept {
+  while (!s.empty() && is_ascii_space(s.front()))
+    s.remove_prefix(1);
+  while (!s.empty() && is_ascii_space(s.back()))
+    s.remove_suffix(1);
+  return s;
+}
+
 } // namespace candor::domain
