@@ -100,6 +100,16 @@ int config_failure(const domain::error& e) {
   return exit_usage;
 }
 
+/// Creates the data directory; false (after saying why) when it cannot.
+bool ensure_data_dir(const domain::config& cfg) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec)
+    std::cerr << "candor: cannot create data directory '" << cfg.data_dir
+              << "': " << ec.message() << "\n";
+  return !ec;
+}
+
 int start_failure(const domain::error& e) {
   std::cerr << "candor: cannot start: " << e.message << "\n";
   return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
@@ -243,7 +253,8 @@ int cmd_seed(int argc, char** argv) {
   auto cfg = configure(vm, {});
   if (!cfg)
     return config_failure(cfg.err());
-  std::filesystem::create_directories(cfg->data_dir);
+  if (!ensure_data_dir(*cfg))
+    return exit_failure;
   auto path = cfg->data_dir + "/sales.db";
   domain::outcome<data::sales_summary> summary
     = domain::make_error(domain::ec::internal, "not run");
@@ -294,7 +305,8 @@ int cmd_ingest(int argc, char** argv) {
   auto cfg = configure(vm, {});
   if (!cfg)
     return config_failure(cfg.err());
-  std::filesystem::create_directories(cfg->data_dir);
+  if (!ensure_data_dir(*cfg))
+    return exit_failure;
   auto kb = vm.count("kb") ? vm["kb"].as<std::string>()
                            : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
   auto report = data::ingest(
