@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
@@ -56,6 +57,38 @@ typename Inspector::result_type inspect(Inspector& f, llm_reply& x) {
   return f(x.text, x.model, x.finish_reason, x.usage);
 }
 
+/// One statement for the SQL sandbox. The statement has passed the static
+/// policy and the validation connection already; the executor applies its
+/// own layers regardless.
+struct sql_exec_request {
+  std::string request_id;
+  std::string sql;
+  int32_t max_rows = 200;     ///< rows kept; more set `truncated`
+  int32_t deadline_ms = 0;    ///< 0: the sandbox's configured deadline
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sql_exec_request& x) {
+  return f(x.request_id, x.sql, x.max_rows, x.deadline_ms);
+}
+
+/// What an executor returned for one statement. Failures travel as errors
+/// instead: `sql_timeout` (killed at the deadline), `sql_executor_failed`
+/// (the process died), `sql_failed` (SQLite refused or aborted it, e.g. the
+/// heap limit; the message says why).
+struct sql_exec_result {
+  std::vector<std::string> columns;
+  std::vector<std::vector<domain::cell>> rows;
+  int64_t row_count = 0;   ///< rows produced (may exceed rows.size())
+  bool truncated = false;  ///< rows were cut at max_rows
+  int64_t elapsed_us = 0;  ///< inside the executor
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sql_exec_result& x) {
+  return f(x.columns, x.rows, x.row_count, x.truncated, x.elapsed_us);
+}
+
 /// Callback through which a request's outcome leaves the actor system. It
 /// holds the HTTP session alive and only posts to the session's executor.
 using ask_responder = std::function<void(domain::outcome<domain::ask_state>)>;
@@ -79,6 +112,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(candor, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(candor, (candor::domain::sql_audit_record))
   CAF_ADD_TYPE_ID(candor, (candor::actors::llm_request))
   CAF_ADD_TYPE_ID(candor, (candor::actors::llm_reply))
+  CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_request))
+  CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_result))
 
 CAF_END_TYPE_ID_BLOCK(candor)
 
@@ -97,6 +132,7 @@ CAF_ADD_ATOM(candor, candor::atom, ledger, "ledger")
 CAF_ADD_ATOM(candor, candor::atom, restarts, "restarts")
 CAF_ADD_ATOM(candor, candor::atom, health, "health")
 CAF_ADD_ATOM(candor, candor::atom, internal, "internal")
+CAF_ADD_ATOM(candor, candor::atom, exec, "exec")
 
 namespace candor::actors {
 
@@ -144,6 +180,15 @@ using ledger_reader_actor = caf::typed_actor<
   // Number of request rows (tests, health).
   caf::replies_to<atom::count>::with<int64_t>>;
 
+/// The SQL SANDBOX: the only thing that runs generated SQL. It owns a pool
+/// of executor processes and enforces the deadline with SIGKILL. (The
+/// implementation may add internal messages to this interface.)
+using sql_sandbox_actor = caf::typed_actor<
+  // Runs one statement in an executor process.
+  caf::replies_to<atom::exec, sql_exec_request>::with<sql_exec_result>,
+  // Pool readiness as JSON: {"size", "ready", "busy", "kills", "respawns"}.
+  caf::replies_to<atom::health>::with<std::string>>;
+
 /// The GUARDIAN: owns the service actors, restarts one that dies and spawns
 /// one supervisor per request.
 using guardian_actor = caf::typed_actor<
@@ -184,3 +229,4 @@ caf::error to_caf(domain::ec code, std::string message);
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::node_actor)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::llm_actor)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::ledger_actor)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::sql_sandbox_actor)

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <vector>
 
@@ -221,6 +222,40 @@ const std::vector<field>& fields() {
     t.push_back(make_string("guardrail.mode", CANDOR_MEMBER(guardrail.mode),
                             {"rules", "rules+model", "off"}));
     t.push_back(make_string("guardrail.canary", CANDOR_MEMBER(guardrail.canary)));
+    t.push_back(make_int("sql.seed", CANDOR_MEMBER(sql.seed), 0,
+                         std::numeric_limits<int64_t>::max()));
+    t.push_back(make_int("sql.maxCorrections",
+                         CANDOR_MEMBER(sql.max_corrections), 0, 10));
+    t.push_back(make_int("sql.maxRows", CANDOR_MEMBER(sql.max_rows), 1, 200));
+    t.push_back(make_int("sql.rowsToModel", CANDOR_MEMBER(sql.rows_to_model),
+                         0, 200));
+    t.push_back(make_int("sql.executorPool", CANDOR_MEMBER(sql.executor_pool),
+                         1, 64));
+    t.push_back(make_int("sql.deadlineMs", CANDOR_MEMBER(sql.deadline_ms), 10,
+                         600000));
+    t.push_back(make_int("sql.executorMemoryMb",
+                         CANDOR_MEMBER(sql.executor_memory_mb), 32, 65536));
+    t.push_back(make_int("sql.heapLimitMb", CANDOR_MEMBER(sql.heap_limit_mb),
+                         1, 65536));
+    t.push_back(make_int("sql.executorCpuSeconds",
+                         CANDOR_MEMBER(sql.executor_cpu_seconds), 1, 3600));
+    t.push_back(make_string("retrieval.mode", CANDOR_MEMBER(retrieval.mode),
+                            {"tfidf", "bm25", "fusion"}));
+    t.push_back(make_int("retrieval.topK", CANDOR_MEMBER(retrieval.top_k), 1,
+                         3));
+    t.push_back(make_int("retrieval.chunkSize",
+                         CANDOR_MEMBER(retrieval.chunk_size), 200, 4000));
+    t.push_back(make_int("retrieval.dimensions",
+                         CANDOR_MEMBER(retrieval.dimensions), 1024,
+                         16 * 1024 * 1024));
+    t.push_back(make_double("retrieval.threshold",
+                            CANDOR_MEMBER(retrieval.threshold), 0, 1000));
+    {
+      auto f = make_string("retrieval.adminToken",
+                           CANDOR_MEMBER(retrieval.admin_token));
+      f.secret = true;
+      t.push_back(std::move(f));
+    }
     t.push_back(make_int("ledger.flushIntervalMs",
                          CANDOR_MEMBER(ledger.flush_interval_ms), 1, 60000));
     t.push_back(make_int("ledger.maxBatch", CANDOR_MEMBER(ledger.max_batch), 1,

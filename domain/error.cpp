@@ -25,6 +25,10 @@ std::string_view to_string(ec code) noexcept {
     case ec::node_unavailable: return "node_unavailable";
     case ec::config_invalid: return "config_invalid";
     case ec::storage_failed: return "storage_failed";
+    case ec::sql_timeout: return "sql_timeout";
+    case ec::sql_executor_failed: return "sql_executor_failed";
+    case ec::sql_failed: return "sql_failed";
+    case ec::index_unavailable: return "index_unavailable";
   }
   return "unknown";
 }

@@ -32,6 +32,10 @@ enum class ec : uint8_t {
   node_unavailable,       ///< a graph node is not part of this build
   config_invalid,         ///< startup: bad configuration
   storage_failed,         ///< a database operation failed
+  sql_timeout,            ///< generated SQL ran past its deadline (killed)
+  sql_executor_failed,    ///< the executor process died or misbehaved
+  sql_failed,             ///< SQLite refused or aborted a statement at run time
+  index_unavailable,      ///< no retrieval snapshot is loaded
 };
 
 /// Stable snake_case name, used as the `error` field of error bodies.
