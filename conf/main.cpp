@@ -19,6 +19,7 @@
 #include "domain/config.hpp"
 #include "domain/log.hpp"
 #include "net/server.hpp"
+#include "domain/build_info.hpp"
 
 namespace po = boost::program_options;
 using namespace candor;

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "data/sqlite.hpp"
+#include "domain/build_info.hpp"
 
 namespace candor::data {
 

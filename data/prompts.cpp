@@ -1,4 +1,5 @@
 #include "data/prompts.hpp"
+#include "domain/build_info.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 
 #include "domain/embedded.hpp"
+#include "domain/build_info.hpp"
 
 extern char** environ;
 

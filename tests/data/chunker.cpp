@@ -11,6 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "domain/sanitizer.hpp"
+#include "domain/build_info.hpp"
 
 using namespace candor;
 using namespace candor::data;

@@ -14,6 +14,7 @@
 
 #include "data/ingest.hpp"
 #include "domain/sanitizer.hpp"
+#include "domain/build_info.hpp"
 
 using namespace candor;
 using namespace candor::data;

@@ -12,6 +12,7 @@
 
 #include "data/index_store.hpp"
 #include "data/sqlite.hpp"
+#include "domain/build_info.hpp"
 
 using namespace candor;
 using namespace candor::data;

@@ -17,6 +17,7 @@
 #include "tests/support/temp_dir.hpp"
 
 #include "domain/sql_policy.hpp"
+#include "domain/build_info.hpp"
 
 using namespace candor;
 using namespace candor::data;

@@ -1,4 +1,5 @@
 #include "domain/sanitizer.hpp"
+#include "domain/build_info.hpp"
 
 #include <fstream>
 #include <sstream>
