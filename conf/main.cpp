@@ -476,7 +476,10 @@ int cmd_ablation(int argc, char** argv) {
   add_eval_options(desc);
   desc.add_options()("chunk-sizes",
                      po::value<std::vector<size_t>>()->multitoken(),
-                     "chunk sizes to compare (default: 400 600)");
+                     "chunk sizes to compare (default: 400 600)")(
+    "split", po::value<std::string>()->default_value("test"),
+    "split to measure on: test (the reported figures) or calibration "
+    "(for developing the mechanism without looking at test)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor ablation [--chunk-sizes N N] [--json] "
@@ -500,6 +503,13 @@ int cmd_ablation(int argc, char** argv) {
   }
   eval::ablation_options opts;
   opts.kb_dir = kb_dir_of(vm);
+  auto split = vm["split"].as<std::string>();
+  if (split == "calibration") {
+    opts.measure = eval::split_kind::calibration;
+  } else if (split != "test") {
+    std::cerr << "candor: --split must be test or calibration\n";
+    return exit_usage;
+  }
   opts.k = static_cast<size_t>(cfg->retrieval.top_k);
   opts.params = data::ingest_options_from(*cfg).retrieval;
   if (vm.count("chunk-sizes")) {
@@ -518,8 +528,9 @@ int cmd_ablation(int argc, char** argv) {
   if (vm.count("json")) {
     std::cout << boost::json::serialize(eval::to_json(*report)) << "\n";
   } else {
-    std::cout << "set " << report->set_name << ", test split; thresholds "
-              << "calibrated on the calibration split\n"
+    std::cout << "set " << report->set_name << ", "
+              << eval::to_string(report->measured)
+              << " split; thresholds calibrated on the calibration split\n"
               << eval::format_table(*report);
   }
   return exit_ok;

@@ -8,6 +8,8 @@
 
 #include <boost/json.hpp>
 
+#include "data/query.hpp"
+
 namespace candor::data {
 
 namespace json = boost::json;
@@ -432,8 +434,17 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     h.score = score;
     return h;
   };
+  // Query analysis (thesaurus expansion) happens once per analyzer.
+  auto same_analysis = params_.tfidf.analysis.stem == params_.bm25.analysis.stem
+                       && params_.tfidf.analysis.stopwords
+                            == params_.bm25.analysis.stopwords;
+  auto terms = analyze_query(query, params_.tfidf.analysis).search_terms();
+  auto bm25_terms = same_analysis
+                      ? terms
+                      : analyze_query(query, params_.bm25.analysis)
+                          .search_terms();
   if (mode == search_mode::tfidf) {
-    auto q = tfidf_.embed_query(query);
+    auto q = tfidf_.embed_query_terms(terms);
     for (const auto& x : top(tfidf_postings_, q, k, opts.prune_ratio)) {
       hits.push_back(make_hit(x.doc, x.score));
       hits.back().tfidf = x.score;
@@ -441,7 +452,7 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     return hits;
   }
   if (mode == search_mode::bm25) {
-    auto q = bm25_.embed_query(query);
+    auto q = bm25_.embed_query_terms(bm25_terms);
     for (const auto& x : top(bm25_postings_, q, k, opts.prune_ratio)) {
       hits.push_back(make_hit(x.doc, x.score));
       hits.back().bm25 = x.score;
@@ -450,17 +461,10 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
   }
   // Reciprocal-rank fusion.
   auto depth = std::max<size_t>(k, params_.fusion_depth);
-  auto same_analysis = params_.tfidf.analysis.stem == params_.bm25.analysis.stem
-                       && params_.tfidf.analysis.stopwords
-                            == params_.bm25.analysis.stopwords;
-  auto terms = analyze(query, params_.tfidf.analysis);
   auto a = top(tfidf_postings_, tfidf_.embed_query_terms(terms), depth,
                opts.prune_ratio);
-  auto b = top(bm25_postings_,
-               same_analysis
-                 ? bm25_.embed_query_terms(terms)
-                 : bm25_.embed_query(query),
-               depth, opts.prune_ratio);
+  auto b = top(bm25_postings_, bm25_.embed_query_terms(bm25_terms), depth,
+               opts.prune_ratio);
   struct fused {
     double rrf = 0;
     double tfidf = 0;
@@ -622,7 +626,8 @@ domain::outcome<std::vector<fts_hit>>
 fts5_search(database& db, std::string_view query, size_t k,
             const analyzer_options& opts) {
   std::vector<fts_hit> out;
-  auto terms = analyze(query, opts);
+  // The same query analysis as `retrieval_snapshot::search`.
+  auto terms = analyze_query(query, opts).search_terms();
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
   if (terms.empty() || k == 0)

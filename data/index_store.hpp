@@ -201,7 +201,8 @@ struct fts_hit {
 };
 
 /// BM25 through SQLite FTS5 (k1 = 1.2, b = 0.75, FTS5's constants) over the
-/// index's `chunk_fts`, with the query analyzed like passages. The
+/// index's `chunk_fts`, with the query analyzed as `search` does
+/// (`analyze_query(...).search_terms()`, data/query.hpp). The
 /// reference the in-memory BM25 is tested against; not used for serving.
 domain::outcome<std::vector<fts_hit>>
 fts5_search(database& db, std::string_view query, size_t k,

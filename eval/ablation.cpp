@@ -218,7 +218,8 @@ domain::outcome<ablation_report> run_ablation(const labelled_set& set,
   ablation_report report;
   report.set_name = set.name;
   report.k = opts.k;
-  auto test = set.of(split_kind::test);
+  report.measured = opts.measure;
+  auto test = set.of(opts.measure);
   for (auto size : opts.chunk_sizes) {
     auto snap = build_snapshot(opts.kb_dir, size, opts.params);
     if (!snap)
@@ -239,7 +240,7 @@ domain::outcome<ablation_report> run_ablation(const labelled_set& set,
                                        mode, opts.k));
       row.threshold = cal.threshold;
       row.calibration_accuracy = cal.best_accuracy;
-      auto scored = score_split(**snap, set, split_kind::test, mode, opts.k);
+      auto scored = score_split(**snap, set, opts.measure, mode, opts.k);
       row.test_questions = scored.size();
       row.refusal_accuracy = refusal_accuracy(scored, cal.threshold);
       row.meets_targets = row.ranking.recall_at_k >= target_recall
@@ -307,7 +308,7 @@ json::value to_json(const ablation_report& report) {
   }
   return json::object{
     {"set", report.set_name},
-    {"split", "test"},
+    {"split", std::string{to_string(report.measured)}},
     {"k", report.k},
     {"targets", json::object{{"recallAtK", target_recall},
                              {"mrr", target_mrr},

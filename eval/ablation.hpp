@@ -102,6 +102,10 @@ struct ablation_options {
   size_t k = 3;
   /// How deep the ranking goes for MRR.
   size_t depth = 10;
+  /// The split the figures are measured on. Thresholds always come from
+  /// the calibration split; measuring on it is for developing the
+  /// mechanism without looking at the test split.
+  split_kind measure = split_kind::test;
   data::retrieval_params params;
 };
 
@@ -123,6 +127,7 @@ struct ablation_row {
 
 struct ablation_report {
   std::string set_name;
+  split_kind measured = split_kind::test;
   size_t k = 3;
   std::vector<ablation_row> rows;
   /// Index of the winner in `rows`: meeting the targets first, then the
