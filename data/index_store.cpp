@@ -443,20 +443,31 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
                       ? terms
                       : analyze_query(query, params_.bm25.analysis)
                           .search_terms();
-  if (mode == search_mode::tfidf) {
-    auto q = tfidf_.embed_query_terms(terms);
-    for (const auto& x : top(tfidf_postings_, q, k, opts.prune_ratio)) {
-      hits.push_back(make_hit(x.doc, x.score));
-      hits.back().tfidf = x.score;
+  auto weighted = opts.intro_weight >= 0 && opts.intro_weight < 1;
+  auto prior = [&](uint32_t doc) {
+    const auto& c = chunks_[doc];
+    return weighted && c.heading == c.doc_title ? opts.intro_weight : 1.0;
+  };
+  if (mode == search_mode::tfidf || mode == search_mode::bm25) {
+    // With the prior, an introduction can drop below a chunk ranked after
+    // it: look past k by at most one introduction per document.
+    auto extra = weighted ? std::min<size_t>(documents_, 64) : 0;
+    auto tfidf = mode == search_mode::tfidf;
+    auto list = tfidf ? top(tfidf_postings_, tfidf_.embed_query_terms(terms),
+                            k + extra, opts.prune_ratio)
+                      : top(bm25_postings_,
+                            bm25_.embed_query_terms(bm25_terms), k + extra,
+                            opts.prune_ratio);
+    for (const auto& x : list) {
+      hits.push_back(make_hit(x.doc, x.score * prior(x.doc)));
+      (tfidf ? hits.back().tfidf : hits.back().bm25) = x.score;
     }
-    return hits;
-  }
-  if (mode == search_mode::bm25) {
-    auto q = bm25_.embed_query_terms(bm25_terms);
-    for (const auto& x : top(bm25_postings_, q, k, opts.prune_ratio)) {
-      hits.push_back(make_hit(x.doc, x.score));
-      hits.back().bm25 = x.score;
-    }
+    std::stable_sort(hits.begin(), hits.end(),
+                     [](const search_hit& a, const search_hit& b) {
+                       return better(a.score, a.index, b.score, b.index);
+                     });
+    if (hits.size() > k)
+      hits.resize(k);
     return hits;
   }
   // Reciprocal-rank fusion.
@@ -485,6 +496,8 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     f.bm25 = b[r].score;
     f.best_rank = std::min(f.best_rank, r);
   }
+  for (auto& [doc, f] : by_doc)
+    f.rrf *= prior(doc);
   std::vector<std::pair<uint32_t, fused>> all(by_doc.begin(), by_doc.end());
   std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) {
     if (x.second.rrf != y.second.rrf)
