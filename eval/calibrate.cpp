@@ -144,10 +144,29 @@ std::string format_calibration(const calibration& c) {
   out << "calibration split: " << c.answerable << " answerable, "
       << c.unanswerable << " unanswerable\n\n"
       << "threshold  accuracy\n";
-  for (const auto& r : c.sweep) {
+  // The grid, with the plateau's ends and the choice merged in.
+  struct row {
+    double threshold;
+    double accuracy;
+    const char* note;
+  };
+  std::vector<row> rows;
+  for (const auto& r : c.sweep)
+    rows.push_back({r.threshold, r.accuracy, ""});
+  if (c.plateau_high > c.plateau_low) {
+    rows.push_back({c.plateau_low, -1, "  plateau starts above"});
+    rows.push_back({c.threshold, c.best_accuracy, "  <- chosen"});
+    rows.push_back({c.plateau_high, c.best_accuracy, "  plateau ends"});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const row& a, const row& b) {
+                     return a.threshold < b.threshold;
+                   });
+  for (const auto& r : rows) {
     bool in = r.threshold > c.plateau_low && r.threshold <= c.plateau_high;
-    out << fixed(r.threshold, 4) << "     " << fixed(r.accuracy, 3)
-        << (in ? "  *" : "") << "\n";
+    out << fixed(r.threshold, 4) << "     "
+        << (r.accuracy < 0 ? std::string{"     "} : fixed(r.accuracy, 3))
+        << (*r.note ? r.note : (in ? "  *" : "")) << "\n";
   }
   out << "\nmedian evidence: answerable " << fixed(c.median_answerable, 4)
       << ", unanswerable " << fixed(c.median_unanswerable, 4)
