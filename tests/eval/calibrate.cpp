@@ -13,6 +13,7 @@
 #include "data/ingest.hpp"
 #include "domain/build_info.hpp"
 #include "domain/config.hpp"
+#include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace candor;
@@ -201,6 +202,57 @@ BOOST_AUTO_TEST_CASE(write_threshold_edits_only_that_value) {
   auto err = write_threshold(dir.file("other.json"), 0.5);
   BOOST_TEST(bool(err));
   BOOST_TEST(read(dir.file("other.json")) == R"({"http": {"port": 1}})");
+}
+
+BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
+  using candor::test::run_candor;
+  auto cfg = domain::load_config(domain::default_config_json(), conf_path,
+                                 {}, {});
+  BOOST_REQUIRE(cfg.ok());
+  auto r = run_candor({"calibrate", "--help"});
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(r.out.find("--write") != std::string::npos);
+  r = run_candor({"calibrate", "--json"});
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  auto v = json::parse(r.out).as_object();
+  BOOST_TEST(v.at("threshold").to_number<double>()
+             == cfg->retrieval.threshold);
+  BOOST_TEST(v.at("mode").as_string() == cfg->retrieval.mode);
+  // --write sets the value in the given file (a copy here).
+  test::temp_dir dir{"candor-calibrate-cli"};
+  auto copy = dir.file("candor.json");
+  {
+    auto text = read(conf_path);
+    auto at = text.find("\"threshold\"");
+    BOOST_REQUIRE(at != std::string::npos);
+    auto colon = text.find(':', at);
+    auto end = text.find_first_of(",\n}", colon);
+    text = text.substr(0, colon + 1) + " 0.5" + text.substr(end);
+    std::ofstream{copy} << text;
+  }
+  r = run_candor({"calibrate", "--config", copy, "--write", copy});
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  BOOST_TEST(r.out.find("chosen threshold") != std::string::npos);
+  BOOST_TEST(r.out.find("separation") != std::string::npos);
+  auto written = domain::load_config(domain::default_config_json(), copy, {},
+                                     {});
+  BOOST_REQUIRE(written.ok());
+  BOOST_TEST(written->retrieval.threshold == cfg->retrieval.threshold);
+  // The ablation at one chunk size: three rows, one winner.
+  r = run_candor({"ablation", "--chunk-sizes", "600", "--json"});
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  auto a = json::parse(r.out).as_object();
+  BOOST_TEST(a.at("split").as_string() == "test");
+  auto& rows = a.at("rows").as_array();
+  BOOST_TEST(rows.size() == 3u);
+  size_t winners = 0;
+  for (const auto& row : rows)
+    winners += row.at("winner").as_bool() ? 1 : 0;
+  BOOST_TEST(winners == 1u);
+  r = run_candor({"ablation", "--split", "train"});
+  BOOST_TEST(r.exit_code == 2);
+  r = run_candor({"ablation", "--chunk-sizes", "50"});
+  BOOST_TEST(r.exit_code == 2);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
