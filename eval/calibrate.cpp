@@ -173,7 +173,7 @@ std::string format_calibration(const calibration& c) {
       << ", separation " << fixed(c.separation, 4) << "\n"
       << "best accuracy " << fixed(c.best_accuracy, 3)
       << " on the plateau (" << fixed(c.plateau_low, 4) << ", "
-      << fixed(c.plateau_high, 4) << "] (* above)\n"
+      << fixed(c.plateau_high, 4) << "] (marked above)\n"
       << "chosen threshold: " << fixed(c.threshold, 4) << "\n";
   return out.str();
 }

@@ -60,7 +60,7 @@ struct calibration {
 /// evidence values, the lowest one reaching down to min(0, lowest value);
 /// refusing everything is a candidate only when no item is answerable.
 calibration calibrate(const std::vector<scored_question>& items,
-                      size_t sweep_rows = 21);
+                      size_t sweep_rows = 13);
 
 /// Evidence of the questions of `split`: `data::evidence_score` over the
 /// top `k` hits of `mode`, as the server's retrieve node computes it.
