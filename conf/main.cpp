@@ -390,7 +390,8 @@ std::string kb_dir_of(const po::variables_map& vm) {
                         : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
 }
 
-domain::outcome<eval::labelled_set> labelled_set_of(const po::variables_map& vm) {
+domain::outcome<eval::labelled_set>
+labelled_set_of(const po::variables_map& vm) {
   return eval::load_labelled_set(vm.count("set")
                                    ? vm["set"].as<std::string>()
                                    : eval::default_labelled_set_path());

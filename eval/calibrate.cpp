@@ -84,7 +84,8 @@ calibration calibrate(const std::vector<scored_question>& items,
   double floor = std::min(0.0, values.front());
   cands.push_back({floor, values.front(), ans.size()});
   for (size_t j = 0; j + 1 < values.size(); ++j)
-    cands.push_back({values[j], values[j + 1], correct_above(items, values[j])});
+    cands.push_back(
+      {values[j], values[j + 1], correct_above(items, values[j])});
   if (ans.empty())
     cands.push_back({values.back(), values.back() + 1.0, unans.size()});
   size_t best = 0;

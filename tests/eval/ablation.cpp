@@ -130,7 +130,8 @@ BOOST_AUTO_TEST_CASE(expected_chunks_exist_at_the_shipped_chunk_size) {
 }
 
 BOOST_AUTO_TEST_CASE(section_of_strips_the_chunk_number) {
-  BOOST_TEST(section_of("warranty#e-bike-frames-1") == "warranty#e-bike-frames");
+  BOOST_TEST(section_of("warranty#e-bike-frames-1")
+             == "warranty#e-bike-frames");
   BOOST_TEST(section_of("faq#opening-hours-12") == "faq#opening-hours");
   // A section slug ending in a number keeps it; only the last part goes.
   BOOST_TEST(section_of("recalls#batches-2024-1") == "recalls#batches-2024");
@@ -210,7 +211,7 @@ BOOST_AUTO_TEST_CASE(the_thesaurus_expands_one_way) {
   BOOST_TEST(data::thesaurus_size() > 50u);
 }
 
-BOOST_AUTO_TEST_CASE(the_ablation_covers_every_configuration_and_ships_its_winner) {
+BOOST_AUTO_TEST_CASE(the_ablation_covers_every_mode_and_ships_its_winner) {
   ablation_options opts;
   opts.kb_dir = kb_dir;
   auto report = run_ablation(shipped_set(), opts);
