@@ -121,7 +121,8 @@ BOOST_AUTO_TEST_CASE(a_key_or_endpoint_selects_the_real_provider) {
   BOOST_REQUIRE(!cfg); // a key without an endpoint is inconsistent
   BOOST_CHECK(cfg.err().message.find("CANDOR_LLM_BASE_URL")
               != std::string::npos);
-  cfg = load({{"CANDOR_LLM_BASE_URL", "http://127.0.0.1:9/v1"}});
+  cfg = load({{"CANDOR_LLM_BASE_URL", "http://127.0.0.1:9/v1"},
+              {"CANDOR_LLM_MODEL", "m1"}});
   BOOST_REQUIRE(cfg);
   BOOST_CHECK_EQUAL(cfg->llm.provider, "openai");
   cfg = load({{"CANDOR_GUARDRAIL_MODE", "rules+model"}});
