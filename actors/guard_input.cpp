@@ -76,7 +76,8 @@ guard_input(node_actor::stateful_pointer<guard_input_state> self,
   self->state.prompt_version = std::move(prompt_version);
   self->state.system_prompt = std::move(system_prompt);
   return {
-    [self](atom::step, domain::ask_state& st) -> caf::result<domain::ask_state> {
+    [self](atom::step,
+           domain::ask_state& st) -> caf::result<domain::ask_state> {
       if (self->state.mode == "off") {
         domain::add_warning(st, "guardrail_off");
         return std::move(st);

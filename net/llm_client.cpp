@@ -423,8 +423,9 @@ bool parse_url(const std::string& url, url_parts& out) {
   }
   auto slash = rest.find('/');
   auto authority = rest.substr(0, slash);
-  out.target = slash == std::string_view::npos ? "/"
-                                               : std::string{rest.substr(slash)};
+  out.target = slash == std::string_view::npos
+                 ? "/"
+                 : std::string{rest.substr(slash)};
   if (authority.empty() || authority.find('@') != std::string_view::npos)
     return false;
   std::string_view port;

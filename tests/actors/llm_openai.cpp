@@ -356,7 +356,7 @@ BOOST_AUTO_TEST_CASE(tls_endpoint_needs_its_ca) {
   }
 }
 
-// -- the guard classifier ------------------------------------------------------
+// -- the guard classifier -----------------------------------------------------
 
 namespace {
 
