@@ -25,6 +25,7 @@ llm_settings llm_settings::from(const domain::config& cfg) {
   s.api_key = cfg.llm.api_key;
   s.response_format = cfg.llm.response_format;
   s.attempt_timeout = std::chrono::milliseconds{cfg.llm.attempt_timeout_ms};
+  s.call_deadline = std::chrono::milliseconds{cfg.graph.request_deadline_ms};
   return s;
 }
 
@@ -150,14 +151,27 @@ void after_failure(llm_ptr self, uint64_t id, attempt_result kind,
                      {"reason", why}});
   bool retryable = kind == attempt_result::timeout
                    || kind == attempt_result::unavailable;
+  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - p.started)
+                 .count();
+  auto left = st.settings.call_deadline.count() - spent;
   if (retryable && p.model_attempts <= st.settings.max_retries) {
-    ++p.retries;
     auto base = st.settings.backoff_base.count();
     auto exp = base << std::min(p.model_attempts - 1, 10);
     auto jitter = base > 0 ? static_cast<int64_t>(st.rng() % base) : 0;
     auto delay = std::max<int64_t>(exp + jitter, min_delay_ms);
-    self->delayed_send(self, std::chrono::milliseconds{delay},
-                       atom::internal_v, atom::call_v, id);
+    if (delay < left) {
+      ++p.retries;
+      self->delayed_send(self, std::chrono::milliseconds{delay},
+                         atom::internal_v, atom::call_v, id);
+      return;
+    }
+  }
+  if (left <= 0) {
+    finish(self, id, "unavailable",
+           to_caf(domain::ec::llm_unavailable,
+                  "no model answered within the request deadline (last: "
+                    + why + ")"));
     return;
   }
   if (p.model_index + 1 < p.models.size()) {
@@ -191,7 +205,12 @@ void send_http(llm_ptr self, uint64_t id, pending_call& p) {
   domain::http_call call;
   call.url = st.settings.base_url + "/chat/completions";
   call.body = domain::make_chat_body(spec);
-  call.timeout = st.settings.attempt_timeout;
+  // An attempt never waits past the call's deadline.
+  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+    std::chrono::steady_clock::now() - p.started);
+  call.timeout = std::max(std::chrono::milliseconds{1},
+                          std::min(st.settings.attempt_timeout,
+                                   st.settings.call_deadline - spent));
   call.headers.emplace_back("Content-Type", "application/json");
   call.headers.emplace_back("Accept", "application/json");
   if (!st.settings.api_key.empty())

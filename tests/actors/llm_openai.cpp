@@ -182,6 +182,22 @@ BOOST_AUTO_TEST_CASE(rate_limit_honours_retry_after) {
   BOOST_CHECK_EQUAL(t.stub.requests(), 2);
 }
 
+BOOST_AUTO_TEST_CASE(no_retry_waits_past_the_request_deadline) {
+  openai_app t{[](const test::stub_request&) {
+                 auto r = status(429);
+                 r.retry_after = "5";
+                 return r;
+               },
+               {{"graph.requestDeadlineMs", "1500"}}};
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = t.ask();
+  auto took = std::chrono::steady_clock::now() - t0;
+  BOOST_REQUIRE(!r.ok());
+  // Waiting 5 s cannot fit: straight to the fallback, then give up.
+  BOOST_CHECK(took < 1000ms);
+  BOOST_CHECK_EQUAL(t.stub.requests(), 2);
+}
+
 BOOST_AUTO_TEST_CASE(server_error_then_success_on_the_same_model) {
   openai_app t{[](const test::stub_request& req) {
     return req.index == 0 ? status(500) : say(route_oos);
