@@ -370,6 +370,13 @@ error check_consistency(config& cfg, const env_lookup& env) {
     if (url.find('@') != std::string::npos)
       return invalid("CANDOR_LLM_BASE_URL must not carry credentials: use "
                      "CANDOR_LLM_API_KEY");
+    // The key goes into a header: visible ASCII only (no CR/LF injection).
+    for (char c : cfg.llm.api_key)
+      if (c <= ' ' || c > '~')
+        return invalid("CANDOR_LLM_API_KEY must be printable ASCII without "
+                       "spaces");
+    if (cfg.llm.api_key.size() > 1024)
+      return invalid("CANDOR_LLM_API_KEY is longer than 1024 characters");
     // A key never travels in clear text to another machine.
     auto host = url.substr(https ? 8 : 7);
     host = host.substr(0, host.find_first_of(":/"));

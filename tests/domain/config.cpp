@@ -148,6 +148,12 @@ BOOST_AUTO_TEST_CASE(an_inconsistent_endpoint_names_the_variable) {
                           {"CANDOR_LLM_MODEL", "m"},
                           {"CANDOR_LLM_API_KEY", "sk-x"}}),
                     "CANDOR_LLM_API_KEY"));
+  auto bad_key = load({{"CANDOR_LLM_BASE_URL", "https://h/v1"},
+                       {"CANDOR_LLM_MODEL", "m"},
+                       {"CANDOR_LLM_API_KEY", "sk-x\r\nX-Evil: 1"}});
+  BOOST_CHECK(names(bad_key, "CANDOR_LLM_API_KEY"));
+  BOOST_CHECK(!bad_key && bad_key.err().message.find("sk-x")
+                            == std::string::npos);
   BOOST_CHECK(load({{"CANDOR_LLM_BASE_URL", "http://localhost:8000/v1"},
                     {"CANDOR_LLM_MODEL", "m"},
                     {"CANDOR_LLM_API_KEY", "sk-x"}}));
