@@ -36,8 +36,8 @@ struct llm_settings {
   std::chrono::milliseconds attempt_timeout{20000};
   /// Longest Retry-After honoured; longer ones are cut to this.
   std::chrono::milliseconds max_retry_after{30000};
-  /// No logical call outlives the request deadline: no retry starts and no
-  /// attempt waits past it (the supervisor has answered 504 by then).
+  /// openai: no attempt starts after the request deadline and none waits
+  /// past it (the supervisor has answered 504 by then).
   std::chrono::milliseconds call_deadline{30000};
 
   static llm_settings from(const domain::config& cfg);
