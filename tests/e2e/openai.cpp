@@ -170,7 +170,9 @@ BOOST_AUTO_TEST_CASE(model_calls_overlap_under_concurrent_requests) {
   openai_stub stub{[](const stub_request&) {
     stub_reply r;
     r.content = route_oos;
-    r.delay = 200ms;
+    // Long enough that the calls overlap even on a loaded machine (the
+    // timing itself is measured by eval/bench_llm_concurrency.sh).
+    r.delay = 1000ms;
     return r;
   }};
   server_process proc{env_for(stub)};
