@@ -188,7 +188,8 @@ void send_http(llm_ptr self, uint64_t id, pending_call& p) {
   spec.max_tokens = p.req.max_tokens;
   spec.schema_name = p.req.prompt;
   spec.schema = p.req.schema;
-  spec.response_format = st.settings.response_format;
+  spec.response_format = p.json_object ? "json_object"
+                                       : st.settings.response_format;
   domain::http_call call;
   call.url = st.settings.base_url + "/chat/completions";
   call.body = domain::make_chat_body(spec);
@@ -250,6 +251,18 @@ void on_http(llm_ptr self, uint64_t id, int32_t failure, int32_t status,
       return;
     }
     case domain::status_action::next_model:
+      // Endpoints without structured output refuse json_schema with a 400:
+      // the same model once more in JSON mode before moving on.
+      if (status == 400 && !p.json_object && !p.req.schema.empty()
+          && self->state.settings.response_format == "json_schema") {
+        p.json_object = true;
+        domain::log_event(domain::log_level::warn, "llm_json_mode",
+                          {{"requestId", p.req.request_id},
+                           {"model", current_model(p)}});
+        --p.model_attempts; // not a retry: the same attempt, other format
+        attempt(self, id);
+        return;
+      }
       after_failure(self, id, attempt_result::rejected, why);
       return;
     case domain::status_action::ok:

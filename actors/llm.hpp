@@ -64,6 +64,8 @@ struct pending_call {
   std::chrono::steady_clock::time_point started;
   int64_t started_us = 0;
   bool tokens_estimated = true;
+  /// The endpoint refused json_schema (400): JSON mode from then on.
+  bool json_object = false;
 };
 
 struct llm_state {

@@ -355,6 +355,23 @@ BOOST_AUTO_TEST_CASE(json_object_mode_and_estimated_usage) {
   BOOST_CHECK(calls[0].at("tokensEstimated").as_bool());
 }
 
+BOOST_AUTO_TEST_CASE(a_400_to_json_schema_falls_back_to_json_mode) {
+  openai_app t{[](const test::stub_request& req) {
+    return req.body.find("\"json_schema\"") != std::string::npos
+             ? status(400)
+             : say(route_oos);
+  }};
+  auto r = t.ask();
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(!has(r->warnings, "router_fallback"));
+  BOOST_CHECK(!r->usage.fallback_used);
+  BOOST_CHECK_EQUAL(r->usage.retries, 0);
+  auto seen = t.stub.seen();
+  BOOST_REQUIRE_EQUAL(seen.size(), 2u);
+  BOOST_CHECK_EQUAL(seen[1].model, "gpt-4o-mini");
+  BOOST_CHECK(seen[1].body.find("\"json_object\"") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(tls_endpoint_needs_its_ca) {
   test::temp_dir certs{"candor-tls"};
   BOOST_REQUIRE(test::make_self_signed_cert(certs.path.string()));
