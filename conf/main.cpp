@@ -20,6 +20,7 @@
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
+#include "net/llm_client.hpp"
 #include "net/server.hpp"
 #include "domain/build_info.hpp"
 
@@ -122,6 +123,20 @@ int start_failure(const domain::error& e) {
   return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
 }
 
+/// Starts the service, with the model endpoint's HTTP client when the
+/// provider is "openai".
+domain::outcome<std::unique_ptr<actors::app>>
+start_app(const domain::config& cfg) {
+  std::shared_ptr<domain::http_transport> transport;
+  if (cfg.llm.provider == "openai") {
+    auto client = net::make_llm_client(net::client_options(cfg));
+    if (!client)
+      return client.err();
+    transport = std::move(*client);
+  }
+  return actors::app::start(cfg, std::move(transport));
+}
+
 int cmd_serve(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("port,p", po::value<std::string>(),
@@ -143,7 +158,7 @@ int cmd_serve(int argc, char** argv) {
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
-  auto a = actors::app::start(*cfg);
+  auto a = start_app(*cfg);
   if (!a)
     return start_failure(a.err());
   net::server srv{**a, *cfg};
@@ -193,7 +208,7 @@ int cmd_ask(int argc, char** argv) {
   auto cfg = configure(vm, {});
   if (!cfg)
     return config_failure(cfg.err());
-  auto a = actors::app::start(*cfg);
+  auto a = start_app(*cfg);
   if (!a)
     return start_failure(a.err());
   auto& service = **a;
