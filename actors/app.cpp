@@ -1,6 +1,7 @@
 #include "actors/app.hpp"
 
 #include <filesystem>
+#include <cstdio>
 #include <future>
 #include <mutex>
 
@@ -14,6 +15,8 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/guardian.hpp"
+#include "data/index_store.hpp"
+#include "domain/build_info.hpp"
 #include "data/ledger_store.hpp"
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"
@@ -42,6 +45,47 @@ int64_t window_seconds(std::string_view label) {
     return 7 * 24 * 3600;
   return 0;
 }
+
+data::ingest_options ingest_options_for(const domain::config& cfg) {
+  data::ingest_options out;
+  out.chunking.target_chars = static_cast<size_t>(cfg.retrieval.chunk_size);
+  out.retrieval.tfidf.dimensions
+    = static_cast<uint32_t>(cfg.retrieval.dimensions);
+  return out;
+}
+
+namespace {
+
+/// Builds `<dataDir>/index.db` from data/kb when it is missing (a clean
+/// checkout), then loads it. A fingerprint mismatch between the index and
+/// the configured embedders is a `config_invalid` error naming both.
+domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
+                                            const std::string& path) {
+  namespace fs = std::filesystem;
+  auto opts = ingest_options_for(cfg);
+  if (!fs::exists(path)) {
+    auto kb = std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+    std::fprintf(stderr, "candor: no index at %s; indexing %s\n",
+                 path.c_str(), kb.c_str());
+    auto report = data::ingest(
+      kb, path, opts, [](const data::ingest_progress& p) {
+        if (p.stage == "index" || p.stage == "done")
+          std::fprintf(stderr, "\rindex: %zu/%zu chunks", p.done, p.total);
+      });
+    std::fprintf(stderr, "\n");
+    if (!report)
+      return startup_error(domain::ec::storage_failed,
+                           "cannot build the index '" + path + "' from "
+                             + kb + ": " + report.err().message);
+    std::fprintf(stderr, "candor: %s\n", data::summary(*report).c_str());
+  }
+  auto snap = data::load_snapshot(path, opts.retrieval);
+  if (!snap)
+    return snap.err();
+  return snapshot_ptr{std::move(*snap)};
+}
+
+} // namespace
 
 struct app::impl {
   domain::config cfg;
@@ -120,7 +164,10 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
   for (auto& [name, pr] : setup.prompts)
     og.protected_texts.push_back(pr.text);
   og.allowed_echoes = {std::string{domain::texts::out_of_scope},
-                       std::string{domain::texts::input_blocked}};
+                       std::string{domain::texts::input_blocked},
+                       std::string{domain::texts::weak_evidence},
+                       std::string{domain::texts::unsupported_answer},
+                       std::string{domain::texts::unusable_answer}};
   setup.output_guard = std::make_shared<const domain::output_guard>(og);
   // Create (or migrate) the ledger schema now, so a broken database is a
   // startup error rather than a dead actor.
@@ -129,6 +176,19 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
     return startup_error(domain::ec::storage_failed,
                          "ledger database '" + ledger_path
                            + "': " + store.err().message);
+  // The retrieval index: built on first start, then loaded.
+  data::search_mode mode{};
+  if (!data::parse_search_mode(cfg.retrieval.mode, mode))
+    return startup_error(domain::ec::config_invalid,
+                         "retrieval.mode must be tfidf, bm25 or fusion");
+  setup.index.path = cfg.data_dir + "/index.db";
+  setup.index.params = ingest_options_for(cfg).retrieval;
+  setup.index.mode = mode;
+  auto snap = prepare_index(cfg, setup.index.path);
+  if (!snap)
+    return snap.err();
+  setup.snapshot = std::move(*snap);
+  p->info.embedder = setup.snapshot->fingerprint(mode);
   p->info.provider = cfg.llm.provider;
   p->info.models = {cfg.llm.model};
   if (!cfg.llm.fallback_model.empty())
@@ -283,6 +343,22 @@ void app::completed(domain::request_record rec) {
     caf::anon_send(ledger, atom::put_v, std::move(rec));
   else
     caf::anon_send(p.guardian, atom::put_v, std::move(rec));
+}
+
+void app::reindex(text_callback cb) {
+  impl_->request<index_info>(
+    [cb = std::move(cb)](domain::outcome<index_info> r) {
+      if (!r) {
+        cb(r.err());
+        return;
+      }
+      cb(boost::json::serialize(
+        boost::json::object{{"fingerprint", r->fingerprint},
+                            {"documents", r->documents},
+                            {"chunks", r->chunks},
+                            {"flagged", r->flagged}}));
+    },
+    atom::reload_v);
 }
 
 void app::in_flight(int64_t value) {

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "data/ingest.hpp"
 #include "domain/config.hpp"
 #include "domain/service.hpp"
 
@@ -43,12 +44,17 @@ public:
   std::string metrics() override;
   void completed(domain::request_record rec) override;
   void in_flight(int64_t value) override;
+  void reindex(text_callback cb) override;
 
 private:
   struct impl;
   explicit app(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };
+
+/// Chunking and embedder parameters of the configuration (retrieval.*),
+/// shared by `candor ingest` and the server so that both agree.
+data::ingest_options ingest_options_for(const domain::config& cfg);
 
 /// Seconds of a /stats window label ("15m", "1h", "24h", "7d"), or 0.
 int64_t window_seconds(std::string_view label);

@@ -10,6 +10,7 @@
 #include <caf/actor_addr.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/index.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/ledger.hpp"
 #include "actors/llm.hpp"
@@ -36,6 +37,11 @@ struct services_setup {
   /// Told about every (re)spawned ledger, so that request rows can go to it
   /// directly instead of through the guardian.
   std::function<void(const ledger_actor&)> on_ledger;
+  /// The index file, the configured embedders and mode.
+  index_settings index;
+  /// The snapshot loaded at startup; a restarted index actor starts from
+  /// it and reloads the file at once.
+  snapshot_ptr snapshot;
 };
 
 struct guardian_state {
@@ -48,6 +54,7 @@ struct guardian_state {
   llm_actor llm;
   ledger_actor ledger;
   ledger_reader_actor reader;
+  index_actor index;
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;

@@ -1,6 +1,7 @@
 // candor: one binary, subcommands. See `candor --help`.
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -125,7 +126,11 @@ int cmd_serve(int argc, char** argv) {
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor serve [options]\n\nRuns the HTTP server "
                       "until SIGTERM or SIGINT, then finishes in-flight "
-                      "requests, flushes the ledger and exits 0.\n",
+                      "requests, flushes the ledger and exits 0. SIGHUP "
+                      "reloads <data-dir>/index.db (run candor ingest "
+                      "first) without stopping; so does POST "
+                      "/admin/reindex with the bearer token of "
+                      "CANDOR_RETRIEVAL_ADMIN_TOKEN.\n",
                       vm);
       rc >= 0)
     return rc;
@@ -137,6 +142,9 @@ int cmd_serve(int argc, char** argv) {
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
+  // SIGHUP means "re-index" once the server runs; until then it must not
+  // kill the process (the server installs its own handler).
+  std::signal(SIGHUP, SIG_IGN);
   auto a = actors::app::start(*cfg);
   if (!a)
     return start_failure(a.err());
@@ -311,7 +319,7 @@ int cmd_ingest(int argc, char** argv) {
   auto kb = vm.count("kb") ? vm["kb"].as<std::string>()
                            : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
   auto report = data::ingest(
-    kb, cfg->data_dir + "/index.db", {},
+    kb, cfg->data_dir + "/index.db", actors::ingest_options_for(*cfg),
     [](const data::ingest_progress& p) {
       if (p.stage == "scan")
         std::cerr << "\ringest: scanning " << p.done << "/" << p.total

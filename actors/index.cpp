@@ -1,0 +1,104 @@
+#include "actors/index.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+#include "domain/log.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+using self_ptr = index_actor::stateful_pointer<index_state>;
+
+/// The detached loader: reads the index file (blocking SQLite work), sends
+/// the result to the index actor and quits.
+caf::behavior loader(caf::event_based_actor* self, index_actor parent,
+                     index_settings settings) {
+  index_load out;
+  auto r = data::load_snapshot(settings.path, settings.params);
+  if (r)
+    out.snapshot = std::move(*r);
+  else
+    out.err = r.err();
+  self->send(parent, atom::internal_v, atom::reload_v, std::move(out));
+  self->quit();
+  return {};
+}
+
+void finish_load(self_ptr self, index_load& load) {
+  auto& s = self->state;
+  s.loading = false;
+  auto waiting = std::move(s.waiting);
+  s.waiting.clear();
+  if (!load.snapshot) {
+    domain::log_event(domain::log_level::error, "reindex_failed",
+                      {{"message", load.err.message},
+                       {"serving", s.current
+                                     ? s.current->fingerprint(
+                                       s.settings.mode)
+                                     : std::string{}}});
+    for (auto& rp : waiting)
+      rp.deliver(to_caf(load.err.code, load.err.message));
+    return;
+  }
+  auto info = describe(*load.snapshot, s.settings.mode);
+  auto before = s.current ? describe(*s.current, s.settings.mode)
+                          : index_info{};
+  s.current = std::move(load.snapshot);
+  ++s.swaps;
+  domain::log_event(domain::log_level::info, "reindexed",
+                    {{"fingerprint", info.fingerprint},
+                     {"documents", info.documents},
+                     {"chunks", info.chunks},
+                     {"flagged", info.flagged},
+                     {"previousChunks", before.chunks},
+                     {"swaps", s.swaps}});
+  for (auto& rp : waiting)
+    rp.deliver(info);
+}
+
+} // namespace
+
+index_info describe(const data::retrieval_snapshot& snap,
+                    data::search_mode mode) {
+  index_info out;
+  out.fingerprint = snap.fingerprint(mode);
+  out.documents = static_cast<int64_t>(snap.document_count());
+  out.chunks = static_cast<int64_t>(snap.size());
+  for (auto& c : snap.chunks())
+    out.flagged += c.flagged ? 1 : 0;
+  return out;
+}
+
+index_actor::behavior_type
+index(index_actor::stateful_pointer<index_state> self, index_settings settings,
+      snapshot_ptr initial) {
+  self->state.settings = std::move(settings);
+  self->state.current = std::move(initial);
+  return {
+    [self](atom::get) { return self->state.current; },
+    [self](atom::health) -> caf::result<index_info> {
+      auto& s = self->state;
+      if (!s.current)
+        return to_caf(domain::ec::index_unavailable,
+                      "no retrieval index is loaded");
+      return describe(*s.current, s.settings.mode);
+    },
+    [self](atom::reload) -> caf::result<index_info> {
+      auto& s = self->state;
+      auto rp = self->make_response_promise<index_info>();
+      s.waiting.push_back(rp);
+      if (!s.loading) {
+        s.loading = true;
+        self->spawn<caf::detached>(loader, static_cast<index_actor>(self),
+                                   s.settings);
+      }
+      return rp;
+    },
+    [self](atom::internal, atom::reload, index_load& load) {
+      finish_load(self, load);
+    },
+  };
+}
+
+} // namespace candor::actors
