@@ -1,7 +1,6 @@
 #include "actors/app.hpp"
 
 #include <filesystem>
-#include <cstdio>
 #include <future>
 #include <mutex>
 
@@ -64,20 +63,28 @@ domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
   namespace fs = std::filesystem;
   auto opts = ingest_options_for(cfg);
   if (!fs::exists(path)) {
+    // Progress goes to the JSON log on stderr (one line per stage).
     auto kb = std::string{CANDOR_SOURCE_DIR} + "/data/kb";
-    std::fprintf(stderr, "candor: no index at %s; indexing %s\n",
-                 path.c_str(), kb.c_str());
+    domain::log_event(domain::log_level::info, "index_building",
+                      {{"index", path}, {"kb", kb}});
+    size_t last_logged = 0;
     auto report = data::ingest(
-      kb, path, opts, [](const data::ingest_progress& p) {
-        if (p.stage == "index" || p.stage == "done")
-          std::fprintf(stderr, "\rindex: %zu/%zu chunks", p.done, p.total);
+      kb, path, opts, [&last_logged](const data::ingest_progress& p) {
+        if (p.stage == "index" && p.done != last_logged) {
+          last_logged = p.done;
+          domain::log_event(domain::log_level::info, "index_progress",
+                            {{"chunks", static_cast<int64_t>(p.done)},
+                             {"total", static_cast<int64_t>(p.total)}});
+        }
       });
-    std::fprintf(stderr, "\n");
     if (!report)
       return startup_error(domain::ec::storage_failed,
                            "cannot build the index '" + path + "' from "
                              + kb + ": " + report.err().message);
-    std::fprintf(stderr, "candor: %s\n", data::summary(*report).c_str());
+    domain::log_event(domain::log_level::info, "index_built",
+                      {{"index", path},
+                       {"summary", data::summary(*report)},
+                       {"seconds", report->seconds}});
   }
   auto snap = data::load_snapshot(path, opts.retrieval);
   if (!snap)
@@ -299,6 +306,22 @@ void app::demo_questions(text_callback cb) {
       "an injection attempt blocked by the input rules, before any model call");
   add("What is the weather in Lisbon tomorrow?",
       "an out-of-scope question refused with a fixed text");
+  add("How long is the warranty on an e-bike battery?",
+      "a documents answer with a citation checked against what was "
+      "retrieved");
+  add("Do you sell tickets to the Tour de France?",
+      "weak evidence in the documents: refused before any answer model "
+      "call");
+  add("What support do partner dealers get for spring shop events, demo "
+      "days and co-op budget?",
+      "a poisoned passage: its embedded instruction was redacted at "
+      "ingestion and never reaches the model");
+  add("How long do I have to return a bike?",
+      "the model cites a passage that was not retrieved: that citation is "
+      "dropped");
+  add("Pricing and promotions note for partner dealers",
+      "a compliant model repeats the planted canary: blocked by the output "
+      "guard");
   cb(boost::json::serialize(boost::json::object{{"questions", out}}));
 }
 
