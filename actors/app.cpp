@@ -194,8 +194,8 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
   auto snap = prepare_index(cfg, setup.index.path);
   if (!snap)
     return snap.err();
-  setup.snapshot = std::move(*snap);
-  p->info.embedder = setup.snapshot->fingerprint(mode);
+  p->info.embedder = (*snap)->fingerprint(mode);
+  setup.snapshots = std::make_shared<snapshot_cell>(std::move(*snap));
   p->info.provider = cfg.llm.provider;
   p->info.models = {cfg.llm.model};
   if (!cfg.llm.fallback_model.empty())

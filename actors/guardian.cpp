@@ -67,13 +67,10 @@ void spawn_reader(self_ptr self) {
   watch(self, s.reader, "reader");
 }
 
-void spawn_index(self_ptr self, bool reload) {
+void spawn_index(self_ptr self) {
   auto& s = self->state;
-  s.index = self->spawn(index, s.setup.index, s.setup.snapshot);
+  s.index = self->spawn(index, s.setup.index, s.setup.snapshots);
   watch(self, s.index, "index");
-  if (reload) // catch up with re-indexes the old actor had swapped in
-    self->request(s.index, caf::infinite, atom::reload_v)
-      .then([](index_info&) {}, [](caf::error&) {});
 }
 
 retrieve_settings retrieve_config(const services_setup& s) {
@@ -106,8 +103,11 @@ void spawn_node(self_ptr self, node n) {
       h = self->spawn(finalize, s.setup.output_guard, s.setup.info);
       break;
     case node::retrieve:
-      if (s.index)
-        h = self->spawn(retrieve, s.index, retrieve_config(s.setup));
+      if (s.setup.snapshots)
+        h = self->spawn(retrieve,
+                        std::shared_ptr<const snapshot_cell>{
+                          s.setup.snapshots},
+                        retrieve_config(s.setup));
       break;
     case node::rag_answer: {
       std::string version;
@@ -185,13 +185,8 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   } else if (role == "reader") {
     spawn_reader(self);
   } else if (role == "index") {
-    spawn_index(self, true);
-    // The retrieve node holds the old handle: it follows the new one.
-    if (auto& h = s.g.at(node::retrieve)) {
-      retire(self, h.address());
-      self->send_exit(h, caf::exit_reason::user_shutdown);
-    }
-    spawn_node(self, node::retrieve);
+    // The retrieve node reads the shared cell, not the actor: it carries on.
+    spawn_index(self);
   } else if (role.rfind("node:", 0) == 0) {
     for (size_t i = 0; i < domain::node_count; ++i) {
       auto n = static_cast<node>(i);
@@ -308,7 +303,7 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
   spawn_ledger(self);
   spawn_reader(self);
   spawn_llm(self);
-  spawn_index(self, false);
+  spawn_index(self);
   for (size_t i = 0; i < domain::node_count; ++i)
     spawn_node(self, static_cast<node>(i));
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });

@@ -39,9 +39,9 @@ struct services_setup {
   std::function<void(const ledger_actor&)> on_ledger;
   /// The index file, the configured embedders and mode.
   index_settings index;
-  /// The snapshot loaded at startup; a restarted index actor starts from
-  /// it and reloads the file at once.
-  snapshot_ptr snapshot;
+  /// The snapshot serving now (the startup one until a re-index); the
+  /// index actor publishes swaps here, a restarted one starts from it.
+  snapshot_cell_ptr snapshots;
 };
 
 struct guardian_state {

@@ -42,9 +42,10 @@ void finish_load(self_ptr self, index_load& load) {
     return;
   }
   auto info = describe(*load.snapshot, s.settings.mode);
-  auto before = s.current ? describe(*s.current, s.settings.mode)
-                          : index_info{};
+  auto before = s.info;
   s.current = std::move(load.snapshot);
+  s.info = info;
+  s.cell->store(s.current);
   ++s.swaps;
   domain::log_event(domain::log_level::info, "reindexed",
                     {{"fingerprint", info.fingerprint},
@@ -72,9 +73,13 @@ index_info describe(const data::retrieval_snapshot& snap,
 
 index_actor::behavior_type
 index(index_actor::stateful_pointer<index_state> self, index_settings settings,
-      snapshot_ptr initial) {
-  self->state.settings = std::move(settings);
-  self->state.current = std::move(initial);
+      snapshot_cell_ptr cell) {
+  auto& st = self->state;
+  st.settings = std::move(settings);
+  st.cell = std::move(cell);
+  st.current = st.cell->load();
+  if (st.current)
+    st.info = describe(*st.current, st.settings.mode);
   return {
     [self](atom::get) { return self->state.current; },
     [self](atom::health) -> caf::result<index_info> {
@@ -82,7 +87,7 @@ index(index_actor::stateful_pointer<index_state> self, index_settings settings,
       if (!s.current)
         return to_caf(domain::ec::index_unavailable,
                       "no retrieval index is loaded");
-      return describe(*s.current, s.settings.mode);
+      return s.info;
     },
     [self](atom::reload) -> caf::result<index_info> {
       auto& s = self->state;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,35 @@ struct index_settings {
   data::search_mode mode = data::search_mode::fusion;
 };
 
+/// The snapshot serving now, published by the index actor (the only
+/// writer) and read by the retrieve node without a message round trip.
+/// Readers copy the pointer and keep their snapshot for the whole step,
+/// so a swap never changes a request's passages half-way.
+class snapshot_cell {
+public:
+  explicit snapshot_cell(snapshot_ptr initial) : current_(std::move(initial)) {
+    // nop
+  }
+
+  snapshot_ptr load() const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return current_;
+  }
+
+  void store(snapshot_ptr next) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    current_.swap(next);
+    // `next` now holds the old snapshot; it is released after the lock,
+    // and freed when the last request holding it finishes.
+  }
+
+private:
+  mutable std::mutex mtx_;
+  snapshot_ptr current_;
+};
+
+using snapshot_cell_ptr = std::shared_ptr<snapshot_cell>;
+
 /// Summary of a snapshot for /health and re-index replies.
 index_info describe(const data::retrieval_snapshot& snap,
                     data::search_mode mode);
@@ -28,7 +58,9 @@ struct index_state {
   static inline const char* name = "index";
 
   index_settings settings;
+  snapshot_cell_ptr cell;
   snapshot_ptr current;
+  index_info info; ///< describe(*current), computed once per swap
   /// Re-index requests waiting for the running load (one load at a time;
   /// requests that arrive meanwhile share its result).
   std::vector<caf::typed_response_promise<index_info>> waiting;
@@ -39,10 +71,11 @@ struct index_state {
 /// The INDEX actor: serves the current immutable snapshot; `reload` loads
 /// the index file in a detached helper actor (the index actor keeps
 /// answering meanwhile), checks the embedder fingerprint against the
-/// configuration, and swaps the new snapshot in. Requests that already hold
-/// the old snapshot keep it until they finish.
+/// configuration, and swaps the new snapshot in (publishing it in `cell`).
+/// Requests that already hold the old snapshot keep it until they finish.
+/// A restarted index actor starts from what `cell` holds.
 index_actor::behavior_type
 index(index_actor::stateful_pointer<index_state> self, index_settings settings,
-      snapshot_ptr initial);
+      snapshot_cell_ptr cell);
 
 } // namespace candor::actors

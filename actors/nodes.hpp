@@ -19,6 +19,10 @@ enum class search_mode : uint8_t;
 } // namespace candor::data
 
 namespace candor::actors {
+class snapshot_cell;
+} // namespace candor::actors
+
+namespace candor::actors {
 
 /// GUARD_INPUT: deterministic input rules on the normalised question.
 struct guard_input_state {
@@ -75,9 +79,10 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
          std::shared_ptr<const domain::output_guard> guard,
          domain::service_info info);
 
-/// RETRIEVE: top-k passages from the index actor's current snapshot (the
-/// search runs here, not in the index actor); evidence below the threshold
-/// refuses without a model call.
+/// RETRIEVE: top-k passages from the snapshot the index actor published
+/// (read from the shared cell, no message round trip; the search runs here,
+/// not in the index actor); evidence below the threshold refuses without a
+/// model call.
 struct retrieve_settings {
   data::search_mode mode{};
   int32_t top_k = 3;
@@ -89,12 +94,13 @@ struct retrieve_state {
   retrieve_state() = default;
 
   static inline const char* name = "retrieve";
-  index_actor index;
+  std::shared_ptr<const snapshot_cell> snapshots;
   retrieve_settings settings;
 };
 
 node_actor::behavior_type
-retrieve(node_actor::stateful_pointer<retrieve_state> self, index_actor index,
+retrieve(node_actor::stateful_pointer<retrieve_state> self,
+         std::shared_ptr<const snapshot_cell> snapshots,
          retrieve_settings settings);
 
 /// RAG_ANSWER: asks the model for {refused, confident, answer,

@@ -1,7 +1,7 @@
 #include "actors/nodes.hpp"
 
-#include <caf/event_based_actor.hpp>
-#include <caf/typed_response_promise.hpp>
+#include "actors/index.hpp"
+
 
 #include "data/evidence.hpp"
 #include "data/index_store.hpp"
@@ -52,26 +52,21 @@ void run_retrieval(const data::retrieval_snapshot& snap,
 } // namespace
 
 node_actor::behavior_type
-retrieve(node_actor::stateful_pointer<retrieve_state> self, index_actor index,
+retrieve(node_actor::stateful_pointer<retrieve_state> self,
+         std::shared_ptr<const snapshot_cell> snapshots,
          retrieve_settings settings) {
-  self->state.index = std::move(index);
+  self->state.snapshots = std::move(snapshots);
   self->state.settings = settings;
   return {
-    [self](atom::step, ask_state& in) -> caf::result<ask_state> {
-      auto rp = self->make_response_promise<ask_state>();
-      self->request(self->state.index, std::chrono::seconds{10}, atom::get_v)
-        .then(
-          [self, rp, st = std::move(in)](snapshot_ptr& snap) mutable {
-            if (!snap) {
-              rp.deliver(to_caf(domain::ec::index_unavailable,
-                                "no retrieval index is loaded"));
-              return;
-            }
-            run_retrieval(*snap, self->state.settings, st);
-            rp.deliver(std::move(st));
-          },
-          [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-      return rp;
+    [self](atom::step, ask_state& st) -> caf::result<ask_state> {
+      // This request keeps `snap` for the whole step, whatever is swapped
+      // in meanwhile.
+      auto snap = self->state.snapshots->load();
+      if (!snap)
+        return to_caf(domain::ec::index_unavailable,
+                      "no retrieval index is loaded");
+      run_retrieval(*snap, self->state.settings, st);
+      return std::move(st);
     },
   };
 }
