@@ -51,8 +51,8 @@ BOOST_AUTO_TEST_CASE(valid_citations_answer_in_cited_order) {
 }
 
 BOOST_AUTO_TEST_CASE(foreign_ids_are_dropped_and_the_rest_stands) {
-  auto r = check_citations(retrieved(), {"a#x-1", "warranty#overview-1"},
-                           false, true);
+  auto r = check_citations(retrieved(), {"a#x-1", "warranty#overview-1"}, false,
+                           true);
   BOOST_CHECK(r.verdict == citation_verdict::answered);
   BOOST_REQUIRE_EQUAL(r.citations.size(), 1u);
   BOOST_CHECK_EQUAL(r.citations[0].chunk_id, "a#x-1");
@@ -82,9 +82,8 @@ BOOST_AUTO_TEST_CASE(refused_or_not_confident_wins_over_valid_citations) {
 }
 
 BOOST_AUTO_TEST_CASE(duplicates_count_once_and_at_most_three_stand) {
-  auto r = check_citations(retrieved(),
-                           {"a#x-1", "a#x-1", "b#y-1", "c#z-1", "d#w-1"},
-                           false, true);
+  auto r = check_citations(
+    retrieved(), {"a#x-1", "a#x-1", "b#y-1", "c#z-1", "d#w-1"}, false, true);
   BOOST_CHECK(r.verdict == citation_verdict::answered);
   BOOST_REQUIRE_EQUAL(r.citations.size(), 3u);
   BOOST_CHECK_EQUAL(r.citations[0].chunk_id, "a#x-1");

@@ -59,7 +59,7 @@ std::vector<std::string> cited(const json::object& o) {
 struct started_server {
   server_process proc;
   explicit started_server(std::map<std::string, std::string> env = {})
-    : proc(std::move(env)) {
+      : proc(std::move(env)) {
     BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n"
                                           << proc.log());
   }
@@ -182,7 +182,8 @@ BOOST_AUTO_TEST_CASE(every_documents_scenario_over_http) {
   o = parse_object(r->body);
   BOOST_CHECK_EQUAL(o.at("status").as_string(), "answered");
   BOOST_CHECK(has_warning(o, "citation_dropped"));
-  BOOST_CHECK((cited(o) == std::vector<std::string>{
+  BOOST_CHECK((cited(o)
+               == std::vector<std::string>{
                  "frequently-asked-questions#how-long-do-i-have-to-return-"
                  "something-1"}));
 
@@ -230,8 +231,8 @@ BOOST_AUTO_TEST_CASE(every_documents_scenario_over_http) {
   BOOST_CHECK(has_warning(o, "llm_parse_failed"));
 
   // A docs question with no fixture: 422, never a generic answer.
-  r = c.ask(ask_body("How long is the warranty on an e-bike battery pack?",
-                     "docs"));
+  r = c.ask(
+    ask_body("How long is the warranty on an e-bike battery pack?", "docs"));
   BOOST_REQUIRE(r);
   BOOST_CHECK_EQUAL(r->status, 422);
 
@@ -303,16 +304,24 @@ BOOST_AUTO_TEST_CASE(hot_swap_under_load) {
   std::atomic<bool> stop{false};
   std::atomic<int64_t> ok{0};
   std::atomic<int64_t> failed{0};
+  std::atomic<int64_t> max_us{0};
   std::mutex mtx;
   std::string first_failure;
   auto loop = [&](size_t offset) {
-    auto c = std::make_unique<http_client>(port,
-                                           std::chrono::milliseconds{10000});
+    auto c
+      = std::make_unique<http_client>(port, std::chrono::milliseconds{10000});
     for (size_t i = offset; !stop; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
       auto r = c->ask(ask_body(load_questions[i % load_questions.size()]));
-      bool good = r && r->status == 200
-                  && r->body.find("\"status\":\"answered\"")
-                       != std::string::npos;
+      int64_t us = std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count();
+      auto m = max_us.load();
+      while (us > m && !max_us.compare_exchange_weak(m, us)) {
+      }
+      bool good
+        = r && r->status == 200
+          && r->body.find("\"status\":\"answered\"") != std::string::npos;
       if (good) {
         ++ok;
         continue;
@@ -352,7 +361,8 @@ BOOST_AUTO_TEST_CASE(hot_swap_under_load) {
   // 1. A changed copy of the KB, ingested next to the running server, then
   //    SIGHUP.
   auto kb = copy_kb(dir, {{"cargo-bike-rental.md", cargo_doc}});
-  auto ing = run_candor({"ingest", "--data-dir", s.proc.data_dir(), "--kb", kb});
+  auto ing
+    = run_candor({"ingest", "--data-dir", s.proc.data_dir(), "--kb", kb});
   BOOST_REQUIRE_MESSAGE(ing.exit_code == 0, ing.err);
   BOOST_CHECK(progress());
   BOOST_CHECK_EQUAL(health(port).at("kb").at("chunks").as_int64(), chunks0);
@@ -365,8 +375,9 @@ BOOST_AUTO_TEST_CASE(hot_swap_under_load) {
     BOOST_REQUIRE(r && r->status == 200);
     auto o = parse_object(r->body);
     BOOST_CHECK_EQUAL(o.at("status").as_string(), "answered");
-    BOOST_CHECK((cited(o)
-                 == std::vector<std::string>{"cargo-bike-rental#rental-prices-1"}));
+    BOOST_CHECK(
+      (cited(o)
+       == std::vector<std::string>{"cargo-bike-rental#rental-prices-1"}));
   }
 
   // 2. The document removed again, then the admin endpoint.
@@ -386,10 +397,15 @@ BOOST_AUTO_TEST_CASE(hot_swap_under_load) {
   stop = true;
   for (auto& t : clients)
     t.join();
-  BOOST_CHECK_MESSAGE(failed.load() == 0,
-                      failed.load() << " failed requests; first: "
-                                    << first_failure);
+  BOOST_CHECK_MESSAGE(failed.load() == 0, failed.load()
+                                            << " failed requests; first: "
+                                            << first_failure);
   BOOST_CHECK_GT(ok.load(), 60);
+  // Reported, not asserted (timing belongs to eval/): the slowest request
+  // of the whole run, swaps included.
+  BOOST_TEST_MESSAGE("hot swap: " << ok.load() << " answered, 0 failed, "
+                                  << "slowest " << max_us.load() / 1000.0
+                                  << " ms");
   auto log = s.proc.log();
   BOOST_CHECK(log.find("\"via\":\"SIGHUP\"") != std::string::npos);
   BOOST_CHECK_EQUAL(s.proc.stop(SIGTERM), 0);
