@@ -276,6 +276,12 @@ void app::kill_llm_sync() {
     caf::anon_send_exit(*h, caf::exit_reason::kill);
 }
 
+void app::kill_index_sync() {
+  auto h = impl_->request_sync<index_actor>(atom::get_v, atom::index_v);
+  if (h)
+    caf::anon_send_exit(*h, caf::exit_reason::kill);
+}
+
 void app::stats(std::string window, text_callback cb) {
   auto secs = window_seconds(window);
   if (secs == 0) {

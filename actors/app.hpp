@@ -31,6 +31,8 @@ public:
   domain::outcome<int64_t> restarts_sync();
   /// Kills the LLM actor (restart tests).
   void kill_llm_sync();
+  /// Kills the index actor (restart tests).
+  void kill_index_sync();
 
   const domain::service_info& info() const;
 

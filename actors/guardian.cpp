@@ -337,6 +337,7 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
     [self](atom::internal, atom::tick) { sweep(self); },
     [self](atom::get, atom::llm) { return self->state.llm; },
     [self](atom::get, atom::ledger) { return self->state.ledger; },
+    [self](atom::get, atom::index) { return self->state.index; },
     [self](atom::put, domain::request_record& rec) {
       self->send(self->state.ledger, atom::put_v, std::move(rec));
     },

@@ -25,11 +25,21 @@ caf::behavior loader(caf::event_based_actor* self, index_actor parent,
   return {};
 }
 
+void start_load(self_ptr self) {
+  auto& s = self->state;
+  s.loading = true;
+  self->spawn<caf::detached>(loader, static_cast<index_actor>(self),
+                             s.settings);
+}
+
 void finish_load(self_ptr self, index_load& load) {
   auto& s = self->state;
   s.loading = false;
   auto waiting = std::move(s.waiting);
-  s.waiting.clear();
+  s.waiting = std::move(s.next);
+  s.next.clear();
+  if (!s.waiting.empty())
+    start_load(self);
   if (!load.snapshot) {
     domain::log_event(domain::log_level::error, "reindex_failed",
                       {{"message", load.err.message},
@@ -92,11 +102,11 @@ index(index_actor::stateful_pointer<index_state> self, index_settings settings,
     [self](atom::reload) -> caf::result<index_info> {
       auto& s = self->state;
       auto rp = self->make_response_promise<index_info>();
-      s.waiting.push_back(rp);
-      if (!s.loading) {
-        s.loading = true;
-        self->spawn<caf::detached>(loader, static_cast<index_actor>(self),
-                                   s.settings);
+      if (s.loading) {
+        s.next.push_back(rp);
+      } else {
+        s.waiting.push_back(rp);
+        start_load(self);
       }
       return rp;
     },

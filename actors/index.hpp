@@ -61,9 +61,11 @@ struct index_state {
   snapshot_cell_ptr cell;
   snapshot_ptr current;
   index_info info; ///< describe(*current), computed once per swap
-  /// Re-index requests waiting for the running load (one load at a time;
-  /// requests that arrive meanwhile share its result).
+  /// Re-index requests the running load answers.
   std::vector<caf::typed_response_promise<index_info>> waiting;
+  /// Requests that arrived during a load: the file may have changed after
+  /// that load read it, so one more load answers them.
+  std::vector<caf::typed_response_promise<index_info>> next;
   bool loading = false;
   int64_t swaps = 0;
 };

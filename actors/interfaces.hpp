@@ -166,6 +166,7 @@ CAF_ADD_ATOM(candor, candor::atom, health, "health")
 CAF_ADD_ATOM(candor, candor::atom, internal, "internal")
 CAF_ADD_ATOM(candor, candor::atom, exec, "exec")
 CAF_ADD_ATOM(candor, candor::atom, reload, "reload")
+CAF_ADD_ATOM(candor, candor::atom, index, "index")
 
 namespace candor::actors {
 
@@ -262,7 +263,9 @@ using guardian_actor = caf::typed_actor<
   // Timer: tell supervisors whose deadline passed.
   caf::reacts_to<atom::internal, atom::tick>,
   // Re-index: forwarded to the index actor.
-  caf::replies_to<atom::reload>::with<index_info>>;
+  caf::replies_to<atom::reload>::with<index_info>,
+  // The current index actor (tests kill it to check restarts).
+  caf::replies_to<atom::get, atom::index>::with<index_actor>>;
 
 /// Registers candor's message types and error category with CAF.
 void add_message_types(caf::actor_system_config& cfg);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <thread>
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -359,6 +360,42 @@ BOOST_FIXTURE_TEST_CASE(startup_refuses_an_index_of_another_embedder,
     started.err().message.find("dims=8192") != std::string::npos
       && started.err().message.find("dims=262144") != std::string::npos,
     started.err().message);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_killed_index_actor_restarts_with_the_swapped_index,
+                        docs_fixture) {
+  auto rep = data::ingest(changed_kb(), cfg.data_dir + "/index.db",
+                          actors::ingest_options_for(cfg));
+  BOOST_REQUIRE(rep.ok());
+  // Two reloads at once: both are answered, with the new content.
+  std::promise<domain::outcome<std::string>> p1, p2;
+  a->reindex([&p1](domain::outcome<std::string> r) { p1.set_value(r); });
+  a->reindex([&p2](domain::outcome<std::string> r) { p2.set_value(r); });
+  auto r1 = p1.get_future().get();
+  auto r2 = p2.get_future().get();
+  BOOST_REQUIRE(r1.ok() && r2.ok());
+  auto swapped = health().at("kb").at("chunks").as_int64();
+  BOOST_CHECK_EQUAL(swapped, static_cast<int64_t>(rep->chunks_total));
+  auto restarts = a->restarts_sync();
+  BOOST_REQUIRE(restarts.ok());
+  a->kill_index_sync();
+  int64_t now = *restarts;
+  for (int i = 0; i < 200 && now == *restarts; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    auto n = a->restarts_sync();
+    BOOST_REQUIRE(n.ok());
+    now = *n;
+  }
+  BOOST_CHECK_EQUAL(now, *restarts + 1);
+  // The new actor serves what was swapped in, not the startup snapshot.
+  auto h = health();
+  BOOST_CHECK_EQUAL(h.at("kb").at("chunks").as_int64(), swapped);
+  BOOST_CHECK(h.at("services").at("index").as_bool());
+  auto r = ask(cargo_q, domain::route_kind::docs);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == domain::status_kind::answered);
+  // And it still reloads.
+  BOOST_CHECK(reindex().ok());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
