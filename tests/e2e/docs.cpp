@@ -289,6 +289,36 @@ BOOST_AUTO_TEST_CASE(admin_reindex_needs_a_configured_token) {
   BOOST_CHECK(s.proc.log().find(token) == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(an_index_of_another_embedder_stops_startup) {
+  temp_dir dir{"candor-dims"};
+  auto data = dir.file("var");
+  // `candor ingest` follows the configuration (here 8192 dimensions) ...
+  std::map<std::string, std::string> small{
+    {"CANDOR_RETRIEVAL_DIMENSIONS", "8192"}};
+  auto ing = run_candor({"ingest", "--data-dir", data}, small);
+  BOOST_REQUIRE_MESSAGE(ing.exit_code == 0, ing.err);
+  BOOST_CHECK(ing.out.find("dims=8192") != std::string::npos);
+  // ... so a server with the same configuration starts and answers,
+  auto ok = run_candor({"ask", "--data-dir", data, "--json",
+                        "How long is the warranty on an e-bike battery?"},
+                       small);
+  BOOST_REQUIRE_MESSAGE(ok.exit_code == 0, ok.err);
+  BOOST_CHECK(ok.out.find("\"status\":\"answered\"") != std::string::npos);
+  // and one configured differently refuses to start, naming both.
+  for (auto cmd : {"serve", "ask"}) {
+    std::vector<std::string> args{cmd, "--data-dir", data};
+    if (std::string{cmd} == "ask")
+      args.emplace_back("How long is the warranty on an e-bike battery?");
+    else
+      args.insert(args.end(), {"--port", "0"});
+    auto r = run_candor(args);
+    BOOST_CHECK_EQUAL(r.exit_code, 2);
+    BOOST_CHECK_MESSAGE(r.err.find("dims=8192") != std::string::npos
+                          && r.err.find("dims=262144") != std::string::npos,
+                        r.err);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(hot_swap_under_load) {
   started_server s{{{"CANDOR_RETRIEVAL_ADMIN_TOKEN", token}}};
   auto port = s.proc.port();
