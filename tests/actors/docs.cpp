@@ -398,4 +398,25 @@ BOOST_FIXTURE_TEST_CASE(a_killed_index_actor_restarts_with_the_swapped_index,
   BOOST_CHECK(reindex().ok());
 }
 
+BOOST_FIXTURE_TEST_CASE(rag_answer_follows_a_restarted_llm_actor,
+                        docs_fixture) {
+  BOOST_REQUIRE(ask(battery_q).ok());
+  auto restarts = a->restarts_sync();
+  BOOST_REQUIRE(restarts.ok());
+  a->kill_llm_sync();
+  int64_t now = *restarts;
+  for (int i = 0; i < 200 && now == *restarts; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    auto n = a->restarts_sync();
+    BOOST_REQUIRE(n.ok());
+    now = *n;
+  }
+  BOOST_CHECK_EQUAL(now, *restarts + 1);
+  // Forced route: only rag_answer calls the (new) llm actor.
+  auto r = ask(battery_q, domain::route_kind::docs);
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  BOOST_CHECK(r->status == domain::status_kind::answered);
+  BOOST_CHECK_EQUAL(r->usage.calls, 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
