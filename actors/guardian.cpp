@@ -214,6 +214,9 @@ std::string health_json(self_ptr self, const index_info* kb) {
   for (auto n : {node::guard_input, node::router, node::out_of_scope,
                  node::finalize})
     ready = ready && s.g.at(n);
+  // The documents branch: the index actor and its three nodes.
+  ready = ready && s.index && s.g.at(node::retrieve)
+          && s.g.at(node::rag_answer) && s.g.at(node::check_citations);
   boost::json::array models;
   for (auto& m : s.setup.info.models)
     models.push_back(boost::json::value(m));
