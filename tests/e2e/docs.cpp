@@ -154,6 +154,19 @@ BOOST_AUTO_TEST_CASE(every_documents_scenario_over_http) {
   BOOST_CHECK_EQUAL(o.at("meta").at("llmCalls").as_int64(), 0);
   BOOST_CHECK(has_warning(o, "weak_evidence"));
   BOOST_CHECK(o.at("citations").as_array().empty());
+  // The ledger agrees: no model call, and no rag_answer step.
+  {
+    auto id = o.at("requestId").as_string();
+    auto run = c.request("GET", "/runs/" + std::string{id});
+    BOOST_REQUIRE(run && run->status == 200);
+    auto ro = parse_object(run->body);
+    BOOST_CHECK(ro.at("llmCalls").as_array().empty());
+    bool rag_step = false;
+    BOOST_CHECK(!ro.at("trace").as_array().empty());
+    for (auto& t : ro.at("trace").as_array())
+      rag_step = rag_step || t.at("node").as_string() == "rag_answer";
+    BOOST_CHECK(!rag_step);
+  }
   // ... and only the router's call when routed by the model.
   r = c.ask(ask_body("Does Kestrel sponsor a professional racing team?"));
   BOOST_REQUIRE(r && r->status == 200);
