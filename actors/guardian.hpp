@@ -10,6 +10,7 @@
 #include <caf/actor_addr.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/index.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/ledger.hpp"
 #include "actors/llm.hpp"
@@ -38,6 +39,11 @@ struct services_setup {
   std::function<void(const ledger_actor&)> on_ledger;
   /// The HTTP client of the openai provider (null for the scripted one).
   std::shared_ptr<domain::http_transport> transport;
+  /// The index file, the configured embedders and mode.
+  index_settings index;
+  /// The snapshot serving now (the startup one until a re-index); the
+  /// index actor publishes swaps here, a restarted one starts from it.
+  snapshot_cell_ptr snapshots;
 };
 
 struct guardian_state {
@@ -50,6 +56,7 @@ struct guardian_state {
   llm_actor llm;
   ledger_actor ledger;
   ledger_reader_actor reader;
+  index_actor index;
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;

@@ -1,6 +1,7 @@
 // candor: one binary, subcommands. See `candor --help`.
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -146,7 +147,11 @@ int cmd_serve(int argc, char** argv) {
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor serve [options]\n\nRuns the HTTP server "
                       "until SIGTERM or SIGINT, then finishes in-flight "
-                      "requests, flushes the ledger and exits 0.\n",
+                      "requests, flushes the ledger and exits 0. SIGHUP "
+                      "reloads <data-dir>/index.db (run candor ingest "
+                      "first) without stopping; so does POST "
+                      "/admin/reindex with the bearer token of "
+                      "CANDOR_RETRIEVAL_ADMIN_TOKEN.\n",
                       vm);
       rc >= 0)
     return rc;
@@ -158,6 +163,9 @@ int cmd_serve(int argc, char** argv) {
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
+  // SIGHUP means "re-index" once the server runs; until then it must not
+  // kill the process (the server installs its own handler).
+  std::signal(SIGHUP, SIG_IGN);
   auto a = start_app(*cfg);
   if (!a)
     return start_failure(a.err());
