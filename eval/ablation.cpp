@@ -208,7 +208,6 @@ build_snapshot(const std::string& kb_dir, size_t chunk_size,
                const data::retrieval_params& params) {
   data::chunk_options copts;
   copts.target_chars = chunk_size;
-
   auto chunks = data::chunk_directory(kb_dir, copts);
   if (!chunks)
     return chunks.err();
@@ -296,8 +295,8 @@ std::string explain_split(const data::retrieval_snapshot& snap,
       out << " " << top[i].chunk_id;
     out << " | " << q->question << " | terms";
     // Each distinct query term with its BM25 IDF ("oov" when the corpus
-    // never uses it) and where it occurs: "1" in the best hit, "k" only in
-    // a lower one of the top k, "-" in none of them.
+    // never uses it) and where it occurs: "1" in the first hit, "k" only
+    // in a lower one of the top k, "-" in none of them.
     std::vector<std::set<std::string>> present;
     for (const auto& h : top) {
       auto ts = data::analyze(data::indexed_text(snap.chunks()[h.index]),
