@@ -498,7 +498,10 @@ int cmd_ablation(int argc, char** argv) {
                      "chunk sizes to compare (default: 400 600)")(
     "split", po::value<std::string>()->default_value("test"),
     "split to measure on: test (the reported figures) or calibration "
-    "(for developing the mechanism without looking at test)");
+    "(for developing the mechanism without looking at test)")(
+    "explain", "with --split calibration: print one diagnostic line per "
+               "question (rank of the expected section, evidence, top hits) "
+               "for the configured mode and chunk size");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor ablation [--chunk-sizes N N] [--json] "
@@ -531,6 +534,29 @@ int cmd_ablation(int argc, char** argv) {
   }
   opts.k = static_cast<size_t>(cfg->retrieval.top_k);
   opts.params = data::ingest_options_from(*cfg).retrieval;
+  if (vm.count("explain")) {
+    // Diagnostics are for developing on the calibration split only.
+    if (opts.measure != eval::split_kind::calibration) {
+      std::cerr << "candor: --explain needs --split calibration\n";
+      return exit_usage;
+    }
+    data::search_mode mode;
+    if (!data::parse_search_mode(cfg->retrieval.mode, mode)) {
+      std::cerr << "candor: retrieval.mode '" << cfg->retrieval.mode
+                << "' is not tfidf, bm25 or fusion\n";
+      return exit_usage;
+    }
+    auto snap = eval::build_snapshot(
+      opts.kb_dir, static_cast<size_t>(cfg->retrieval.chunk_size),
+      opts.params);
+    if (!snap) {
+      std::cerr << "candor: ablation: " << snap.err().message << "\n";
+      return exit_failure;
+    }
+    std::cout << eval::explain_split(**snap, *set, opts.measure, mode,
+                                     opts.k, 10);
+    return exit_ok;
+  }
   if (vm.count("chunk-sizes")) {
     opts.chunk_sizes = vm["chunk-sizes"].as<std::vector<size_t>>();
     for (auto n : opts.chunk_sizes)
