@@ -1,10 +1,13 @@
 #include "actors/guardian.hpp"
 
+#include <filesystem>
+
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "actors/nodes.hpp"
@@ -65,6 +68,21 @@ void spawn_reader(self_ptr self) {
                                         s.setup.cfg.data_dir + "/ledger.db",
                                         s.setup.info.cost_is_fictional);
   watch(self, s.reader, "reader");
+}
+
+/// Spawns the SQL sandbox when the sales database exists (serve creates it
+/// before the guardian starts).
+void spawn_sandbox(self_ptr self) {
+  auto& s = self->state;
+  auto settings = sandbox_settings::from(s.setup.cfg);
+  if (!std::filesystem::exists(settings.exec.db_path))
+    return;
+  if (!s.pool_status)
+    s.pool_status = std::make_shared<sandbox_status>();
+  settings.metrics = s.setup.metrics;
+  settings.status = s.pool_status;
+  s.sandbox = self->spawn(sql_sandbox, std::move(settings));
+  watch(self, s.sandbox, "sandbox");
 }
 
 /// Spawns the actor of node `n`, or leaves the slot empty when this build
@@ -153,6 +171,14 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
     self->send(s.llm, atom::put_v, s.ledger);
   } else if (role == "reader") {
     spawn_reader(self);
+  } else if (role == "sandbox") {
+    spawn_sandbox(self);
+    // The node that holds the old handle follows the new one.
+    if (auto& h = s.g.at(node::sql_execute)) {
+      retire(self, h.address());
+      self->send_exit(h, caf::exit_reason::user_shutdown);
+      spawn_node(self, node::sql_execute);
+    }
   } else if (role.rfind("node:", 0) == 0) {
     for (size_t i = 0; i < domain::node_count; ++i) {
       auto n = static_cast<node>(i);
@@ -198,7 +224,13 @@ std::string health_json(self_ptr self) {
                       : 0;
   out["kb"] = nullptr;      // documents branch (issue #4)
   out["sales"] = nullptr;   // data branch (issue #3)
-  out["sandbox"] = nullptr; // data branch (issue #3)
+  out["sandbox"] = nullptr; // no sales database, no sandbox
+  if (s.sandbox && s.pool_status) {
+    std::error_code ec;
+    auto pool = boost::json::parse(s.pool_status->get(), ec);
+    if (!ec)
+      out["sandbox"] = std::move(pool);
+  }
   out["services"] = std::move(services);
   out["nodes"] = std::move(nodes);
   out["restarts"] = s.restarts;
@@ -261,6 +293,7 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
   spawn_ledger(self);
   spawn_reader(self);
   spawn_llm(self);
+  spawn_sandbox(self);
   for (size_t i = 0; i < domain::node_count; ++i)
     spawn_node(self, static_cast<node>(i));
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });

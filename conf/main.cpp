@@ -12,6 +12,7 @@
 #include <boost/program_options.hpp>
 
 #include "actors/app.hpp"
+#include "actors/executor.hpp"
 #include "data/ingest.hpp"
 #include "data/sales_gen.hpp"
 #include "eval/sql_guard_tool.hpp"
@@ -369,6 +370,18 @@ int cmd_sql_guard(int argc, char** argv) {
   return summary->blocked + summary->errors > 0 ? exit_failure : exit_ok;
 }
 
+/// The hidden `candor executor` subcommand: one sandboxed SQL executor
+/// process, started by the SQL sandbox (actors/executor.hpp) with its socket
+/// on a descriptor. Not for interactive use.
+int cmd_executor(int argc, char** argv) {
+  auto opts = actors::parse_executor_args(argc, argv);
+  if (!opts) {
+    std::cerr << "candor: " << opts.err().message << "\n";
+    return exit_usage;
+  }
+  return actors::executor_main(*opts);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -392,6 +405,8 @@ int main(int argc, char** argv) {
     return cmd_ingest(argc - 1, argv + 1);
   if (cmd == "sql-guard")
     return cmd_sql_guard(argc - 1, argv + 1);
+  if (cmd == "executor") // hidden: the SQL sandbox starts it
+    return cmd_executor(argc - 1, argv + 1);
   std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;
   return exit_usage;
 }
