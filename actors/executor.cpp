@@ -725,7 +725,8 @@ int executor_main(const executor_options& opts) {
 // -- the parent side ----------------------------------------------------------
 
 domain::outcome<executor_process>
-executor_process::spawn(const executor_settings& settings) {
+executor_process::start(const executor_settings& settings,
+                        const std::string& probe, std::string& first) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     return executor_error(std::string{"socketpair: "} + std::strerror(errno));
@@ -757,6 +758,10 @@ executor_process::spawn(const executor_settings& settings) {
   };
   if (settings.unguarded)
     args.emplace_back("--unguarded");
+  if (!probe.empty()) {
+    args.emplace_back("--probe-open");
+    args.emplace_back(probe);
+  }
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -790,13 +795,34 @@ executor_process::spawn(const executor_settings& settings) {
     return executor_error("cannot start " + settings.executable + ": "
                           + std::strerror(rc));
   proc.pid_ = pid;
-  std::string frame;
-  auto st = read_frame(proc.fd_, frame, 64 * 1024,
+  auto st = read_frame(proc.fd_, first, 64 * 1024,
                        clock_type::now() + settings.start_timeout, -1);
   if (st != read_status::ok) {
     auto how = proc.kill();
     return executor_error("the executor did not start (" + how + ")");
   }
+  return proc;
+}
+
+domain::outcome<std::string>
+executor_process::probe_open(const executor_settings& settings,
+                             const std::string& path) {
+  std::string frame;
+  auto proc = start(settings, path, frame);
+  if (!proc)
+    return proc.err();
+  proc->reap();
+  return frame;
+}
+
+domain::outcome<executor_process>
+executor_process::spawn(const executor_settings& settings) {
+  std::string frame;
+  auto started = start(settings, {}, frame);
+  if (!started)
+    return started.err();
+  auto& proc = *started;
+  auto pid = proc.pid_;
   std::error_code ec;
   auto doc = json::parse(frame, ec);
   auto* obj = ec ? nullptr : doc.if_object();
@@ -815,7 +841,7 @@ executor_process::spawn(const executor_settings& settings) {
     proc.kill();
     return executor_error("the executor sent an invalid ready frame");
   }
-  return proc;
+  return std::move(proc);
 }
 
 executor_process::executor_process(executor_process&& other) noexcept

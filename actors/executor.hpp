@@ -153,11 +153,22 @@ public:
                                        std::chrono::milliseconds deadline,
                                        int wake_fd = -1);
 
+  /// TESTS ONLY: starts an executor with `--probe-open path`, which sets up
+  /// its whole sandbox and then tries to create `path`. Returns the
+  /// executor's report, e.g. `{"probe":"denied","errno":1}`.
+  static domain::outcome<std::string>
+  probe_open(const executor_settings& settings, const std::string& path);
+
   /// SIGKILLs and reaps the process (no-op when none). Returns how it
   /// ended, e.g. "killed by signal 9" or "exited with status 0".
   std::string kill();
 
 private:
+  /// Spawns the process and reads its first frame into `first`.
+  static domain::outcome<executor_process>
+  start(const executor_settings& settings, const std::string& probe,
+        std::string& first);
+
   /// Reaps after the process is known to be dying; sets pid_ = -1.
   std::string reap();
 

@@ -276,12 +276,16 @@ void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
   auto worker = sl.worker;
   auto addr = worker.address();
   auto timeout = std::chrono::milliseconds{p.req.deadline_ms} + worker_grace;
+  auto token = std::make_shared<
+    std::optional<caf::typed_response_promise<sql_exec_result>>>(p.rp);
+  sl.inflight = token;
   auto finish = [self, i, addr](domain::ec code) {
     auto& s = self->state;
     ++s.served;
     if (i >= s.slots.size() || s.slots[i].worker.address() != addr)
       return; // replaced meanwhile
     auto& sl = s.slots[i];
+    sl.inflight = nullptr;
     if (sl.state == slot_state::busy) {
       // After a kill or a death the worker reports the replacement.
       bool lost = code == domain::ec::sql_timeout
@@ -294,11 +298,14 @@ void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
   };
   self->request(worker, timeout, atom::exec_v, std::move(p.req))
     .then(
-      [rp = p.rp, finish](sql_exec_result& res) mutable {
-        rp.deliver(std::move(res));
+      [token, finish](sql_exec_result& res) mutable {
+        if (*token) {
+          (*token)->deliver(std::move(res));
+          token->reset();
+        }
         finish(domain::ec::none);
       },
-      [self, rp = p.rp, finish, worker, i](caf::error& err) mutable {
+      [self, token, finish, worker, i](caf::error& err) mutable {
         auto d = to_domain(err);
         if (err == caf::sec::request_timeout) {
           // The worker is stuck: replace it (its process goes with it).
@@ -311,7 +318,10 @@ void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
                    || d.code == domain::ec::internal) {
           d.code = domain::ec::sql_executor_failed;
         }
-        rp.deliver(to_caf(d.code, d.message));
+        if (*token) {
+          (*token)->deliver(to_caf(d.code, d.message));
+          token->reset();
+        }
         finish(d.code);
       });
 }
@@ -397,8 +407,14 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       p.rp.deliver(to_caf(domain::ec::shutting_down,
                           "the SQL sandbox is stopping"));
     s.queue.clear();
-    for (auto& sl : s.slots)
+    for (auto& sl : s.slots) {
+      if (sl.inflight && *sl.inflight) {
+        (*sl.inflight)->deliver(to_caf(domain::ec::shutting_down,
+                                       "the SQL sandbox is stopping"));
+        sl.inflight->reset();
+      }
       self->send_exit(sl.worker, msg.reason);
+    }
     self->quit(msg.reason);
   });
   return {

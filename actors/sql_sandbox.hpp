@@ -135,10 +135,16 @@ struct sql_sandbox_state {
 
   enum class slot_state { starting, idle, busy, down };
 
+  /// The promise of a statement being executed; emptied once answered
+  /// (by the worker's reply or by the sandbox stopping).
+  using inflight_ptr = std::shared_ptr<
+    std::optional<caf::typed_response_promise<sql_exec_result>>>;
+
   struct slot {
     executor_worker_actor worker;
     slot_state state = slot_state::starting;
     int32_t pid = 0;
+    inflight_ptr inflight;
   };
 
   struct pending {

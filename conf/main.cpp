@@ -337,7 +337,9 @@ int cmd_sql_guard(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("db", po::value<std::string>(),
                      "sales database (default: <data-dir>/sales.db, made by "
-                     "candor seed)");
+                     "candor seed)")(
+    "no-executor", "skip the executor layer (by default every statement "
+                   "also runs in a sandboxed executor process)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor sql-guard [--db FILE] [options] < "
@@ -359,7 +361,18 @@ int cmd_sql_guard(int argc, char** argv) {
               << " (run: candor seed --data-dir " << cfg->data_dir << ")\n";
     return exit_usage;
   }
-  auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db);
+  eval::guard_tool_options opts;
+  if (!vm.count("no-executor")) {
+    actors::executor_settings exec;
+    exec.executable = "/proc/self/exe";
+    exec.memory_mb = cfg->sql.executor_memory_mb;
+    exec.heap_limit_mb = cfg->sql.heap_limit_mb;
+    exec.cpu_seconds = cfg->sql.executor_cpu_seconds;
+    opts.executor = exec;
+    opts.deadline_ms = cfg->sql.deadline_ms;
+    opts.max_rows = cfg->sql.max_rows;
+  }
+  auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db, opts);
   if (!summary) {
     std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
     return exit_usage;
