@@ -105,6 +105,8 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
   s.sandbox = std::move(sandbox);
   s.wake = std::move(wake);
   start_or_retry(self);
+  self->delayed_send(self, s.settings.idle_check, atom::internal_v,
+                     atom::tick_v);
   return {
     [self](atom::exec, sql_exec_request& req) -> caf::result<sql_exec_result> {
       auto& s = self->state;
@@ -144,6 +146,17 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
     [self](atom::internal, atom::run) {
       if (!self->state.proc.running())
         start_or_retry(self);
+    },
+    [self](atom::internal, atom::tick) {
+      auto& s = self->state;
+      if (s.proc.running() && s.proc.check_gone()) {
+        domain::log_event(domain::log_level::warn, "sql_executor_lost",
+                          {{"slot", s.slot}, {"message", "died while idle"}});
+        notify(self, worker_event::crashed, 0);
+        start_or_retry(self);
+      }
+      self->delayed_send(self, s.settings.idle_check, atom::internal_v,
+                         atom::tick_v);
     },
   };
 }

@@ -76,6 +76,8 @@ struct sandbox_settings {
   size_t queue_limit = 256;
   /// Pause before retrying an executor that failed to start.
   std::chrono::milliseconds respawn_backoff{500};
+  /// How often an idle worker checks that its process is still there.
+  std::chrono::milliseconds idle_check{1000};
   std::shared_ptr<telemetry> metrics;
   std::shared_ptr<sandbox_status> status;
 
@@ -102,7 +104,9 @@ using executor_worker_actor = caf::typed_actor<
   // Runs one statement (the request's deadline is already resolved).
   caf::replies_to<atom::exec, sql_exec_request>::with<sql_exec_result>,
   // Timer: try to start a process again.
-  caf::reacts_to<atom::internal, atom::run>>;
+  caf::reacts_to<atom::internal, atom::run>,
+  // Timer: notice a process that died while idle and replace it.
+  caf::reacts_to<atom::internal, atom::tick>>;
 
 struct executor_worker_state {
   // Not an aggregate: CAF would try to build it from the self pointer.

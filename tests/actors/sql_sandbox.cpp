@@ -432,6 +432,21 @@ BOOST_AUTO_TEST_CASE(an_executor_killed_while_idle_is_replaced_first) {
   BOOST_CHECK_EQUAL(num(h, "respawns"), 1);
 }
 
+BOOST_AUTO_TEST_CASE(an_executor_killed_while_idle_is_replaced_unasked) {
+  auto s = settings_for(true, 2);
+  s.idle_check = 50ms;
+  pool p{s};
+  BOOST_REQUIRE(p.wait_health(pool_full));
+  auto pid = static_cast<pid_t>(
+    p.health().at("executors").as_array()[1].at("pid").as_int64());
+  BOOST_REQUIRE_EQUAL(::kill(pid, SIGKILL), 0);
+  BOOST_CHECK(p.wait_health([pid](const boost::json::object& h) {
+    auto now = h.at("executors").as_array()[1].at("pid").as_int64();
+    return pool_full(h) && num(h, "crashes") == 1 && now != pid && now > 0;
+  }));
+  BOOST_CHECK_EQUAL(executor_children().size(), 2u);
+}
+
 BOOST_AUTO_TEST_CASE(writes_are_impossible_even_without_the_authorizer) {
   test::temp_dir dir{"candor-sandbox-writes"};
   auto before = data::sales_fingerprint(shared_db());
