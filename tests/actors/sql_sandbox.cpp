@@ -371,6 +371,36 @@ BOOST_AUTO_TEST_CASE(a_runaway_query_is_killed_while_others_are_served) {
   }));
 }
 
+BOOST_AUTO_TEST_CASE(bombs_mixed_into_200_parallel_queries) {
+  pool p{settings_for(true, 2)};
+  BOOST_REQUIRE(p.wait_health(pool_full));
+  const char* bombs[] = {
+    runaway,
+    "SELECT length(printf('%.*c', 900000000, 'x'))",
+    "SELECT count(*) FROM (SELECT randomblob(90000) FROM orders ORDER BY 1)",
+    "SELECT length(group_concat(hex(zeroblob(50000)))) FROM order_items",
+  };
+  std::vector<std::future<exec_outcome>> good;
+  std::vector<std::future<exec_outcome>> bad;
+  for (int i = 0; i < 200; ++i) {
+    if (i % 25 == 0)
+      bad.push_back(p.exec_async(bombs[(i / 25) % 4], 500));
+    else
+      good.push_back(p.exec_async("SELECT count(*) FROM order_items WHERE "
+                                  "order_id = "
+                                  + std::to_string(i + 1)));
+  }
+  for (auto& f : good) {
+    auto r = f.get();
+    BOOST_CHECK_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  }
+  for (auto& f : bad)
+    BOOST_CHECK(!f.get().ok());
+  BOOST_CHECK(p.wait_health(pool_full));
+  BOOST_CHECK_EQUAL(num(p.health(), "crashes"), 0);
+  BOOST_CHECK_EQUAL(executor_children().size(), 2u);
+}
+
 BOOST_AUTO_TEST_CASE(a_memory_bomb_is_contained) {
   pool p{settings_for(true, 1)};
   BOOST_REQUIRE(p.wait_health(pool_full));
