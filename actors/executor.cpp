@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -241,10 +242,19 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
             static_cast<int64_t>(sqlite3_column_int64(st.get(), i)));
           bytes += 12;
           break;
-        case SQLITE_FLOAT:
-          row.emplace_back(sqlite3_column_double(st.get(), i));
+        case SQLITE_FLOAT: {
+          auto d = sqlite3_column_double(st.get(), i);
+          if (std::isfinite(d)) {
+            row.emplace_back(d);
+          } else {
+            // JSON has no infinity (Boost.JSON would write "Infinity").
+            json::object inf;
+            inf["inf"] = d > 0 ? 1 : -1;
+            row.emplace_back(std::move(inf));
+          }
           bytes += 24;
           break;
+        }
         case SQLITE_TEXT: {
           auto* p = reinterpret_cast<const char*>(
             sqlite3_column_text(st.get(), i));
@@ -506,6 +516,13 @@ bool parse_cell(const json::value& v, domain::cell& c) {
       c.s = std::string{v.get_string()};
       return true;
     case json::kind::object: {
+      if (auto* inf = v.get_object().if_contains("inf")) {
+        if (!inf->is_int64())
+          return false;
+        c.kind = cell::real;
+        c.r = inf->get_int64() > 0 ? HUGE_VAL : -HUGE_VAL;
+        return true;
+      }
       auto* n = v.get_object().if_contains("blob");
       if (n == nullptr || !n->is_int64() || n->get_int64() < 0)
         return false;

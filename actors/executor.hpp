@@ -25,7 +25,8 @@
 /// setup failed). Then, per request `{"sql", "maxRows", "deadlineMs"}`, it
 /// replies `{"columns", "rows", "rowCount", "truncated", "elapsedUs"}` or
 /// `{"error": "sql_failed"|"invalid_request", "message"}`. A cell is null, a
-/// number, a string (cut to `max_cell_chars` code points) or `{"blob": N}`.
+/// number, a string (cut to `max_cell_chars` code points), `{"blob": N}` or
+/// `{"inf": 1|-1}` (an infinite real, which JSON cannot spell).
 ///
 /// The parent side (`executor_process`) enforces the deadline with SIGKILL
 /// and treats anything unexpected from the child (a bad frame, a frame too

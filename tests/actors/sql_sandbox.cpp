@@ -8,6 +8,8 @@
 #include "actors/sql_sandbox.hpp"
 
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -319,6 +321,24 @@ BOOST_AUTO_TEST_CASE(blobs_are_summarised) {
                     "order_id LIMIT 1")[0][0];
   BOOST_CHECK(c.kind == domain::cell::blob);
   BOOST_CHECK_EQUAL(c.s, "<blob " + len + " bytes>");
+}
+
+BOOST_AUTO_TEST_CASE(every_kind_of_cell_survives_the_trip) {
+  pool p{settings_for(false)};
+  auto r = p.exec("SELECT 1e999, -1e999, 0.25, 9223372036854775807, "
+                  "-9223372036854775807 - 1, NULL, 'x' FROM regions LIMIT 1");
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  auto& row = r->rows.at(0);
+  BOOST_CHECK(row[0].kind == domain::cell::real && std::isinf(row[0].r)
+              && row[0].r > 0);
+  BOOST_CHECK(row[1].kind == domain::cell::real && std::isinf(row[1].r)
+              && row[1].r < 0);
+  BOOST_CHECK_EQUAL(row[2].r, 0.25);
+  BOOST_CHECK_EQUAL(row[3].i, INT64_MAX);
+  BOOST_CHECK_EQUAL(row[4].i, INT64_MIN);
+  BOOST_CHECK(row[5].kind == domain::cell::null);
+  BOOST_CHECK_EQUAL(row[6].s, "x");
+  BOOST_CHECK_EQUAL(num(p.health(), "crashes"), 0);
 }
 
 BOOST_AUTO_TEST_CASE(the_executor_applies_the_authorizer_and_shape_checks) {
