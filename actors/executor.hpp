@@ -23,7 +23,8 @@
 /// that many bytes of one JSON object. The executor first sends
 /// `{"ready": true, "pid"}` (or `{"error", "message"}` and exits when its
 /// setup failed). Then, per request `{"sql", "maxRows", "deadlineMs"}`, it
-/// replies `{"columns", "rows", "rowCount", "truncated", "elapsedUs"}` or
+/// replies `{"columns", "rows", "rowCount", "truncated", "elapsedUs",
+/// "cpuUs"}` (cpuUs: the process's CPU time so far) or
 /// `{"error": "sql_failed"|"invalid_request", "message"}`. A cell is null, a
 /// number, a string (cut to `max_cell_chars` code points), `{"blob": N}` or
 /// `{"inf": 1|-1}` (an infinite real, which JSON cannot spell).
@@ -139,6 +140,13 @@ public:
     return pid_;
   }
 
+  /// CPU time the process had used after its last successful statement
+  /// (RLIMIT_CPU counts the whole life of the process, so a long-lived
+  /// executor must be replaced before it reaches the limit).
+  int64_t cpu_us() const noexcept {
+    return cpu_us_;
+  }
+
   /// True when the process has gone away while idle (socket hung up); it
   /// is reaped then.
   bool check_gone();
@@ -175,6 +183,7 @@ private:
 
   pid_t pid_ = -1;
   int fd_ = -1;
+  int64_t cpu_us_ = 0;
 };
 
 } // namespace candor::actors

@@ -123,6 +123,15 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
                             s.wake->fd());
       if (res) {
         rp.deliver(std::move(*res));
+        // RLIMIT_CPU counts the process's whole life: replace it well
+        // before a legitimate statement could hit the limit.
+        auto budget = static_cast<int64_t>(s.settings.exec.cpu_seconds)
+                      * 500000;
+        if (s.proc.cpu_us() > budget) {
+          s.proc.kill();
+          notify(self, worker_event::recycled, 0);
+          start_or_retry(self);
+        }
         return rp;
       }
       auto code = res.err().code;
@@ -210,6 +219,7 @@ std::string health_json(sandbox_ptr self) {
   out["kills"] = s.kills;
   out["respawns"] = s.respawns;
   out["crashes"] = s.crashes;
+  out["recycles"] = s.recycles;
   out["served"] = s.served;
   out["rejected"] = s.rejected;
   out["deadlineMs"] = s.settings.deadline_ms;
@@ -369,6 +379,10 @@ void on_worker_event(sandbox_ptr self, int32_t slot, int32_t event,
       sl.pid = 0;
       if (metrics)
         metrics->sandbox_event("crash");
+      break;
+    case worker_event::recycled:
+      ++s.recycles;
+      sl.pid = 0;
       break;
     case worker_event::spawn_failed:
       sl.pid = 0;

@@ -95,6 +95,7 @@ enum class worker_event : int32_t {
   crashed = 2,      ///< the process died on its own (or was killed)
   spawn_failed = 3, ///< no process could be started; retrying
   respawned = 4,    ///< a replacement process is up
+  recycled = 5,     ///< the process neared RLIMIT_CPU and was replaced
 };
 
 /// One EXECUTOR WORKER: a detached actor (its own thread) that owns one
@@ -163,6 +164,7 @@ struct sql_sandbox_state {
   int64_t kills = 0;
   int64_t respawns = 0;
   int64_t crashes = 0;
+  int64_t recycles = 0;
   int64_t served = 0;
   int64_t rejected = 0;
   bool stopping = false;
@@ -182,7 +184,10 @@ struct sql_sandbox_state {
 /// Replies to `exec`: the result, or `sql_timeout`, `sql_executor_failed`,
 /// `sql_failed`, `invalid_request` (empty or oversized statement) or
 /// `overloaded`. `health` JSON: {size, ready, busy, queued, kills, respawns,
-/// crashes, served, rejected, executors: [{slot, pid, state}]}.
+/// crashes, recycles, served, rejected, deadlineMs, executors: [{slot, pid,
+/// state}]}. A process whose CPU time passes half of RLIMIT_CPU is
+/// replaced after its statement (a recycle), since the limit counts the
+/// whole life of the process.
 sql_sandbox_actor::behavior_type
 sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
             sandbox_settings settings);

@@ -497,6 +497,26 @@ BOOST_AUTO_TEST_CASE(an_executor_killed_while_idle_is_replaced_unasked) {
   BOOST_CHECK_EQUAL(executor_children().size(), 2u);
 }
 
+BOOST_AUTO_TEST_CASE(executors_are_recycled_before_their_cpu_limit) {
+  // RLIMIT_CPU of 2 s over the life of a process; each statement burns
+  // about 0.5 s, so without recycling the process would die of SIGXCPU
+  // within these 8 statements.
+  auto s = settings_for(false, 1);
+  s.exec.cpu_seconds = 2;
+  pool p{s};
+  BOOST_REQUIRE(p.wait_health(pool_full));
+  for (int i = 0; i < 8; ++i) {
+    auto r = p.exec("SELECT count(*) FROM orders a JOIN regions b JOIN "
+                    "regions c ON b.country_code < c.country_code WHERE "
+                    "a.total_cents + length(b.country_name) > 0");
+    BOOST_CHECK_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  }
+  BOOST_CHECK(p.wait_health(pool_full));
+  auto h = p.health();
+  BOOST_CHECK_EQUAL(num(h, "crashes"), 0);
+  BOOST_CHECK_GE(num(h, "recycles"), 1);
+}
+
 BOOST_AUTO_TEST_CASE(writes_are_impossible_even_without_the_authorizer) {
   test::temp_dir dir{"candor-sandbox-writes"};
   auto before = data::sales_fingerprint(shared_db());
