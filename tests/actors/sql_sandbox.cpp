@@ -498,14 +498,14 @@ BOOST_AUTO_TEST_CASE(an_executor_killed_while_idle_is_replaced_unasked) {
 }
 
 BOOST_AUTO_TEST_CASE(executors_are_recycled_before_their_cpu_limit) {
-  // RLIMIT_CPU of 2 s over the life of a process; each statement burns
-  // about 0.5 s, so without recycling the process would die of SIGXCPU
-  // within these 8 statements.
+  // RLIMIT_CPU of 1 s over the life of a process; each statement burns
+  // about 0.17 s of CPU, so without recycling the process would die of
+  // SIGXCPU within these 16 statements.
   auto s = settings_for(false, 1);
-  s.exec.cpu_seconds = 2;
+  s.exec.cpu_seconds = 1;
   pool p{s};
   BOOST_REQUIRE(p.wait_health(pool_full));
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 16; ++i) {
     auto r = p.exec("SELECT count(*) FROM orders a JOIN regions b JOIN "
                     "regions c ON b.country_code < c.country_code WHERE "
                     "a.total_cents + length(b.country_name) > 0");
