@@ -303,13 +303,20 @@ bool set_limit(int resource, rlim_t soft, rlim_t hard) {
   return ::setrlimit(resource, &lim) == 0;
 }
 
-/// The seccomp allowlist, installed once the database is open. Determined
-/// with `strace -f` over the sandbox tests and the sql-guard corpus: after
-/// this point the executor only reads its socket, preads the database,
-/// manages memory and writes its replies. Anything else kills the process
-/// (SIGSYS), except the file-opening and file-probing calls, which fail with
-/// EPERM so that SQLite reports an error (e.g. for VACUUM INTO or a journal
-/// probe) instead of the process dying.
+/// The seccomp allowlist, installed once the database is open and the
+/// PRNG seeded. Determined with `strace -f` over the sandbox tests, memory
+/// bombs and the sql-guard corpus: after this point an executor made only
+/// read (its socket), write (its socket), pread64 (the database), brk,
+/// clock_gettime (CLOCK_PROCESS_CPUTIME_ID for cpuUs) and exit_group. The
+/// list adds what the allocator may need under memory pressure (mmap and
+/// mprotect without PROT_EXEC, munmap, mremap, madvise), gettimeofday (the
+/// vDSO fallback), exit and rt_sigreturn, and write to stderr (a fatal
+/// allocator message). Anything else kills the process (SIGSYS); found the
+/// hard way: getpid (SQLite's first randomness, hence the early seed),
+/// close and newfstatat (the connection's destructor, hence _exit). The
+/// file-opening and file-probing calls fail with EPERM instead, so that
+/// SQLite reports an error (VACUUM INTO, ATTACH, a journal probe) rather
+/// than the process dying.
 domain::error install_seccomp(int fd) {
   auto* ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
   if (ctx == nullptr)
