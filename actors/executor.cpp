@@ -142,6 +142,9 @@ std::string clean_text(const char* data, size_t size) {
 struct runner {
   sqlite3* db = nullptr;
   data::sql_authorizer* auth = nullptr; ///< null when unguarded
+  /// The validation connection's full check (authorizer, statement shape,
+  /// bytecode audit) on a second connection; null when unguarded.
+  data::sql_guard* guard = nullptr;
   bool unguarded = false;
   /// The progress handler's own deadline (a second guard; the parent's
   /// SIGKILL comes first).
@@ -179,6 +182,16 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
                            int64_t deadline_ms) {
   auto start = clock_type::now();
   r.deadline = start + std::chrono::milliseconds{deadline_ms} + progress_grace;
+  if (sql.find('\0') != std::string_view::npos)
+    return error_json("sql_failed", "the statement contains a NUL byte");
+  if (r.guard != nullptr) {
+    // The bytecode audit catches what the authorizer cannot see
+    // (SQL-SANDBOX-NOTES G1: joins with USING or NATURAL).
+    auto verdict = r.guard->check(sql);
+    if (!verdict.allowed())
+      return error_json("sql_failed", verdict.message + " (" + verdict.rule
+                                        + ")");
+  }
   if (r.auth != nullptr)
     r.auth->clear();
   sqlite3_stmt* raw = nullptr;
@@ -699,6 +712,19 @@ int executor_main(const executor_options& opts) {
     auth.emplace(std::move(*made));
     auth->install(r.db);
     r.auth = &*auth;
+  }
+  std::optional<data::sql_guard> guard;
+  if (!cfg.unguarded) {
+    auto cat = data::catalog::load_default();
+    if (!cat)
+      return setup_failed(fd, cat.err().message);
+    auto g = data::sql_guard::open(
+      cfg.db_path, {cat->allowed_columns(), data::default_sql_functions()},
+      data::sql_limits{}, true);
+    if (!g)
+      return setup_failed(fd, g.err().message);
+    guard.emplace(std::move(*g));
+    r.guard = &*guard;
   }
   sqlite3_progress_handler(r.db, 1000, progress_callback, &r);
   // Seed SQLite's PRNG now: its first use reads /dev/urandom and getpid.

@@ -14,7 +14,9 @@
 /// SQL (DESIGN.md §5). A separate, exec'd `candor executor` process that
 /// opens the sales database read-only and immutable, applies the connection
 /// defences of the validation connection (data::harden_connection, the same
-/// data::sql_authorizer), restricts itself (close_range, no-new-privs,
+/// data::sql_authorizer), checks every statement with its own
+/// data::sql_guard (statement shape and the bytecode audit, on a second
+/// connection), refuses NUL bytes, restricts itself (close_range, no-new-privs,
 /// parent-death signal, setrlimit, hard heap limit) and installs a seccomp
 /// allowlist before it reads its first statement. It then answers one
 /// statement at a time over a socket.
