@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <map>
 #include <cstdlib>
 
 #include <boost/json.hpp>
@@ -371,6 +372,36 @@ retrieval_snapshot::retrieval_snapshot(
       domain::log_event(domain::log_level::warn, "wordnet_unavailable",
                         {{"message", synonyms_.error},
                          {"effect", "no synonym expansion"}});
+  }
+  if (std::getenv("WNDEV_COOC")) { // DEV: co-occurrence expansion
+    size_t top_n = std::atoi(std::getenv("WNDEV_COOC"));
+    double min_dice = std::getenv("WNDEV_COOC_MIN") ? std::atof(std::getenv("WNDEV_COOC_MIN")) : 0.3;
+    size_t min_df = std::getenv("WNDEV_COOC_DF") ? std::atoi(std::getenv("WNDEV_COOC_DF")) : 2;
+    std::unordered_map<std::string, uint32_t> df;
+    std::map<std::pair<std::string, std::string>, uint32_t> both;
+    for (const auto& c : chunks_) {
+      auto ts = analyze(indexed_text(c), bm25_.analysis());
+      std::set<std::string> u(ts.begin(), ts.end());
+      std::vector<std::string> v(u.begin(), u.end());
+      for (auto& t : v) ++df[t];
+      for (size_t i = 0; i < v.size(); ++i)
+        for (size_t j = i + 1; j < v.size(); ++j)
+          ++both[{v[i], v[j]}];
+    }
+    std::map<std::string, std::vector<std::pair<double, std::string>>> cand;
+    for (auto& [p, n] : both) {
+      if (df[p.first] < min_df || df[p.second] < min_df) continue;
+      double dice = 2.0 * n / (df[p.first] + df[p.second]);
+      if (dice < min_dice) continue;
+      cand[p.first].push_back({-dice, p.second});
+      cand[p.second].push_back({-dice, p.first});
+    }
+    synonyms_ = {};
+    for (auto& [t, v] : cand) {
+      std::sort(v.begin(), v.end());
+      auto& out = synonyms_.synonyms[t];
+      for (size_t i = 0; i < v.size() && i < top_n; ++i) out.push_back(v[i].second);
+    }
   }
   fingerprints_[0] = tfidf_.fingerprint();
   fingerprints_[1] = bm25_.fingerprint();
