@@ -87,12 +87,6 @@ struct retrieval_params {
   uint32_t rrf_k = 60;
   /// How deep each list goes before fusion.
   uint32_t fusion_depth = 50;
-  /// WordNet database directory for query expansion (data/wordnet.hpp);
-  /// empty disables it. Not part of any fingerprint: it changes queries,
-  /// not the index.
-  std::string wordnet_dir = "/usr/share/wordnet";
-  /// WordNet senses per word and part of speech used for expansion.
-  uint32_t wordnet_senses = 1;
 };
 
 // -- embedder -----------------------------------------------------------------

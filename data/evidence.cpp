@@ -1,7 +1,6 @@
 #include "data/evidence.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <set>
 #include <string>
@@ -20,11 +19,6 @@ bool any_phrase_in(const std::vector<std::vector<std::string>>& phrases,
                     [&](const std::string& t) { return terms.count(t); }))
       return true;
   return false;
-}
-
-double dev_env(const char* name, double fallback) {
-  auto* v = std::getenv(name);
-  return v != nullptr ? std::atof(v) : fallback;
 }
 
 } // namespace
@@ -50,45 +44,12 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
   auto q = analyze_query(query, analysis);
   if (q.terms.empty())
     return out;
-  static const double syn_q = dev_env("WNDEV_EVQ", 0.4);
-  static const double syn_cov = dev_env("WNDEV_EVCOV", 0.5);
-  static const double syn_known = dev_env("WNDEV_EVKNOWN", 0.5);
-  auto search_terms = q.search_terms();
-  auto syn = snap.synonym_terms(q.terms, search_terms);
-  auto qvec = snap.tfidf().embed_query_terms(search_terms);
-  if (!syn.empty() && syn_q > 0) {
-    auto sv = snap.tfidf().embed_query_terms(syn);
-    sparse_vector m;
-    size_t a = 0;
-    size_t b = 0;
-    while (a < qvec.size() || b < sv.size()) {
-      if (b == sv.size() || (a < qvec.size() && qvec.index[a] < sv.index[b])) {
-        m.index.push_back(qvec.index[a]);
-        m.value.push_back(qvec.value[a++]);
-      } else if (a == qvec.size() || sv.index[b] < qvec.index[a]) {
-        m.index.push_back(sv.index[b]);
-        m.value.push_back(static_cast<float>(syn_q * sv.value[b++]));
-      } else {
-        m.index.push_back(qvec.index[a]);
-        m.value.push_back(
-          static_cast<float>(qvec.value[a++] + syn_q * sv.value[b++]));
-      }
-    }
-    double norm = 0;
-    for (auto v : m.value)
-      norm += static_cast<double>(v) * v;
-    norm = std::sqrt(norm);
-    if (norm > 0)
-      for (auto& v : m.value)
-        v = static_cast<float>(v / norm);
-    qvec = std::move(m);
-  }
+  auto qvec = snap.tfidf().embed_query_terms(q.search_terms());
   // Distinct query terms with their weight and their alternatives.
   struct term_info {
     std::string term;
     double weight = 0;
     std::vector<std::vector<std::string>> alternatives;
-    std::vector<std::string> synonyms;
   };
   std::vector<term_info> infos;
   auto n = static_cast<double>(std::max<size_t>(snap.size(), 1));
@@ -103,7 +64,6 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
       auto v = snap.bm25().embed_query_terms({t});
       x.weight = v.size() > 0 ? snap.bm25().idf(v.index[0]) : unseen;
       x.weight = std::max(x.weight, 0.01);
-      x.synonyms = snap.synonyms().of(t);
       infos.push_back(std::move(x));
       it = infos.end() - 1;
     }
@@ -130,7 +90,7 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
         return std::all_of(p.begin(), p.end(), known);
       });
     if (!known(x.term) && !alt_known)
-      unknown += x.synonyms.empty() ? x.weight : x.weight * (1 - syn_known);
+      unknown += x.weight;
   }
   auto oov_share = unknown / total;
   out.oov_share = oov_share;
@@ -143,15 +103,9 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
     auto cosine = dot(qvec, snap.tfidf().embed_document_terms(terms));
     std::set<std::string> present(terms.begin(), terms.end());
     double covered = 0;
-    for (const auto& x : infos) {
+    for (const auto& x : infos)
       if (present.count(x.term) || any_phrase_in(x.alternatives, present))
         covered += x.weight;
-      else if (std::any_of(x.synonyms.begin(), x.synonyms.end(),
-                           [&](const std::string& s) {
-                             return present.count(s) > 0;
-                           }))
-        covered += syn_cov * x.weight;
-    }
     auto coverage = covered / total;
     if (cosine * coverage > best) {
       best = cosine * coverage;

@@ -5,13 +5,10 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
-#include <map>
-#include <cstdlib>
 
 #include <boost/json.hpp>
 
 #include "data/query.hpp"
-#include "domain/log.hpp"
 
 namespace candor::data {
 
@@ -52,43 +49,6 @@ struct scratch {
 scratch& thread_scratch() {
   thread_local scratch s;
   return s;
-}
-
-/// `a` plus `w` x `b` (indices ascending in both and in the result).
-sparse_vector add_scaled(const sparse_vector& a, const sparse_vector& b,
-                         double w) {
-  if (b.size() == 0 || !(w > 0))
-    return a;
-  sparse_vector out;
-  out.index.reserve(a.size() + b.size());
-  out.value.reserve(a.size() + b.size());
-  size_t i = 0;
-  size_t j = 0;
-  while (i < a.size() || j < b.size()) {
-    if (j == b.size() || (i < a.size() && a.index[i] < b.index[j])) {
-      out.index.push_back(a.index[i]);
-      out.value.push_back(a.value[i++]);
-    } else if (i == a.size() || b.index[j] < a.index[i]) {
-      out.index.push_back(b.index[j]);
-      out.value.push_back(static_cast<float>(w * b.value[j++]));
-    } else {
-      out.index.push_back(a.index[i]);
-      out.value.push_back(
-        static_cast<float>(a.value[i++] + w * b.value[j++]));
-    }
-  }
-  return out;
-}
-
-/// A query vector of `e` for `terms` plus `w` x one for `extra`.
-sparse_vector expanded_query(const lexical_embedder& e,
-                             const std::vector<std::string>& terms,
-                             const std::vector<std::string>& extra,
-                             double w) {
-  auto q = e.embed_query_terms(terms);
-  if (extra.empty() || !(w > 0))
-    return q;
-  return add_scaled(q, e.embed_query_terms(extra), w);
 }
 
 } // namespace
@@ -360,49 +320,6 @@ retrieval_snapshot::retrieval_snapshot(
   }
   tfidf_postings_ = posting_lists::build(tfidf_vectors, tfidf_.dimensions());
   bm25_postings_ = posting_lists::build(bm25_vectors, bm25_.dimensions());
-  if (!params_.wordnet_dir.empty()) {
-    wordnet_options wo;
-    wo.dir = params_.wordnet_dir;
-    wo.senses = params_.wordnet_senses;
-    if (std::getenv("WNDEV_SENSES")) wo.senses = std::atoi(std::getenv("WNDEV_SENSES")); // DEV
-    synonyms_ = load_wordnet(wo, bm25_.analysis(), [&](const std::string& t) {
-      return bm25_.embed_query_terms({t}).size() > 0;
-    });
-    if (!synonyms_.error.empty())
-      domain::log_event(domain::log_level::warn, "wordnet_unavailable",
-                        {{"message", synonyms_.error},
-                         {"effect", "no synonym expansion"}});
-  }
-  if (std::getenv("WNDEV_COOC")) { // DEV: co-occurrence expansion
-    size_t top_n = std::atoi(std::getenv("WNDEV_COOC"));
-    double min_dice = std::getenv("WNDEV_COOC_MIN") ? std::atof(std::getenv("WNDEV_COOC_MIN")) : 0.3;
-    size_t min_df = std::getenv("WNDEV_COOC_DF") ? std::atoi(std::getenv("WNDEV_COOC_DF")) : 2;
-    std::unordered_map<std::string, uint32_t> df;
-    std::map<std::pair<std::string, std::string>, uint32_t> both;
-    for (const auto& c : chunks_) {
-      auto ts = analyze(indexed_text(c), bm25_.analysis());
-      std::set<std::string> u(ts.begin(), ts.end());
-      std::vector<std::string> v(u.begin(), u.end());
-      for (auto& t : v) ++df[t];
-      for (size_t i = 0; i < v.size(); ++i)
-        for (size_t j = i + 1; j < v.size(); ++j)
-          ++both[{v[i], v[j]}];
-    }
-    std::map<std::string, std::vector<std::pair<double, std::string>>> cand;
-    for (auto& [p, n] : both) {
-      if (df[p.first] < min_df || df[p.second] < min_df) continue;
-      double dice = 2.0 * n / (df[p.first] + df[p.second]);
-      if (dice < min_dice) continue;
-      cand[p.first].push_back({-dice, p.second});
-      cand[p.second].push_back({-dice, p.first});
-    }
-    synonyms_ = {};
-    for (auto& [t, v] : cand) {
-      std::sort(v.begin(), v.end());
-      auto& out = synonyms_.synonyms[t];
-      for (size_t i = 0; i < v.size() && i < top_n; ++i) out.push_back(v[i].second);
-    }
-  }
   fingerprints_[0] = tfidf_.fingerprint();
   fingerprints_[1] = bm25_.fingerprint();
   fingerprints_[2] = "rrf(k=" + std::to_string(params_.rrf_k) + ",depth="
@@ -469,27 +386,10 @@ retrieval_snapshot::fingerprint(search_mode mode) const noexcept {
   return fingerprints_[static_cast<size_t>(mode)];
 }
 
-std::vector<std::string>
-retrieval_snapshot::synonym_terms(const std::vector<std::string>& terms,
-                                  const std::vector<std::string>& exclude)
-  const {
-  std::vector<std::string> out;
-  if (synonyms_.synonyms.empty())
-    return out;
-  std::set<std::string> seen(terms.begin(), terms.end());
-  seen.insert(exclude.begin(), exclude.end());
-  static const bool oov_only = std::getenv("WNDEV_OOVONLY") != nullptr; // DEV
-  for (const auto& t : terms)
-    if (!oov_only || bm25_.embed_query_terms({t}).size() == 0)
-    for (const auto& s : synonyms_.of(t))
-      if (seen.insert(s).second)
-        out.push_back(s);
-  return out;
-}
-
-std::vector<double>
-retrieval_snapshot::document_relevance(const sparse_vector& q) const {
+std::vector<double> retrieval_snapshot::document_relevance(
+  const std::vector<std::string>& terms) const {
   std::vector<double> out(documents_, 0.0);
+  auto q = document_bm25_.embed_query_terms(terms);
   double best = 0;
   for (size_t i = 0; i < q.size(); ++i) {
     auto f = q.index[i];
@@ -619,27 +519,20 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
   auto same_analysis = params_.tfidf.analysis.stem == params_.bm25.analysis.stem
                        && params_.tfidf.analysis.stopwords
                             == params_.bm25.analysis.stopwords;
-  auto bm25_query = analyze_query(query, params_.bm25.analysis);
-  auto bm25_terms = bm25_query.search_terms();
-  auto terms = same_analysis
-                 ? bm25_terms
-                 : analyze_query(query, params_.tfidf.analysis).search_terms();
-  // WordNet synonyms of the question's own terms, at a lower weight
-  // (synonyms are analyzed like the BM25 list).
-  auto sw = std::getenv("WNDEV_SW") ? std::atof(std::getenv("WNDEV_SW")) : opts.synonym_weight; // DEV
-  auto syn = sw > 0 ? synonym_terms(bm25_query.terms, bm25_terms)
-                    : std::vector<std::string>{};
-  auto tfidf_syn = same_analysis ? syn : std::vector<std::string>{};
+  auto terms = analyze_query(query, params_.tfidf.analysis).search_terms();
+  auto bm25_terms = same_analysis
+                      ? terms
+                      : analyze_query(query, params_.bm25.analysis)
+                          .search_terms();
   // Document-level evidence and the heading field (see search_options).
   auto dw = opts.document_weight;
   auto hw = opts.heading_weight;
   field_query heading{&heading_postings_,
-                      expanded_query(heading_bm25_, bm25_terms, syn, sw), hw};
+                      heading_bm25_.embed_query_terms(bm25_terms), hw};
   const auto* hf = hw > 0 ? &heading : nullptr;
   std::vector<double> relevance;
   if (dw > 0)
-    relevance = document_relevance(
-      expanded_query(document_bm25_, bm25_terms, syn, sw));
+    relevance = document_relevance(bm25_terms);
   const auto* rel = dw > 0 ? &relevance : nullptr;
   auto weighted = opts.intro_weight >= 0 && opts.intro_weight < 1;
   auto prior = [&](uint32_t doc) {
@@ -651,12 +544,12 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     // it: look past k by at most one introduction per document.
     auto extra = weighted ? std::min<size_t>(documents_, 64) : 0;
     auto tfidf = mode == search_mode::tfidf;
-    auto list = tfidf ? top(tfidf_postings_,
-                            expanded_query(tfidf_, terms, tfidf_syn, sw),
-                            k + extra, opts.prune_ratio, rel, dw)
+    auto list = tfidf ? top(tfidf_postings_, tfidf_.embed_query_terms(terms),
+                            k + extra, opts.prune_ratio, rel,
+                            dw)
                       : top(bm25_postings_,
-                            expanded_query(bm25_, bm25_terms, syn, sw),
-                            k + extra, opts.prune_ratio, rel, dw, hf);
+                            bm25_.embed_query_terms(bm25_terms), k + extra,
+                            opts.prune_ratio, rel, dw, hf);
     for (const auto& x : list) {
       hits.push_back(make_hit(x.doc, x.score * prior(x.doc)));
       (tfidf ? hits.back().tfidf : hits.back().bm25) = x.raw;
@@ -671,10 +564,10 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
   }
   // Reciprocal-rank fusion.
   auto depth = std::max<size_t>(k, params_.fusion_depth);
-  auto a = top(tfidf_postings_, expanded_query(tfidf_, terms, tfidf_syn, sw),
-               depth, opts.prune_ratio, rel, dw);
-  auto b = top(bm25_postings_, expanded_query(bm25_, bm25_terms, syn, sw),
-               depth, opts.prune_ratio, rel, dw, hf);
+  auto a = top(tfidf_postings_, tfidf_.embed_query_terms(terms), depth,
+               opts.prune_ratio, rel, dw);
+  auto b = top(bm25_postings_, bm25_.embed_query_terms(bm25_terms), depth,
+               opts.prune_ratio, rel, dw, hf);
   struct fused {
     double rrf = 0;
     double tfidf = 0;

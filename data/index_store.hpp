@@ -11,7 +11,6 @@
 #include "data/chunker.hpp"
 #include "data/embedder.hpp"
 #include "data/sqlite.hpp"
-#include "data/wordnet.hpp"
 #include "domain/error.hpp"
 
 /// The retrieval index: its SQLite file (`<dataDir>/index.db`, written by
@@ -102,10 +101,6 @@ struct search_options {
   /// unchanged. `search_hit::bm25` includes this part. 0.2 was chosen on
   /// the calibration split; 0 disables it.
   double heading_weight = 0.2;
-  /// WordNet expansion: each synonym of a query term that the query does
-  /// not already hold is searched with this weight (a query term weighs
-  /// 1). 0 disables it.
-  double synonym_weight = 0.4;
 };
 
 /// Inverted lists over vector indices, each sorted by weight (descending),
@@ -178,18 +173,6 @@ public:
     return params_;
   }
 
-  /// WordNet synonyms of analyzed terms, restricted to this corpus's
-  /// vocabulary (empty, with `error` set, when WordNet is unavailable).
-  const synonym_table& synonyms() const noexcept {
-    return synonyms_;
-  }
-
-  /// The synonyms of `terms` (each term's, in order) that are neither in
-  /// `terms` nor in `exclude`, without repeats.
-  std::vector<std::string>
-  synonym_terms(const std::vector<std::string>& terms,
-                const std::vector<std::string>& exclude) const;
-
   /// Total postings (both lists), a size figure for logs and /health.
   size_t posting_count() const noexcept {
     return tfidf_postings_.size() + bm25_postings_.size();
@@ -227,10 +210,10 @@ private:
                           double document_weight = 0,
                           const field_query* field = nullptr) const;
 
-  /// BM25 of the query vector `q` (over `document_bm25_`'s vocabulary)
-  /// against each whole document, divided by the best document's (all 0
-  /// when no document matches).
-  std::vector<double> document_relevance(const sparse_vector& q) const;
+  /// BM25 of `terms` against each whole document, divided by the best
+  /// document's (all 0 when no document matches).
+  std::vector<double>
+  document_relevance(const std::vector<std::string>& terms) const;
 
   retrieval_params params_;
   std::vector<chunk> chunks_;
@@ -250,7 +233,6 @@ private:
   bm25_embedder heading_bm25_;
   posting_lists heading_postings_;
   posting_lists document_postings_;
-  synonym_table synonyms_;
   std::string fingerprints_[3];
 };
 
