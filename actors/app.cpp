@@ -15,6 +15,7 @@
 
 #include "actors/guardian.hpp"
 #include "data/ledger_store.hpp"
+#include "data/sales_setup.hpp"
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"
 #include "domain/output_guard.hpp"
@@ -129,6 +130,42 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
     return startup_error(domain::ec::storage_failed,
                          "ledger database '" + ledger_path
                            + "': " + store.err().message);
+  // The sales database: generated on first start, then checked against
+  // the catalog; a disagreement stops startup.
+  auto cat = data::catalog::load_default();
+  if (!cat)
+    return startup_error(domain::ec::config_invalid,
+                         "sales catalog: " + cat.err().message);
+  int last_pct = -10;
+  std::string last_stage;
+  auto sales = data::prepare_sales(
+    cfg.data_dir, cfg.sql.seed,
+    std::make_shared<const data::catalog>(std::move(*cat)),
+    [&](std::string_view stage, double fraction) {
+      auto pct = static_cast<int>(fraction * 100);
+      if (pct - last_pct < 10 && stage == last_stage)
+        return;
+      if (last_pct < 0)
+        domain::log_event(domain::log_level::info, "sales_db_creating",
+                          {{"path", cfg.data_dir + "/sales.db"},
+                           {"seed", cfg.sql.seed}});
+      last_pct = pct;
+      last_stage = std::string{stage};
+      domain::log_event(domain::log_level::info, "sales_db_progress",
+                        {{"stage", stage}, {"percent", pct}});
+    });
+  if (!sales)
+    return sales.err();
+  {
+    int64_t total = 0;
+    for (auto& t : sales->rows)
+      total += t.rows;
+    domain::log_event(domain::log_level::info, "sales_db_ready",
+                      {{"path", sales->path},
+                       {"created", sales->created},
+                       {"rows", total}});
+  }
+  setup.sales = std::move(*sales);
   p->info.provider = cfg.llm.provider;
   p->info.models = {cfg.llm.model};
   if (!cfg.llm.fallback_model.empty())

@@ -88,6 +88,37 @@ void spawn_node(self_ptr self, node n) {
     case node::finalize:
       h = self->spawn(finalize, s.setup.output_guard, s.setup.info);
       break;
+    case node::sql_generate:
+    case node::sql_correct:
+    case node::sql_answer: {
+      auto name = std::string{domain::to_string(n)};
+      std::string version;
+      auto text = prompt_text(s.setup, name, &version);
+      if (text.empty() || s.setup.sales.path.empty())
+        break;
+      if (n == node::sql_generate)
+        h = self->spawn(sql_generate, s.llm, version, text,
+                        s.setup.sales.schema_text);
+      else if (n == node::sql_correct)
+        h = self->spawn(sql_correct, s.llm, version, text,
+                        s.setup.sales.schema_text,
+                        s.setup.cfg.sql.max_corrections);
+      else
+        h = self->spawn(sql_answer, s.llm, version, text,
+                        s.setup.cfg.sql.rows_to_model);
+      break;
+    }
+    case node::sql_validate:
+      if (!s.setup.sales.path.empty())
+        h = self->spawn(sql_validate, s.setup.sales.path, s.setup.sales.cat,
+                        s.ledger);
+      break;
+    case node::sql_execute:
+      // Only through the sandbox: without one the node stays missing.
+      if (s.sandbox)
+        h = self->spawn(sql_execute, s.sandbox, s.ledger,
+                        s.setup.cfg.sql.max_rows);
+      break;
     default:
       break; // the documents and data branches come with issues #3 and #4
   }
@@ -105,6 +136,19 @@ bool uses_llm(node n) {
 
 void retire(self_ptr self, const caf::actor_addr& addr) {
   self->state.retired.insert(addr);
+}
+
+/// Re-spawns the data nodes that hold the ledger or sandbox handle, after
+/// one of those was replaced.
+void follow_sql_services(self_ptr self) {
+  auto& s = self->state;
+  for (auto n : {node::sql_validate, node::sql_execute}) {
+    if (auto& h = s.g.at(n)) {
+      retire(self, h.address());
+      self->send_exit(h, caf::exit_reason::user_shutdown);
+    }
+    spawn_node(self, n);
+  }
 }
 
 bool crash_loop(self_ptr self) {
@@ -160,6 +204,8 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
         spawn_node(self, n);
     }
   }
+  if (role == "ledger" || role == "sandbox")
+    follow_sql_services(self);
   domain::log_event(domain::log_level::info, "actor_restarted",
                     {{"actor", role}, {"restarts", s.restarts}});
 }
@@ -197,7 +243,14 @@ std::string health_json(self_ptr self) {
                       ? static_cast<int64_t>(s.setup.fixtures->size())
                       : 0;
   out["kb"] = nullptr;      // documents branch (issue #4)
-  out["sales"] = nullptr;   // data branch (issue #3)
+  if (s.setup.sales.path.empty()) {
+    out["sales"] = nullptr;
+  } else {
+    boost::json::object sales;
+    for (auto& t : s.setup.sales.rows)
+      sales[t.table] = t.rows;
+    out["sales"] = std::move(sales);
+  }
   out["sandbox"] = nullptr; // data branch (issue #3)
   out["services"] = std::move(services);
   out["nodes"] = std::move(nodes);

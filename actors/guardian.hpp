@@ -16,6 +16,7 @@
 #include "actors/supervisor.hpp"
 #include "actors/telemetry.hpp"
 #include "data/fixtures.hpp"
+#include "data/sales_setup.hpp"
 #include "data/prompts.hpp"
 #include "domain/config.hpp"
 
@@ -36,6 +37,9 @@ struct services_setup {
   /// Told about every (re)spawned ledger, so that request rows can go to it
   /// directly instead of through the guardian.
   std::function<void(const ledger_actor&)> on_ledger;
+  /// The data branch: sales database, catalog, schema text, row counts
+  /// (see data/sales_setup.hpp). Empty `sales.path`: no data nodes.
+  data::sales_setup sales;
 };
 
 struct guardian_state {
@@ -48,6 +52,7 @@ struct guardian_state {
   llm_actor llm;
   ledger_actor ledger;
   ledger_reader_actor reader;
+  sql_sandbox_actor sandbox;
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "domain/error.hpp"
+
+/// The model contracts of the data branch, checked in code (the
+/// companion of domain/contracts.hpp). A reply that does not parse is an
+/// `llm_parse_failed` error listing the problems, for the node's one
+/// re-ask.
+namespace candor::domain {
+
+/// The abstention sentinel: a model that cannot write the query replies
+/// with exactly this instead of guessing.
+inline constexpr std::string_view no_answer_sentinel = "NO_ANSWER";
+
+/// Longest SQL text accepted from the model (the static policy's limit).
+inline constexpr size_t max_model_sql_bytes = 20 * 1024;
+
+/// Reply of sql_generate and sql_correct: `{"sql": "...", "followUps":
+/// [...]}` (followUps optional, at most 3 strings of 3..200 characters),
+/// or the bare sentinel NO_ANSWER. A reply wrapped in a Markdown code
+/// fence is unwrapped first.
+struct sql_reply {
+  bool abstained = false;
+  std::string sql;
+  std::vector<std::string> follow_ups;
+};
+
+outcome<sql_reply> parse_sql_reply(std::string_view text);
+
+/// Reply of sql_answer: `{"answer": 1..2000 characters, "followUps": 1 to
+/// 3 strings of 3..200 characters}`.
+struct sql_answer_reply {
+  std::string answer;
+  std::vector<std::string> follow_ups;
+};
+
+outcome<sql_answer_reply> parse_sql_answer_reply(std::string_view text);
+
+} // namespace candor::domain
