@@ -58,10 +58,10 @@ domain::outcome<sales_setup> prepare_sales(const std::string& data_dir,
                                 + "': " + db.err().message);
   if (auto err = out.cat->check_against(*db)) {
     if (err.code == domain::ec::config_invalid)
-      err.message = "the sales catalog (conf/catalog.json) and the sales "
-                    "database '" + out.path + "' disagree: " + err.message
-                    + ". Fix the catalog, or move the database away so "
-                      "that it is generated again";
+      err.message += " (database '" + out.path
+                     + "', catalog conf/catalog.json). Fix the catalog, or "
+                       "move the database away so that it is generated "
+                       "again";
     return err;
   }
   auto schema = out.cat->schema_prompt(*db);
