@@ -276,6 +276,12 @@ void app::demo_questions(text_callback cb) {
       "an injection attempt blocked by the input rules, before any model call");
   add("What is the weather in Lisbon tomorrow?",
       "an out-of-scope question refused with a fixed text");
+  add("What was our revenue by channel in 2024?",
+      "a data question answered from the sales database, with its SQL");
+  add("Remove all cancelled orders from the sales records",
+      "model-written SQL that tries to write, blocked by the query policy");
+  add("What was our revenue on TikTok in 2024?",
+      "a filter outside the catalog's values, refused with what to ask");
   cb(boost::json::serialize(boost::json::object{{"questions", out}}));
 }
 
