@@ -156,6 +156,35 @@ struct fixture {
   }
 };
 
+/// A stand-in model that records what it was asked and replies `text`.
+struct recorded_calls {
+  std::mutex mtx;
+  std::vector<llm_request> calls;
+};
+
+llm_actor spawn_recording_llm(caf::actor_system& sys,
+                              std::shared_ptr<recorded_calls> log,
+                              std::string text) {
+  return sys.spawn([log, text](llm_actor::pointer) -> llm_actor::behavior_type {
+    return {
+      [log, text](atom::call, llm_request& req) {
+        {
+          std::lock_guard<std::mutex> guard{log->mtx};
+          log->calls.push_back(req);
+        }
+        llm_reply r;
+        r.text = text;
+        r.model = "recorder";
+        r.finish_reason = "stop";
+        r.usage.calls = 1;
+        return r;
+      },
+      [](atom::put, ledger_actor) {},
+      [](atom::internal, atom::call, uint64_t) {},
+    };
+  });
+}
+
 const char* revenue_q = "What was our revenue by channel in 2024?";
 
 } // namespace
@@ -408,6 +437,85 @@ BOOST_AUTO_TEST_CASE(answer_explains_the_rows_through_the_model) {
   BOOST_CHECK(r->answer.find("5,587,865.59") != std::string::npos);
   BOOST_CHECK(r->follow_ups.size() >= 1 && r->follow_ups.size() <= 3);
   BOOST_CHECK_EQUAL(r->usage.calls, 1);
+}
+
+BOOST_AUTO_TEST_CASE(answer_shows_at_most_rows_to_model_rows) {
+  auto log = std::make_shared<recorded_calls>();
+  auto model = spawn_recording_llm(
+    sys, log, R"({"answer": "Ninety products.", "followUps": ["Which?"]})");
+  auto n = sys.spawn(sql_answer, model, "v1", prompt("sql_answer"), 7);
+  auto st = state("How many products are there?", "SELECT product_id FROM "
+                                                  "products");
+  st.sql.columns = {"product_id"};
+  for (int i = 0; i < 50; ++i) {
+    domain::cell c;
+    c.kind = domain::cell::integer;
+    c.i = 1000 + i;
+    st.sql.rows.push_back({c});
+  }
+  st.sql.row_count = 90;
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::answered);
+  std::lock_guard<std::mutex> guard{log->mtx};
+  BOOST_REQUIRE_EQUAL(log->calls.size(), 1u);
+  const auto& user = log->calls[0].user;
+  BOOST_CHECK(user.find("1006") != std::string::npos);
+  BOOST_CHECK(user.find("1007") == std::string::npos);
+  BOOST_CHECK(user.find("&quot;rowCount&quot;:90") != std::string::npos);
+  BOOST_CHECK(user.find("&quot;rowsShown&quot;:7") != std::string::npos);
+  BOOST_CHECK_EQUAL(log->calls[0].prompt, "sql_answer");
+  caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(generate_sends_schema_and_escaped_question) {
+  auto log = std::make_shared<recorded_calls>();
+  auto model = spawn_recording_llm(sys, log, "not json at all");
+  auto n = sys.spawn(sql_generate, model, "v1", prompt("sql_generate"),
+                     sales().schema_text);
+  auto r = step(n, state("Revenue for <b>web</b> & retail?"));
+  BOOST_REQUIRE(r.ok());
+  // Two unusable replies: one re-ask, then an honest error.
+  BOOST_CHECK(r->status == status_kind::error);
+  BOOST_CHECK_EQUAL(r->usage.calls, 2);
+  std::lock_guard<std::mutex> guard{log->mtx};
+  BOOST_REQUIRE_EQUAL(log->calls.size(), 2u);
+  auto& first = log->calls[0];
+  BOOST_CHECK_EQUAL(first.ordinal, 0);
+  BOOST_CHECK_EQUAL(log->calls[1].ordinal, 1);
+  BOOST_CHECK(log->calls[1].user.find("previous reply was invalid")
+              != std::string::npos);
+  BOOST_CHECK(first.user.find("&lt;b&gt;web&lt;/b&gt; &amp; retail")
+              != std::string::npos);
+  BOOST_CHECK(first.system.find("{{schema}}") == std::string::npos);
+  BOOST_CHECK(first.system.find(sales().schema_text) != std::string::npos);
+  BOOST_CHECK(first.system.find("customer_contacts") == std::string::npos);
+  caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(correct_sends_the_failed_query_and_the_error) {
+  auto log = std::make_shared<recorded_calls>();
+  auto model = spawn_recording_llm(sys, log,
+                                   R"({"sql": "SELECT 2 AS fixed"})");
+  auto n = sys.spawn(sql_correct, model, "v1", prompt("sql_correct"),
+                     sales().schema_text, 3);
+  auto st = state("q?", "SELECT zone FROM orders");
+  st.sql.corrections = 1;
+  st.sql.original_query = "SELECT first FROM orders";
+  st.pending_error = "no such column: zone";
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK_EQUAL(r->sql.query, "SELECT 2 AS fixed");
+  BOOST_CHECK_EQUAL(r->sql.corrections, 2);
+  BOOST_CHECK_EQUAL(r->sql.original_query, "SELECT first FROM orders");
+  std::lock_guard<std::mutex> guard{log->mtx};
+  BOOST_REQUIRE_EQUAL(log->calls.size(), 1u);
+  BOOST_CHECK_EQUAL(log->calls[0].ordinal, 2);
+  BOOST_CHECK(log->calls[0].user.find("<sql>SELECT zone FROM orders</sql>")
+              != std::string::npos);
+  BOOST_CHECK(log->calls[0].user.find("<error>no such column: zone</error>")
+              != std::string::npos);
+  caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
