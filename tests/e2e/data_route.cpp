@@ -5,7 +5,7 @@
 //
 // e2e_data_startup needs no sandbox (its scenarios stop before a query
 // runs); e2e_data_route needs the sandbox actor and its executor processes
-// and is skipped in a build without actors/sql_sandbox.cpp.
+// and is skipped in a source tree without an actors/*sandbox*.cpp file.
 
 #include <filesystem>
 #include <future>
@@ -117,9 +117,17 @@ json::array expected_rows(const std::string& db_path, const std::string& sql) {
   return rows;
 }
 
+/// True when the source tree has the sandbox actor (any actors/*sandbox*.cpp).
 bool sandbox_built() {
-  return std::filesystem::exists(std::string{CANDOR_SOURCE_DIR}
-                                 + "/actors/sql_sandbox.cpp");
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator(
+         std::string{CANDOR_SOURCE_DIR} + "/actors", ec)) {
+    auto name = e.path().filename().string();
+    if (name.find("sandbox") != std::string::npos
+        && e.path().extension() == ".cpp")
+      return true;
+  }
+  return false;
 }
 
 /// Checks an answered data response against the database itself.
