@@ -126,7 +126,8 @@ if [[ $only != baseline ]]; then
     code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \
              -H 'Content-Type: application/json' --data "$body" \
              "http://127.0.0.1:$candor_port/ask") || code=000
-    if [[ $body == "$data" ]] && ! grep -q '"status":"answered"' "$work/probe.json"; then
+    if [[ $body == "$data" ]] &&
+       ! grep -q '"status":"answered"' "$work/probe.json"; then
       code="$code (not answered)"
     fi
     if [[ $code != 200 ]]; then

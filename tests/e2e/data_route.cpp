@@ -78,7 +78,8 @@ struct started_server {
 
   /// The SQL audit rows of one request, from /runs/{id}.
   json::array audit(const json::object& response) {
-    auto run = get("/runs/" + std::string{response.at("requestId").as_string()});
+    auto id = std::string{response.at("requestId").as_string()};
+    auto run = get("/runs/" + id);
     return run.at("sqlAudit").as_array();
   }
 };
