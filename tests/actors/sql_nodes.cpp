@@ -5,6 +5,8 @@
 #include "actors/nodes.hpp"
 
 #include <chrono>
+#include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -18,11 +20,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include "actors/llm.hpp"
+#include "actors/supervisor.hpp"
 #include "data/fixtures.hpp"
 #include "data/prompts.hpp"
 #include "data/sales_setup.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
+#include "domain/output_guard.hpp"
 #include "domain/routing.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_sandbox.hpp"
@@ -516,6 +520,148 @@ BOOST_AUTO_TEST_CASE(correct_sends_the_failed_query_and_the_error) {
   BOOST_CHECK(log->calls[0].user.find("<error>no such column: zone</error>")
               != std::string::npos);
   caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- the whole data route on one supervisor, without processes ----------------
+
+namespace {
+
+struct route_fixture : fixture {
+  std::map<std::string, std::string> prompts;
+  std::shared_ptr<const domain::output_guard> guard;
+  sql_sandbox_actor sandbox;
+  std::vector<node_actor> spawned;
+
+  route_fixture() {
+    auto all = data::load_prompts(data::default_prompts_dir());
+    BOOST_REQUIRE(all.ok());
+    domain::output_guard_config og;
+    og.canary = "TAILWIND-7731";
+    for (auto& [name, p] : *all) {
+      prompts[name] = p.text;
+      og.protected_texts.push_back(p.text);
+    }
+    guard = std::make_shared<const domain::output_guard>(og);
+    auto path = sales().path;
+    sandbox = test::spawn_test_sandbox(
+      sys, [path](const sql_exec_request& req) {
+        // The heavy self-join stands for a query the sandbox kills.
+        if (req.sql.find("a.quantity < b.quantity") != std::string::npos)
+          return domain::outcome<sql_exec_result>{domain::make_error(
+            domain::ec::sql_timeout, "killed after the 5000 ms deadline")};
+        return test::run_in_process(path, req);
+      });
+  }
+
+  ~route_fixture() {
+    for (auto& h : spawned)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+  }
+
+  graph_ptr make_graph() {
+    using domain::node;
+    graph g;
+    auto& schema = sales().schema_text;
+    g.at(node::guard_input) = sys.spawn(guard_input, std::string{"rules"});
+    g.at(node::router) = sys.spawn(router, llm, "v1", prompts["router"]);
+    g.at(node::sql_generate) = sys.spawn(sql_generate, llm, "v1",
+                                         prompts["sql_generate"], schema);
+    g.at(node::sql_validate) = sys.spawn(sql_validate, sales().path,
+                                         sales().cat, ledger);
+    g.at(node::sql_correct) = sys.spawn(sql_correct, llm, "v1",
+                                        prompts["sql_correct"], schema, 3);
+    g.at(node::sql_execute) = sys.spawn(sql_execute, sandbox, ledger, 200);
+    g.at(node::sql_answer) = sys.spawn(sql_answer, llm, "v1",
+                                       prompts["sql_answer"], 50);
+    g.at(node::finalize) = sys.spawn(finalize, guard, domain::service_info{});
+    g.ledger = ledger;
+    for (auto& h : g.nodes)
+      if (h)
+        spawned.push_back(h);
+    return std::make_shared<const graph>(std::move(g));
+  }
+
+  domain::outcome<ask_state> run(const graph_ptr& g, std::string question) {
+    domain::ask_request req;
+    req.request_id = "route-" + std::to_string(++seq);
+    req.question = std::move(question);
+    auto p = std::make_shared<std::promise<domain::outcome<ask_state>>>();
+    auto f = p->get_future();
+    sys.spawn(supervisor, g, limits{}, std::move(req),
+              domain::service_info{},
+              ask_responder{[p](domain::outcome<ask_state> r) {
+                p->set_value(std::move(r));
+              }},
+              deadline_slot_ptr{});
+    BOOST_REQUIRE(f.wait_for(std::chrono::seconds{30})
+                  == std::future_status::ready);
+    return f.get();
+  }
+
+  int seq = 0;
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(actors_data_route, route_fixture)
+
+BOOST_AUTO_TEST_CASE(answered_through_every_node_and_finalize) {
+  auto g = make_graph();
+  auto r = run(g, revenue_q);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::answered);
+  BOOST_CHECK(r->validated);
+  BOOST_CHECK_EQUAL(r->usage.calls, 3);
+  BOOST_CHECK_EQUAL(r->sql.row_count, 4);
+  BOOST_REQUIRE_EQUAL(r->sql.rows.size(), 4u);
+  BOOST_CHECK_EQUAL(r->sql.rows[0][0].s, "web");
+  BOOST_CHECK_CLOSE(r->sql.rows[0][1].r, 5587865.59, 1e-9);
+  BOOST_CHECK(r->sql.limit_applied);
+  BOOST_CHECK(domain::validate_response(domain::to_json(*r)).empty());
+  std::vector<std::string> nodes;
+  for (auto& t : r->trace)
+    nodes.emplace_back(domain::to_string(t.step));
+  std::vector<std::string> want{"guard_input", "router",      "sql_generate",
+                                "sql_validate", "sql_execute", "sql_answer",
+                                "finalize"};
+  BOOST_CHECK_EQUAL_COLLECTIONS(nodes.begin(), nodes.end(), want.begin(),
+                                want.end());
+}
+
+BOOST_AUTO_TEST_CASE(corrected_once_then_answered) {
+  auto g = make_graph();
+  auto r = run(g, "What is the average order value by customer segment?");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::answered);
+  BOOST_CHECK_EQUAL(r->sql.corrections, 1);
+  BOOST_CHECK(r->sql.original_query.find("o.order_value")
+              != std::string::npos);
+  BOOST_CHECK_EQUAL(r->sql.row_count, 3);
+  BOOST_CHECK_EQUAL(r->usage.calls, 4);
+}
+
+BOOST_AUTO_TEST_CASE(blocked_timed_out_and_empty_routes) {
+  auto g = make_graph();
+  auto r = run(g, "Remove all cancelled orders from the sales records");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::blocked);
+  BOOST_CHECK(r->blocked_by == domain::layer_kind::sql_policy);
+  BOOST_CHECK_EQUAL(r->usage.calls, 2);
+  BOOST_CHECK(r->validated);
+
+  r = run(g, "How many pairs of order lines have different quantities?");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::error);
+  BOOST_CHECK(r->validated);
+
+  r = run(g, "List the orders of the Ghent store on Christmas Day 2024");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::no_results);
+  BOOST_CHECK_EQUAL(r->usage.calls, 2);
+  BOOST_CHECK(r->validated);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
