@@ -193,9 +193,9 @@ const char* revenue_q = "What was our revenue by channel in 2024?";
 
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(actors_sql_nodes, fixture)
+BOOST_AUTO_TEST_SUITE(actors_sql_nodes)
 
-BOOST_AUTO_TEST_CASE(generate_writes_the_scripted_query) {
+BOOST_FIXTURE_TEST_CASE(generate_writes_the_scripted_query, fixture) {
   auto n = sys.spawn(sql_generate, llm, "v1", prompt("sql_generate"),
                      sales().schema_text);
   auto r = step(n, state(revenue_q));
@@ -208,7 +208,7 @@ BOOST_AUTO_TEST_CASE(generate_writes_the_scripted_query) {
   BOOST_CHECK_EQUAL(r->follow_ups.size(), 2u);
 }
 
-BOOST_AUTO_TEST_CASE(generate_abstains_with_no_answer) {
+BOOST_FIXTURE_TEST_CASE(generate_abstains_with_no_answer, fixture) {
   auto n = sys.spawn(sql_generate, llm, "v1", prompt("sql_generate"),
                      sales().schema_text);
   auto r = step(n, state("What profit margin do our competitors make on "
@@ -219,7 +219,7 @@ BOOST_AUTO_TEST_CASE(generate_abstains_with_no_answer) {
   BOOST_CHECK(r->answer.find("did not guess") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(generate_without_fixture_is_an_error) {
+BOOST_FIXTURE_TEST_CASE(generate_without_fixture_is_an_error, fixture) {
   auto n = sys.spawn(sql_generate, llm, "v1", prompt("sql_generate"),
                      sales().schema_text);
   auto r = step(n, state("How many unicorns did we sell in 1999?"));
@@ -227,7 +227,8 @@ BOOST_AUTO_TEST_CASE(generate_without_fixture_is_an_error) {
   BOOST_CHECK(r.err().code == domain::ec::fixture_missing);
 }
 
-BOOST_AUTO_TEST_CASE(schema_text_reaches_the_prompt_without_denied_columns) {
+BOOST_FIXTURE_TEST_CASE(schema_text_reaches_the_prompt_without_denied_columns,
+                        fixture) {
   auto text = prompt("sql_generate");
   BOOST_CHECK(text.find("{{schema}}") != std::string::npos);
   const auto& schema = sales().schema_text;
@@ -236,7 +237,7 @@ BOOST_AUTO_TEST_CASE(schema_text_reaches_the_prompt_without_denied_columns) {
   BOOST_CHECK(schema.find("customer_contacts") == std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(validate_blocks_a_write_at_the_policy) {
+BOOST_FIXTURE_TEST_CASE(validate_blocks_a_write_at_the_policy, fixture) {
   auto r = step(validator(), state("x", "DELETE FROM orders"));
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK(r->status == status_kind::blocked);
@@ -250,7 +251,8 @@ BOOST_AUTO_TEST_CASE(validate_blocks_a_write_at_the_policy) {
   BOOST_CHECK_EQUAL(rows[0].sql, "DELETE FROM orders");
 }
 
-BOOST_AUTO_TEST_CASE(validate_blocks_personal_data_at_the_authorizer) {
+BOOST_FIXTURE_TEST_CASE(validate_blocks_personal_data_at_the_authorizer,
+                        fixture) {
   auto r = step(validator(), state("x", "SELECT email FROM customers"));
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK(r->status == status_kind::blocked);
@@ -264,7 +266,7 @@ BOOST_AUTO_TEST_CASE(validate_blocks_personal_data_at_the_authorizer) {
   BOOST_CHECK(r->sql.limit_applied);
 }
 
-BOOST_AUTO_TEST_CASE(validate_sends_unknown_columns_to_correction) {
+BOOST_FIXTURE_TEST_CASE(validate_sends_unknown_columns_to_correction, fixture) {
   auto r = step(validator(),
                 state("x", "SELECT channel, SUM(revenue_cents) FROM orders "
                            "GROUP BY channel"));
@@ -278,7 +280,7 @@ BOOST_AUTO_TEST_CASE(validate_sends_unknown_columns_to_correction) {
   BOOST_CHECK_EQUAL(rows[0].verdict, "correctable");
 }
 
-BOOST_AUTO_TEST_CASE(validate_refuses_a_value_outside_the_domain) {
+BOOST_FIXTURE_TEST_CASE(validate_refuses_a_value_outside_the_domain, fixture) {
   auto r = step(validator(),
                 state("x", "SELECT COUNT(*) FROM orders WHERE channel = "
                            "'tiktok'"));
@@ -292,7 +294,8 @@ BOOST_AUTO_TEST_CASE(validate_refuses_a_value_outside_the_domain) {
   BOOST_CHECK_EQUAL(rows[0].layer, "catalog_domain");
 }
 
-BOOST_AUTO_TEST_CASE(validate_lets_a_good_query_through_with_its_limit) {
+BOOST_FIXTURE_TEST_CASE(validate_lets_a_good_query_through_with_its_limit,
+                        fixture) {
   auto r = step(validator(),
                 state("x", "SELECT channel, COUNT(*) AS n FROM orders WHERE "
                            "channel IN ('web', 'retail') GROUP BY channel"));
@@ -308,7 +311,8 @@ BOOST_AUTO_TEST_CASE(validate_lets_a_good_query_through_with_its_limit) {
   BOOST_CHECK(audits->snapshot().empty());
 }
 
-BOOST_AUTO_TEST_CASE(correct_replaces_the_query_and_keeps_the_original) {
+BOOST_FIXTURE_TEST_CASE(correct_replaces_the_query_and_keeps_the_original,
+                        fixture) {
   auto n = sys.spawn(sql_correct, llm, "v1", prompt("sql_correct"),
                      sales().schema_text, 3);
   auto st = state("What is the average order value by customer segment?",
@@ -325,7 +329,7 @@ BOOST_AUTO_TEST_CASE(correct_replaces_the_query_and_keeps_the_original) {
   BOOST_CHECK_EQUAL(r->usage.calls, 1);
 }
 
-BOOST_AUTO_TEST_CASE(correct_gives_up_after_the_maximum) {
+BOOST_FIXTURE_TEST_CASE(correct_gives_up_after_the_maximum, fixture) {
   auto n = sys.spawn(sql_correct, llm, "v1", prompt("sql_correct"),
                      sales().schema_text, 3);
   auto st = state("What is the average order value by customer segment?",
@@ -341,7 +345,8 @@ BOOST_AUTO_TEST_CASE(correct_gives_up_after_the_maximum) {
   BOOST_CHECK_EQUAL(r->usage.calls, 0);
 }
 
-BOOST_AUTO_TEST_CASE(execute_runs_through_the_sandbox_and_caps_rows) {
+BOOST_FIXTURE_TEST_CASE(execute_runs_through_the_sandbox_and_caps_rows,
+                        fixture) {
   std::string seen;
   auto path = sales().path;
   auto sandbox = test::spawn_test_sandbox(
@@ -372,7 +377,7 @@ BOOST_AUTO_TEST_CASE(execute_runs_through_the_sandbox_and_caps_rows) {
   caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
 }
 
-BOOST_AUTO_TEST_CASE(execute_reports_the_deadline_honestly) {
+BOOST_FIXTURE_TEST_CASE(execute_reports_the_deadline_honestly, fixture) {
   auto sandbox = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
     return domain::outcome<sql_exec_result>{domain::make_error(
       domain::ec::sql_timeout, "killed after the 5000 ms deadline")};
@@ -390,7 +395,8 @@ BOOST_AUTO_TEST_CASE(execute_reports_the_deadline_honestly) {
   caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
 }
 
-BOOST_AUTO_TEST_CASE(execute_sends_a_correctable_failure_to_correction) {
+BOOST_FIXTURE_TEST_CASE(execute_sends_a_correctable_failure_to_correction,
+                        fixture) {
   auto sandbox = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
     return domain::outcome<sql_exec_result>{domain::make_error(
       domain::ec::sql_failed, "no such column: zone")};
@@ -405,7 +411,8 @@ BOOST_AUTO_TEST_CASE(execute_sends_a_correctable_failure_to_correction) {
   caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
 }
 
-BOOST_AUTO_TEST_CASE(answer_without_rows_is_no_results_without_a_model) {
+BOOST_FIXTURE_TEST_CASE(answer_without_rows_is_no_results_without_a_model,
+                        fixture) {
   auto n = sys.spawn(sql_answer, llm, "v1", prompt("sql_answer"), 50);
   auto st = state(revenue_q, "SELECT 1 WHERE 0");
   st.sql.columns = {"x"};
@@ -426,7 +433,7 @@ BOOST_AUTO_TEST_CASE(answer_without_rows_is_no_results_without_a_model) {
   BOOST_CHECK_EQUAL(r->usage.calls, 0);
 }
 
-BOOST_AUTO_TEST_CASE(answer_explains_the_rows_through_the_model) {
+BOOST_FIXTURE_TEST_CASE(answer_explains_the_rows_through_the_model, fixture) {
   auto n = sys.spawn(sql_answer, llm, "v1", prompt("sql_answer"), 50);
   auto st = state(revenue_q, "SELECT channel FROM channels");
   st.sql.columns = {"channel"};
@@ -443,7 +450,7 @@ BOOST_AUTO_TEST_CASE(answer_explains_the_rows_through_the_model) {
   BOOST_CHECK_EQUAL(r->usage.calls, 1);
 }
 
-BOOST_AUTO_TEST_CASE(answer_shows_at_most_rows_to_model_rows) {
+BOOST_FIXTURE_TEST_CASE(answer_shows_at_most_rows_to_model_rows, fixture) {
   auto log = std::make_shared<recorded_calls>();
   auto model = spawn_recording_llm(
     sys, log, R"({"answer": "Ninety products.", "followUps": ["Which?"]})");
@@ -472,7 +479,7 @@ BOOST_AUTO_TEST_CASE(answer_shows_at_most_rows_to_model_rows) {
   caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
 }
 
-BOOST_AUTO_TEST_CASE(generate_sends_schema_and_escaped_question) {
+BOOST_FIXTURE_TEST_CASE(generate_sends_schema_and_escaped_question, fixture) {
   auto log = std::make_shared<recorded_calls>();
   auto model = spawn_recording_llm(sys, log, "not json at all");
   auto n = sys.spawn(sql_generate, model, "v1", prompt("sql_generate"),
@@ -497,7 +504,7 @@ BOOST_AUTO_TEST_CASE(generate_sends_schema_and_escaped_question) {
   caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
 }
 
-BOOST_AUTO_TEST_CASE(correct_sends_the_failed_query_and_the_error) {
+BOOST_FIXTURE_TEST_CASE(correct_sends_the_failed_query_and_the_error, fixture) {
   auto log = std::make_shared<recorded_calls>();
   auto model = spawn_recording_llm(sys, log,
                                    R"({"sql": "SELECT 2 AS fixed"})");
@@ -606,9 +613,10 @@ struct route_fixture : fixture {
 
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(actors_data_route, route_fixture)
+BOOST_AUTO_TEST_SUITE(actors_data_route)
 
-BOOST_AUTO_TEST_CASE(answered_through_every_node_and_finalize) {
+BOOST_FIXTURE_TEST_CASE(answered_through_every_node_and_finalize,
+                        route_fixture) {
   auto g = make_graph();
   auto r = run(g, revenue_q);
   BOOST_REQUIRE(r.ok());
@@ -631,7 +639,7 @@ BOOST_AUTO_TEST_CASE(answered_through_every_node_and_finalize) {
                                 want.end());
 }
 
-BOOST_AUTO_TEST_CASE(corrected_once_then_answered) {
+BOOST_FIXTURE_TEST_CASE(corrected_once_then_answered, route_fixture) {
   auto g = make_graph();
   auto r = run(g, "What is the average order value by customer segment?");
   BOOST_REQUIRE(r.ok());
@@ -643,7 +651,7 @@ BOOST_AUTO_TEST_CASE(corrected_once_then_answered) {
   BOOST_CHECK_EQUAL(r->usage.calls, 4);
 }
 
-BOOST_AUTO_TEST_CASE(blocked_timed_out_and_empty_routes) {
+BOOST_FIXTURE_TEST_CASE(blocked_timed_out_and_empty_routes, route_fixture) {
   auto g = make_graph();
   auto r = run(g, "Remove all cancelled orders from the sales records");
   BOOST_REQUIRE(r.ok());
