@@ -138,9 +138,9 @@ void retire(self_ptr self, const caf::actor_addr& addr) {
   self->state.retired.insert(addr);
 }
 
-/// Re-spawns the data nodes that hold the ledger or sandbox handle, after
-/// one of those was replaced.
-void follow_sql_services(self_ptr self) {
+/// Re-spawns the data nodes that hold the ledger handle after the ledger
+/// was replaced (the sandbox's restart re-spawns sql_execute itself).
+void follow_ledger(self_ptr self) {
   auto& s = self->state;
   for (auto n : {node::sql_validate, node::sql_execute}) {
     if (auto& h = s.g.at(n)) {
@@ -204,8 +204,8 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
         spawn_node(self, n);
     }
   }
-  if (role == "ledger" || role == "sandbox")
-    follow_sql_services(self);
+  if (role == "ledger")
+    follow_ledger(self);
   domain::log_event(domain::log_level::info, "actor_restarted",
                     {{"actor", role}, {"restarts", s.restarts}});
 }
