@@ -1,7 +1,9 @@
 #include "tests/support/test_sandbox.hpp"
 
 #include <caf/actor_system.hpp>
-#include <caf/typed_event_based_actor.hpp>
+#include <caf/actor_cast.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/result.hpp>
 
 #include "data/sql_guard.hpp"
 #include "data/sqlite.hpp"
@@ -68,20 +70,21 @@ run_in_process(const std::string& db_path,
 
 actors::sql_sandbox_actor spawn_test_sandbox(caf::actor_system& sys,
                                              sandbox_script script) {
-  return sys.spawn(
-    [script](actors::sql_sandbox_actor::pointer)
-      -> actors::sql_sandbox_actor::behavior_type {
-      return {
-        [script](atom::exec, actors::sql_exec_request& req)
-          -> caf::result<actors::sql_exec_result> {
-          auto r = script(req);
-          if (!r)
-            return actors::to_caf(r.err().code, r.err().message);
-          return std::move(*r);
-        },
-        [](atom::health) -> std::string { return "{\"test\":true}"; },
-      };
-    });
+  // Dynamically typed on purpose: the real sandbox's interface may carry
+  // internal messages that nothing sends to this stand-in.
+  auto h = sys.spawn([script](caf::event_based_actor*) -> caf::behavior {
+    return {
+      [script](atom::exec, actors::sql_exec_request& req)
+        -> caf::result<actors::sql_exec_result> {
+        auto r = script(req);
+        if (!r)
+          return actors::to_caf(r.err().code, r.err().message);
+        return std::move(*r);
+      },
+      [](atom::health) -> std::string { return "{\"test\":true}"; },
+    };
+  });
+  return caf::actor_cast<actors::sql_sandbox_actor>(std::move(h));
 }
 
 } // namespace candor::test
