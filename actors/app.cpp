@@ -87,17 +87,18 @@ app::~app() {
   shutdown();
 }
 
-domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
+domain::outcome<std::unique_ptr<app>>
+app::start(const domain::config& cfg,
+           std::shared_ptr<domain::http_transport> transport) {
   namespace fs = std::filesystem;
   auto p = std::make_unique<impl>();
   p->cfg = cfg;
   domain::set_log_level(cfg.log.level);
-  if (cfg.llm.provider != "fake")
+  if (cfg.llm.provider == "openai" && !transport)
     return startup_error(domain::ec::config_invalid,
-                         "llm.provider '" + cfg.llm.provider
-                           + "' is not available in this build; unset "
-                             "CANDOR_LLM_BASE_URL and CANDOR_LLM_API_KEY to "
-                             "use the scripted provider");
+                         "llm.provider 'openai' needs an HTTP client; unset "
+                         "CANDOR_LLM_BASE_URL and CANDOR_LLM_API_KEY to use "
+                         "the scripted provider");
   // The data directory holds every database; create it on first start.
   std::error_code fec;
   fs::create_directories(cfg.data_dir, fec);
@@ -107,6 +108,7 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
                            + "': " + fec.message());
   services_setup setup;
   setup.cfg = cfg;
+  setup.transport = std::move(transport);
   auto fixtures = data::fixture_store::load(cfg.fixtures_path());
   if (!fixtures)
     return fixtures.err();
@@ -170,6 +172,9 @@ domain::outcome<std::unique_ptr<app>> app::start(const domain::config& cfg) {
   p->info.models = {cfg.llm.model};
   if (!cfg.llm.fallback_model.empty())
     p->info.models.push_back(cfg.llm.fallback_model);
+  if (cfg.guardrail.mode == "rules+model" && !cfg.guardrail.model.empty()
+      && cfg.guardrail.model != cfg.llm.model)
+    p->info.models.push_back(cfg.guardrail.model);
   p->info.guardrail_mode = cfg.guardrail.mode;
   p->info.cost_is_fictional = cfg.llm.provider == "fake";
   setup.info = p->info;

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "domain/config.hpp"
+#include "domain/http_transport.hpp"
 #include "domain/service.hpp"
 
 /// The actor-free facade of candor (Broker's `endpoint`): owns the actor
@@ -15,8 +16,11 @@ public:
   /// Loads fixtures and prompts, creates the data directory and the ledger
   /// schema, starts the actor system. Startup problems are `config_invalid`
   /// or `storage_failed` errors with a message for the operator.
+  /// With provider "openai", `transport` performs the model's HTTP calls
+  /// (net::make_llm_client); without one, startup fails.
   static domain::outcome<std::unique_ptr<app>>
-  start(const domain::config& cfg);
+  start(const domain::config& cfg,
+        std::shared_ptr<domain::http_transport> transport = nullptr);
 
   ~app() override;
 

@@ -40,7 +40,7 @@ void watch(self_ptr self, const Handle& h, std::string role) {
 void spawn_llm(self_ptr self) {
   auto& s = self->state;
   s.llm = self->spawn(llm, llm_settings::from(s.setup.cfg), s.setup.fixtures,
-                      s.setup.metrics, s.ledger);
+                      s.setup.metrics, s.ledger, s.setup.transport);
   watch(self, s.llm, "llm");
 }
 
@@ -73,9 +73,13 @@ void spawn_node(self_ptr self, node n) {
   auto& s = self->state;
   node_actor h;
   switch (n) {
-    case node::guard_input:
-      h = self->spawn(guard_input, s.setup.cfg.guardrail.mode);
+    case node::guard_input: {
+      std::string version;
+      auto text = prompt_text(s.setup, "guard", &version);
+      h = self->spawn(guard_input, s.setup.cfg.guardrail.mode, s.llm,
+                      s.setup.cfg.guardrail.model, version, text);
       break;
+    }
     case node::router: {
       std::string version;
       auto text = prompt_text(s.setup, "router", &version);

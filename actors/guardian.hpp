@@ -37,6 +37,8 @@ struct services_setup {
   /// Told about every (re)spawned ledger, so that request rows can go to it
   /// directly instead of through the guardian.
   std::function<void(const ledger_actor&)> on_ledger;
+  /// The HTTP client of the openai provider (null for the scripted one).
+  std::shared_ptr<domain::http_transport> transport;
   /// The data branch: sales database, catalog, schema text, row counts
   /// (see data/sales_setup.hpp). Empty `sales.path`: no data nodes.
   data::sales_setup sales;

@@ -36,12 +36,18 @@ struct llm_request {
   int32_t budget = 0;          ///< model calls still allowed
   int32_t max_tokens = 512;
   int32_t ordinal = 0;         ///< 0 = first ask, 1 = parse re-ask
+  /// JSON schema (as text) of the expected reply, for real providers'
+  /// structured output; empty: a plain-text reply (e.g. the guard).
+  std::string schema;
+  /// Model to use instead of llm.model (e.g. CANDOR_GUARD_MODEL); the
+  /// fallback model still follows it. Empty: the configured primary.
+  std::string model;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_request& x) {
   return f(x.request_id, x.prompt, x.prompt_version, x.key, x.system, x.user,
-           x.chaos, x.budget, x.max_tokens, x.ordinal);
+           x.chaos, x.budget, x.max_tokens, x.ordinal, x.schema, x.model);
 }
 
 /// The model's answer to one logical call.
@@ -169,7 +175,12 @@ using llm_actor = caf::typed_actor<
   // Replaces the ledger handle after the guardian restarted the ledger.
   caf::reacts_to<atom::put, ledger_actor>,
   // Timer: the backoff of pending call `id` is over; try again.
-  caf::reacts_to<atom::internal, atom::call, uint64_t>>;
+  caf::reacts_to<atom::internal, atom::call, uint64_t>,
+  // The HTTP transport finished an attempt of call `id`: failure kind
+  // (domain::transport_failure), HTTP status, body or failure detail,
+  // Retry-After.
+  caf::reacts_to<atom::internal, atom::exec, uint64_t, int32_t, int32_t,
+                 std::string, std::string>>;
 
 /// The LEDGER READER: read-only queries for /stats and /runs.
 using ledger_reader_actor = caf::typed_actor<

@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
@@ -14,6 +15,8 @@
 #include "actors/telemetry.hpp"
 #include "data/fixtures.hpp"
 #include "domain/config.hpp"
+#include "domain/http_transport.hpp"
+#include "domain/openai_wire.hpp"
 
 namespace candor::actors {
 
@@ -26,6 +29,16 @@ struct llm_settings {
   std::chrono::milliseconds backoff_base{20};
   double price_in_per_mtok = 0;
   double price_out_per_mtok = 0;
+  // openai provider
+  std::string base_url;       ///< without the trailing slash
+  std::string api_key;        ///< secret: only ever sent as a header
+  std::string response_format = "json_schema";
+  std::chrono::milliseconds attempt_timeout{20000};
+  /// Longest Retry-After honoured; longer ones are cut to this.
+  std::chrono::milliseconds max_retry_after{30000};
+  /// openai: no attempt starts after the request deadline and none waits
+  /// past it (the supervisor has answered 504 by then).
+  std::chrono::milliseconds call_deadline{30000};
 
   static llm_settings from(const domain::config& cfg);
 };
@@ -36,18 +49,23 @@ enum class attempt_result : uint8_t {
   timeout,      ///< retryable
   unavailable,  ///< 5xx / connection refused: retryable
   fixture_missing,
+  rejected,     ///< 4xx, TLS or a bad URL: the next model, no retry
 };
 
 /// A logical call in progress: attempts, retries, fallback.
 struct pending_call {
   llm_request req;
   caf::typed_response_promise<llm_reply> rp;
+  std::vector<std::string> models; ///< primary (or override), fallback
   size_t model_index = 0;     ///< 0 primary, 1 fallback
   int32_t attempts = 0;       ///< over all models
   int32_t model_attempts = 0; ///< on the current model
   int32_t retries = 0;
   std::chrono::steady_clock::time_point started;
   int64_t started_us = 0;
+  bool tokens_estimated = true;
+  /// The endpoint refused json_schema (400): JSON mode from then on.
+  bool json_object = false;
 };
 
 struct llm_state {
@@ -63,18 +81,22 @@ struct llm_state {
   std::unordered_map<uint64_t, pending_call> pending;
   uint64_t next_id = 1;
   std::minstd_rand rng{42};
+  /// The HTTP client of the openai provider (null for the scripted one).
+  std::shared_ptr<domain::http_transport> transport;
 };
 
 /// Estimated tokens of a text: one per four bytes, at least one.
 int64_t estimate_tokens(const std::string& text);
 
-/// The LLM actor: answers logical model calls with the scripted provider,
-/// simulating endpoint failures (chaos modes) through the same retry,
-/// backoff and fallback path a real endpoint takes. Every logical call is a
-/// ledger row and a metric.
+/// The LLM actor: answers logical model calls with the scripted provider
+/// or an OpenAI-compatible endpoint (through `transport`, which performs
+/// the HTTP calls on its own threads and reports back by message). Failures
+/// go through one retry, backoff and fallback path; the chaos modes
+/// simulate them for tests. Every logical call is a ledger row and a metric.
 llm_actor::behavior_type
 llm(llm_actor::stateful_pointer<llm_state> self, llm_settings settings,
     std::shared_ptr<const data::fixture_store> fixtures,
-    std::shared_ptr<telemetry> metrics, ledger_actor ledger);
+    std::shared_ptr<telemetry> metrics, ledger_actor ledger,
+    std::shared_ptr<domain::http_transport> transport = nullptr);
 
 } // namespace candor::actors

@@ -28,11 +28,21 @@ struct guard_input_state {
 
   static inline const char* name = "guard_input";
   std::string mode; ///< "rules", "rules+model" or "off"
+  // rules+model: the classifier call.
+  llm_actor llm;
+  std::string model;          ///< CANDOR_GUARD_MODEL; empty: the primary
+  std::string prompt_version;
+  std::string system_prompt;  ///< conf/prompts/guard.v1.txt
 };
 
+/// With mode "rules+model", a question that passes the rules goes to the
+/// classifier (through `llm`); its reply must start with "safe" or "unsafe",
+/// anything else blocks (fail closed), and an unavailable classifier is an
+/// error (503) before the router runs.
 node_actor::behavior_type
 guard_input(node_actor::stateful_pointer<guard_input_state> self,
-            std::string mode);
+            std::string mode, llm_actor llm = {}, std::string model = {},
+            std::string prompt_version = {}, std::string system_prompt = {});
 
 /// ROUTER: classifies the question through the LLM actor, unless the client
 /// forced a route.

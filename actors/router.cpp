@@ -23,6 +23,13 @@ void fall_back(ask_state& st, const std::string& why) {
 
 using router_ptr = node_actor::stateful_pointer<router_state>;
 
+/// The reply schema for real providers' structured output.
+constexpr const char* router_schema
+  = R"({"type":"object","properties":{)"
+    R"("route":{"type":"string","enum":["docs","data","out_of_scope"]},)"
+    R"("reason":{"type":"string"}},)"
+    R"("required":["route","reason"],"additionalProperties":false})";
+
 /// Asks the model; `ordinal` 1 is the single re-ask after a bad reply.
 void ask_model(router_ptr self, caf::typed_response_promise<ask_state> rp,
                std::shared_ptr<ask_state> st, int32_t ordinal,
@@ -42,6 +49,7 @@ void ask_model(router_ptr self, caf::typed_response_promise<ask_state> rp,
   req.budget = st->llm_budget;
   req.max_tokens = 200;
   req.ordinal = ordinal;
+  req.schema = router_schema;
   self->request(self->state.llm, caf::infinite, atom::call_v, std::move(req))
     .then(
       [self, rp, st, ordinal](llm_reply& reply) mutable {

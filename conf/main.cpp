@@ -15,9 +15,12 @@
 #include "data/ingest.hpp"
 #include "data/sales_gen.hpp"
 #include "eval/sql_guard_tool.hpp"
+#include "eval/ablation.hpp"
+#include "eval/calibrate.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
+#include "net/llm_client.hpp"
 #include "net/server.hpp"
 #include "domain/build_info.hpp"
 
@@ -44,6 +47,10 @@ Commands:
             documents are skipped
   sql-guard audit SQL statements without a model: JSON lines {"id","sql"} on
             stdin, one verdict line per statement with each layer's verdict
+  calibrate choose the refusal threshold (retrieval.threshold) on the
+            calibration split of eval/retrieval.v1.json; --write FILE sets it
+  ablation  recall@3, MRR and refusal accuracy of every retrieval mode at two
+            chunk sizes on the test split of eval/retrieval.v1.json
 
 Every command accepts --data-dir DIR and --config FILE, and --help.
 Configuration: conf/candor.json (built in) < --config FILE < CANDOR_* environment
@@ -116,6 +123,20 @@ int start_failure(const domain::error& e) {
   return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
 }
 
+/// Starts the service, with the model endpoint's HTTP client when the
+/// provider is "openai".
+domain::outcome<std::unique_ptr<actors::app>>
+start_app(const domain::config& cfg) {
+  std::shared_ptr<domain::http_transport> transport;
+  if (cfg.llm.provider == "openai") {
+    auto client = net::make_llm_client(net::client_options(cfg));
+    if (!client)
+      return client.err();
+    transport = std::move(*client);
+  }
+  return actors::app::start(cfg, std::move(transport));
+}
+
 int cmd_serve(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("port,p", po::value<std::string>(),
@@ -137,7 +158,7 @@ int cmd_serve(int argc, char** argv) {
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
-  auto a = actors::app::start(*cfg);
+  auto a = start_app(*cfg);
   if (!a)
     return start_failure(a.err());
   net::server srv{**a, *cfg};
@@ -187,7 +208,7 @@ int cmd_ask(int argc, char** argv) {
   auto cfg = configure(vm, {});
   if (!cfg)
     return config_failure(cfg.err());
-  auto a = actors::app::start(*cfg);
+  auto a = start_app(*cfg);
   if (!a)
     return start_failure(a.err());
   auto& service = **a;
@@ -311,7 +332,7 @@ int cmd_ingest(int argc, char** argv) {
   auto kb = vm.count("kb") ? vm["kb"].as<std::string>()
                            : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
   auto report = data::ingest(
-    kb, cfg->data_dir + "/index.db", {},
+    kb, cfg->data_dir + "/index.db", data::ingest_options_from(*cfg),
     [](const data::ingest_progress& p) {
       if (p.stage == "scan")
         std::cerr << "\ringest: scanning " << p.done << "/" << p.total
@@ -369,6 +390,168 @@ int cmd_sql_guard(int argc, char** argv) {
   return summary->blocked + summary->errors > 0 ? exit_failure : exit_ok;
 }
 
+/// Options shared by calibrate and ablation: the labelled set and the KB.
+void add_eval_options(po::options_description& desc) {
+  desc.add_options()("set", po::value<std::string>(),
+                     "labelled question set (default: eval/retrieval.v1.json "
+                     "of the source tree)")(
+    "kb", po::value<std::string>(),
+    "documents directory (default: data/kb of the source tree)")(
+    "json", "print the result as JSON");
+}
+
+std::string kb_dir_of(const po::variables_map& vm) {
+  return vm.count("kb") ? vm["kb"].as<std::string>()
+                        : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+}
+
+domain::outcome<eval::labelled_set>
+labelled_set_of(const po::variables_map& vm) {
+  return eval::load_labelled_set(vm.count("set")
+                                   ? vm["set"].as<std::string>()
+                                   : eval::default_labelled_set_path());
+}
+
+int cmd_calibrate(int argc, char** argv) {
+  auto desc = common_options();
+  add_eval_options(desc);
+  desc.add_options()("write", po::value<std::string>(),
+                     "set retrieval.threshold in this JSON config file to "
+                     "the chosen threshold (e.g. conf/candor.json)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor calibrate [--write FILE] [--json] "
+                      "[options]\n\nScores the calibration split of the "
+                      "labelled set with the configured retrieval "
+                      "(retrieval.mode, topK, chunkSize, dimensions), sweeps "
+                      "the refusal threshold over the evidence scores and "
+                      "prints threshold x accuracy, the medians of answerable "
+                      "and unanswerable evidence and their separation, and "
+                      "the chosen threshold: the middle of the widest run of "
+                      "thresholds with maximal accuracy. The test split is "
+                      "never read.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  data::search_mode mode;
+  if (!data::parse_search_mode(cfg->retrieval.mode, mode)) {
+    std::cerr << "candor: configuration error: retrieval.mode '"
+              << cfg->retrieval.mode << "' is not tfidf, bm25 or fusion\n";
+    return exit_usage;
+  }
+  auto set = labelled_set_of(vm);
+  if (!set) {
+    std::cerr << "candor: " << set.err().message << "\n";
+    return exit_usage;
+  }
+  auto opts = data::ingest_options_from(*cfg);
+  auto snap = eval::build_snapshot(kb_dir_of(vm), opts.chunking.target_chars,
+                                   opts.retrieval);
+  if (!snap) {
+    std::cerr << "candor: calibrate: " << snap.err().message << "\n";
+    return exit_failure;
+  }
+  auto scored = eval::score_split(**snap, *set, eval::split_kind::calibration,
+                                  mode,
+                                  static_cast<size_t>(cfg->retrieval.top_k));
+  if (scored.empty()) {
+    std::cerr << "candor: calibrate: the calibration split is empty\n";
+    return exit_usage;
+  }
+  auto c = eval::calibrate(scored);
+  if (vm.count("json")) {
+    auto v = eval::to_json(c);
+    auto& o = v.as_object();
+    o["mode"] = cfg->retrieval.mode;
+    o["chunkSize"] = cfg->retrieval.chunk_size;
+    o["topK"] = cfg->retrieval.top_k;
+    std::cout << boost::json::serialize(v) << "\n";
+  } else {
+    std::cout << "retrieval: mode " << cfg->retrieval.mode << ", chunk size "
+              << cfg->retrieval.chunk_size << ", top " << cfg->retrieval.top_k
+              << ", " << (*snap)->size() << " chunks\n"
+              << eval::format_calibration(c);
+  }
+  if (vm.count("write")) {
+    auto path = vm["write"].as<std::string>();
+    if (auto err = eval::write_threshold(path, c.threshold)) {
+      std::cerr << "candor: " << err.message << "\n";
+      return exit_failure;
+    }
+    std::cerr << "calibrate: wrote retrieval.threshold = " << c.threshold
+              << " to " << path << "\n";
+  }
+  return exit_ok;
+}
+
+int cmd_ablation(int argc, char** argv) {
+  auto desc = common_options();
+  add_eval_options(desc);
+  desc.add_options()("chunk-sizes",
+                     po::value<std::vector<size_t>>()->multitoken(),
+                     "chunk sizes to compare (default: 400 600)")(
+    "split", po::value<std::string>()->default_value("test"),
+    "split to measure on: test (the reported figures) or calibration "
+    "(for developing the mechanism without looking at test)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor ablation [--chunk-sizes N N] [--json] "
+                      "[options]\n\nFor each search mode (tfidf, bm25, "
+                      "fusion) and chunk size: recall@3 and MRR over the "
+                      "answerable questions of the test split, and refusal "
+                      "accuracy on the test split with the threshold "
+                      "calibrated for that configuration on the calibration "
+                      "split. Marks the winner (targets met first, then the "
+                      "highest sum of the three figures).\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  auto set = labelled_set_of(vm);
+  if (!set) {
+    std::cerr << "candor: " << set.err().message << "\n";
+    return exit_usage;
+  }
+  eval::ablation_options opts;
+  opts.kb_dir = kb_dir_of(vm);
+  auto split = vm["split"].as<std::string>();
+  if (split == "calibration") {
+    opts.measure = eval::split_kind::calibration;
+  } else if (split != "test") {
+    std::cerr << "candor: --split must be test or calibration\n";
+    return exit_usage;
+  }
+  opts.k = static_cast<size_t>(cfg->retrieval.top_k);
+  opts.params = data::ingest_options_from(*cfg).retrieval;
+  if (vm.count("chunk-sizes")) {
+    opts.chunk_sizes = vm["chunk-sizes"].as<std::vector<size_t>>();
+    for (auto n : opts.chunk_sizes)
+      if (n < 200 || n > 4000) {
+        std::cerr << "candor: chunk sizes must be 200 to 4000\n";
+        return exit_usage;
+      }
+  }
+  auto report = eval::run_ablation(*set, opts);
+  if (!report) {
+    std::cerr << "candor: ablation: " << report.err().message << "\n";
+    return exit_failure;
+  }
+  if (vm.count("json")) {
+    std::cout << boost::json::serialize(eval::to_json(*report)) << "\n";
+  } else {
+    std::cout << "set " << report->set_name << ", "
+              << eval::to_string(report->measured)
+              << " split; thresholds calibrated on the calibration split\n"
+              << eval::format_table(*report);
+  }
+  return exit_ok;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -392,6 +575,10 @@ int main(int argc, char** argv) {
     return cmd_ingest(argc - 1, argv + 1);
   if (cmd == "sql-guard")
     return cmd_sql_guard(argc - 1, argv + 1);
+  if (cmd == "calibrate")
+    return cmd_calibrate(argc - 1, argv + 1);
+  if (cmd == "ablation")
+    return cmd_ablation(argc - 1, argv + 1);
   std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;
   return exit_usage;
 }

@@ -1,16 +1,88 @@
 #include "data/evidence.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "data/query.hpp"
 
 namespace candor::data {
 
-double evidence_score(const retrieval_snapshot&, std::string_view,
+namespace {
+
+/// Every alternative phrase whose terms all occur in `terms`.
+bool any_phrase_in(const std::vector<std::vector<std::string>>& phrases,
+                   const std::set<std::string>& terms) {
+  for (const auto& p : phrases)
+    if (std::all_of(p.begin(), p.end(),
+                    [&](const std::string& t) { return terms.count(t); }))
+      return true;
+  return false;
+}
+
+} // namespace
+
+double evidence_score(const retrieval_snapshot& snap, std::string_view query,
                       const std::vector<search_hit>& hits) {
-  // First version: the best TF-IDF cosine among the hits (bounded in
-  // [0, 1] and comparable across queries, unlike an RRF sum).
+  // For each hit: the TF-IDF cosine of the (expanded) question and the
+  // passage, times the share of the question's informative terms the
+  // passage contains (each distinct term weighted by its BM25 IDF; a term
+  // the corpus never uses weighs most; a term counts as present when a
+  // thesaurus equivalent of its phrase is). The evidence is the best hit's
+  // product: a passage must both resemble the question and cover what it
+  // asks about. In [0, 1]; 0 without hits or terms. Computed from the
+  // passages themselves, so it is the same whichever mode ranked them.
+  if (hits.empty())
+    return 0;
+  const auto& analysis = snap.tfidf().analysis();
+  auto q = analyze_query(query, analysis);
+  if (q.terms.empty())
+    return 0;
+  auto qvec = snap.tfidf().embed_query_terms(q.search_terms());
+  // Distinct query terms with their weight and their alternatives.
+  struct term_info {
+    std::string term;
+    double weight = 0;
+    std::vector<std::vector<std::string>> alternatives;
+  };
+  std::vector<term_info> infos;
+  auto n = static_cast<double>(std::max<size_t>(snap.size(), 1));
+  auto unseen = std::log((n + 0.5) / 0.5);
+  for (size_t i = 0; i < q.terms.size(); ++i) {
+    const auto& t = q.terms[i];
+    auto it = std::find_if(infos.begin(), infos.end(),
+                           [&](const term_info& x) { return x.term == t; });
+    if (it == infos.end()) {
+      term_info x;
+      x.term = t;
+      auto v = snap.bm25().embed_query_terms({t});
+      x.weight = v.size() > 0 ? snap.bm25().idf(v.index[0]) : unseen;
+      x.weight = std::max(x.weight, 0.01);
+      infos.push_back(std::move(x));
+      it = infos.end() - 1;
+    }
+    for (const auto& e : q.expansions)
+      if (i >= e.first && i < e.first + e.count)
+        it->alternatives.insert(it->alternatives.end(), e.alternatives.begin(),
+                                e.alternatives.end());
+  }
+  double total = 0;
+  for (const auto& x : infos)
+    total += x.weight;
   double best = 0;
-  for (auto& h : hits)
-    best = std::max(best, h.tfidf);
+  for (const auto& h : hits) {
+    if (h.index >= snap.size())
+      continue;
+    auto terms = analyze(indexed_text(snap.chunks()[h.index]), analysis);
+    auto cosine = dot(qvec, snap.tfidf().embed_document_terms(terms));
+    std::set<std::string> present(terms.begin(), terms.end());
+    double covered = 0;
+    for (const auto& x : infos)
+      if (present.count(x.term) || any_phrase_in(x.alternatives, present))
+        covered += x.weight;
+    best = std::max(best, cosine * covered / total);
+  }
   return best;
 }
 

@@ -11,8 +11,10 @@
 namespace candor::data {
 
 /// The evidence that `hits` (the result of `snap.search(query, ...)`)
-/// answer `query`; higher is stronger. Below the configured
+/// answer `query`, in [0, 1]; higher is stronger. Below the configured
 /// `retrieval.threshold`, the question is refused without a model call.
+/// The best hit's TF-IDF cosine times the IDF-weighted share of the
+/// question's terms it contains; independent of the search mode.
 double evidence_score(const retrieval_snapshot& snap, std::string_view query,
                       const std::vector<search_hit>& hits);
 

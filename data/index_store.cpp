@@ -8,6 +8,8 @@
 
 #include <boost/json.hpp>
 
+#include "data/query.hpp"
+
 namespace candor::data {
 
 namespace json = boost::json;
@@ -432,35 +434,48 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     h.score = score;
     return h;
   };
-  if (mode == search_mode::tfidf) {
-    auto q = tfidf_.embed_query(query);
-    for (const auto& x : top(tfidf_postings_, q, k, opts.prune_ratio)) {
-      hits.push_back(make_hit(x.doc, x.score));
-      hits.back().tfidf = x.score;
+  // Query analysis (thesaurus expansion) happens once per analyzer.
+  auto same_analysis = params_.tfidf.analysis.stem == params_.bm25.analysis.stem
+                       && params_.tfidf.analysis.stopwords
+                            == params_.bm25.analysis.stopwords;
+  auto terms = analyze_query(query, params_.tfidf.analysis).search_terms();
+  auto bm25_terms = same_analysis
+                      ? terms
+                      : analyze_query(query, params_.bm25.analysis)
+                          .search_terms();
+  auto weighted = opts.intro_weight >= 0 && opts.intro_weight < 1;
+  auto prior = [&](uint32_t doc) {
+    const auto& c = chunks_[doc];
+    return weighted && c.heading == c.doc_title ? opts.intro_weight : 1.0;
+  };
+  if (mode == search_mode::tfidf || mode == search_mode::bm25) {
+    // With the prior, an introduction can drop below a chunk ranked after
+    // it: look past k by at most one introduction per document.
+    auto extra = weighted ? std::min<size_t>(documents_, 64) : 0;
+    auto tfidf = mode == search_mode::tfidf;
+    auto list = tfidf ? top(tfidf_postings_, tfidf_.embed_query_terms(terms),
+                            k + extra, opts.prune_ratio)
+                      : top(bm25_postings_,
+                            bm25_.embed_query_terms(bm25_terms), k + extra,
+                            opts.prune_ratio);
+    for (const auto& x : list) {
+      hits.push_back(make_hit(x.doc, x.score * prior(x.doc)));
+      (tfidf ? hits.back().tfidf : hits.back().bm25) = x.score;
     }
-    return hits;
-  }
-  if (mode == search_mode::bm25) {
-    auto q = bm25_.embed_query(query);
-    for (const auto& x : top(bm25_postings_, q, k, opts.prune_ratio)) {
-      hits.push_back(make_hit(x.doc, x.score));
-      hits.back().bm25 = x.score;
-    }
+    std::stable_sort(hits.begin(), hits.end(),
+                     [](const search_hit& a, const search_hit& b) {
+                       return better(a.score, a.index, b.score, b.index);
+                     });
+    if (hits.size() > k)
+      hits.resize(k);
     return hits;
   }
   // Reciprocal-rank fusion.
   auto depth = std::max<size_t>(k, params_.fusion_depth);
-  auto same_analysis = params_.tfidf.analysis.stem == params_.bm25.analysis.stem
-                       && params_.tfidf.analysis.stopwords
-                            == params_.bm25.analysis.stopwords;
-  auto terms = analyze(query, params_.tfidf.analysis);
   auto a = top(tfidf_postings_, tfidf_.embed_query_terms(terms), depth,
                opts.prune_ratio);
-  auto b = top(bm25_postings_,
-               same_analysis
-                 ? bm25_.embed_query_terms(terms)
-                 : bm25_.embed_query(query),
-               depth, opts.prune_ratio);
+  auto b = top(bm25_postings_, bm25_.embed_query_terms(bm25_terms), depth,
+               opts.prune_ratio);
   struct fused {
     double rrf = 0;
     double tfidf = 0;
@@ -481,6 +496,8 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     f.bm25 = b[r].score;
     f.best_rank = std::min(f.best_rank, r);
   }
+  for (auto& [doc, f] : by_doc)
+    f.rrf *= prior(doc);
   std::vector<std::pair<uint32_t, fused>> all(by_doc.begin(), by_doc.end());
   std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) {
     if (x.second.rrf != y.second.rrf)
@@ -622,7 +639,8 @@ domain::outcome<std::vector<fts_hit>>
 fts5_search(database& db, std::string_view query, size_t k,
             const analyzer_options& opts) {
   std::vector<fts_hit> out;
-  auto terms = analyze(query, opts);
+  // The same query analysis as `retrieval_snapshot::search`.
+  auto terms = analyze_query(query, opts).search_terms();
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
   if (terms.empty() || k == 0)

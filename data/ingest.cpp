@@ -13,6 +13,7 @@
 
 #include "data/index_store.hpp"
 #include "data/sqlite.hpp"
+#include "domain/config.hpp"
 
 namespace candor::data {
 
@@ -250,6 +251,14 @@ chunk_directory(const std::string& kb_dir, const chunk_options& opts) {
       out.push_back(std::move(c));
   }
   return out;
+}
+
+ingest_options ingest_options_from(const domain::config& cfg) {
+  ingest_options opts;
+  opts.chunking.target_chars = static_cast<size_t>(cfg.retrieval.chunk_size);
+  opts.retrieval.tfidf.dimensions
+    = static_cast<uint32_t>(cfg.retrieval.dimensions);
+  return opts;
 }
 
 std::string summary(const ingest_report& r) {

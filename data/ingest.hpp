@@ -13,12 +13,22 @@
 
 /// `candor ingest`: Markdown documents of a directory into the retrieval
 /// index file, incrementally.
+namespace candor::domain {
+struct config;
+} // namespace candor::domain
+
 namespace candor::data {
 
 struct ingest_options {
   chunk_options chunking;
   retrieval_params retrieval;
 };
+
+/// The chunking and embedder options the configuration asks for
+/// (`retrieval.chunkSize`, `retrieval.dimensions`): what `candor ingest`
+/// indexes with, and the `retrieval` part is what `load_snapshot` must be
+/// given for the index to match.
+ingest_options ingest_options_from(const domain::config& cfg);
 
 /// Where an ingest run is, for a progress display.
 struct ingest_progress {

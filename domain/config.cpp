@@ -220,6 +220,22 @@ const std::vector<field>& fields() {
     t.push_back(make_double("llm.priceOutputPerMTokUsd",
                             CANDOR_MEMBER(llm.price_output_per_mtok_usd), 0,
                             1000));
+    t.push_back(make_string("llm.responseFormat",
+                            CANDOR_MEMBER(llm.response_format),
+                            {"json_schema", "json_object"}));
+    t.push_back(make_string("llm.caFile", CANDOR_MEMBER(llm.ca_file)));
+    t.push_back(make_int("llm.maxResponseBytes",
+                         CANDOR_MEMBER(llm.max_response_bytes), 1024,
+                         67108864));
+    t.push_back(make_int("llm.maxIdleConnections",
+                         CANDOR_MEMBER(llm.max_idle_connections), 0, 1024));
+    t.push_back(make_int("llm.clientThreads",
+                         CANDOR_MEMBER(llm.client_threads), 1, 16));
+    {
+      auto f = make_string("guardrail.model", CANDOR_MEMBER(guardrail.model));
+      f.env = "CANDOR_GUARD_MODEL";
+      t.push_back(std::move(f));
+    }
     t.push_back(make_string("guardrail.mode", CANDOR_MEMBER(guardrail.mode),
                             {"rules", "rules+model", "off"}));
     t.push_back(make_string("guardrail.canary", CANDOR_MEMBER(guardrail.canary)));
@@ -336,6 +352,47 @@ error check_consistency(config& cfg, const env_lookup& env) {
     return invalid("guardrail.mode 'rules+model' needs a real model "
                    "provider: set CANDOR_LLM_BASE_URL or use "
                    "CANDOR_GUARDRAIL_MODE=rules");
+  if (!cfg.guardrail.model.empty() && cfg.guardrail.mode != "rules+model")
+    return invalid("CANDOR_GUARD_MODEL is set but guardrail.mode is '"
+                   + cfg.guardrail.mode
+                   + "': set CANDOR_GUARDRAIL_MODE=rules+model or unset "
+                     "CANDOR_GUARD_MODEL");
+  if (cfg.llm.provider == "openai") {
+    const auto& url = cfg.llm.base_url;
+    bool https = url.rfind("https://", 0) == 0;
+    if (!https && url.rfind("http://", 0) != 0)
+      return invalid("CANDOR_LLM_BASE_URL must start with http:// or "
+                     "https://");
+    if (url.find_first_of(" \t\r\n?#") != std::string::npos
+        || url.size() > 2048)
+      return invalid("CANDOR_LLM_BASE_URL must be a plain URL without "
+                     "spaces, query or fragment");
+    if (url.find('@') != std::string::npos)
+      return invalid("CANDOR_LLM_BASE_URL must not carry credentials: use "
+                     "CANDOR_LLM_API_KEY");
+    // The key goes into a header: visible ASCII only (no CR/LF injection).
+    for (char c : cfg.llm.api_key)
+      if (c <= ' ' || c > '~')
+        return invalid("CANDOR_LLM_API_KEY must be printable ASCII without "
+                       "spaces");
+    if (cfg.llm.api_key.size() > 1024)
+      return invalid("CANDOR_LLM_API_KEY is longer than 1024 characters");
+    // A key never travels in clear text to another machine.
+    auto host = url.substr(https ? 8 : 7);
+    host = host.substr(0, host.find_first_of(":/"));
+    bool loopback = host == "127.0.0.1" || host == "localhost"
+                    || host == "[::1]";
+    if (!https && !cfg.llm.api_key.empty() && !loopback)
+      return invalid("CANDOR_LLM_API_KEY would be sent in clear text: "
+                     "CANDOR_LLM_BASE_URL must use https:// for a host "
+                     "other than the loopback");
+    // The scripted model names mean nothing to a real endpoint.
+    if (cfg.llm.model.empty() || cfg.llm.model.rfind("scripted-", 0) == 0)
+      return invalid("llm.provider is 'openai': set CANDOR_LLM_MODEL to the "
+                     "endpoint's model name");
+    if (cfg.llm.fallback_model.rfind("scripted-", 0) == 0)
+      cfg.llm.fallback_model.clear(); // no fallback unless one is named
+  }
   (void) env;
   return {};
 }
@@ -403,8 +460,6 @@ outcome<config> load_config(std::string_view defaults_json,
     for (auto& f : fields())
       if ((f.env.empty() ? env_name(f.key) : f.env) == name)
         match = &f;
-    if (name == "CANDOR_GUARD_MODEL")
-      continue; // reserved for the guard classifier (issue #5)
     if (!match)
       return invalid("unknown environment variable " + name);
     if (auto e = apply_text(match->key, value, "environment variable " + name,

@@ -55,11 +55,23 @@ struct config {
     bool allow_chaos = false;
     double price_input_per_mtok_usd = 0.15;
     double price_output_per_mtok_usd = 0.60;
+    /// openai provider: structured output as "json_schema" (strict schema
+    /// per prompt) or "json_object" (JSON mode, for endpoints without
+    /// schema support).
+    std::string response_format = "json_schema";
+    /// Extra PEM file of trusted CA certificates (besides the system store).
+    std::string ca_file;
+    int64_t max_response_bytes = 1048576; ///< bigger replies are failures
+    int32_t max_idle_connections = 32;    ///< keep-alive pool per host
+    int32_t client_threads = 1;           ///< I/O threads of the client
   } llm;
 
   struct guardrail_t {
     std::string mode = "rules";
     std::string canary = "TAILWIND-7731";
+    /// Model of the input classifier (rules+model); empty: llm.model.
+    /// Environment: CANDOR_GUARD_MODEL.
+    std::string model;
   } guardrail;
 
   /// The data branch (issue #3).

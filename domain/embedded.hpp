@@ -12,4 +12,7 @@ std::string_view default_config();
 /// conf/input_rules.json
 std::string_view input_rules();
 
+/// conf/prices.json (model prices per million tokens)
+std::string_view prices();
+
 } // namespace candor::embedded

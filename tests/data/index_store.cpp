@@ -176,6 +176,7 @@ BOOST_FIXTURE_TEST_CASE(bm25_in_memory_agrees_with_fts5, corpus_fixture) {
   BOOST_REQUIRE(db.ok());
   search_options exact;
   exact.prune_ratio = 0;
+  exact.intro_weight = 1; // FTS5 knows no ranking prior
   for (const auto& q : sample_queries) {
     auto ours = snap->search(q, 10, search_mode::bm25, exact);
     auto ref = fts5_search(*db, q, 10);

@@ -13,6 +13,7 @@
 #include "data/index_store.hpp"
 #include "data/sqlite.hpp"
 #include "domain/build_info.hpp"
+#include "domain/config.hpp"
 
 using namespace candor;
 using namespace candor::data;
@@ -297,6 +298,28 @@ BOOST_AUTO_TEST_CASE(bad_inputs_are_errors) {
   // Nothing was written by the failed runs.
   BOOST_TEST(!fs::exists(s.index));
   BOOST_TEST(!chunk_directory(s.kb.string()).ok());
+}
+
+BOOST_AUTO_TEST_CASE(the_configuration_sets_chunk_size_and_dimensions) {
+  domain::config cfg;
+  cfg.retrieval.chunk_size = 400;
+  cfg.retrieval.dimensions = 4096;
+  auto opts = ingest_options_from(cfg);
+  BOOST_TEST(opts.chunking.target_chars == 400u);
+  BOOST_TEST(opts.retrieval.tfidf.dimensions == 4096u);
+  // The index holds the chunks of that size, and loads only with the
+  // same embedder parameters.
+  temp_dir dir;
+  auto index = dir.file("index.db");
+  auto r = run(kb_dir, index, opts);
+  chunk_options by_400;
+  by_400.target_chars = 400;
+  auto expected = chunk_directory(kb_dir, by_400);
+  BOOST_REQUIRE(expected.ok());
+  BOOST_TEST(r.chunks_total == expected->size());
+  BOOST_TEST(chunk_directory(kb_dir)->size() != expected->size());
+  BOOST_TEST(load_snapshot(index, opts.retrieval).ok());
+  BOOST_TEST(!load_snapshot(index, retrieval_params{}).ok());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

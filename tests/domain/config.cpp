@@ -121,11 +121,60 @@ BOOST_AUTO_TEST_CASE(a_key_or_endpoint_selects_the_real_provider) {
   BOOST_REQUIRE(!cfg); // a key without an endpoint is inconsistent
   BOOST_CHECK(cfg.err().message.find("CANDOR_LLM_BASE_URL")
               != std::string::npos);
-  cfg = load({{"CANDOR_LLM_BASE_URL", "http://127.0.0.1:9/v1"}});
+  cfg = load({{"CANDOR_LLM_BASE_URL", "http://127.0.0.1:9/v1"},
+              {"CANDOR_LLM_MODEL", "m1"}});
   BOOST_REQUIRE(cfg);
   BOOST_CHECK_EQUAL(cfg->llm.provider, "openai");
   cfg = load({{"CANDOR_GUARDRAIL_MODE", "rules+model"}});
   BOOST_REQUIRE(!cfg);
+}
+
+BOOST_AUTO_TEST_CASE(an_inconsistent_endpoint_names_the_variable) {
+  auto names = [](const outcome<config>& c,
+                  const std::string& var) {
+    return !c && c.err().message.find(var) != std::string::npos;
+  };
+  // The scripted model names mean nothing to a real endpoint.
+  BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "http://127.0.0.1:9/v1"}}),
+                    "CANDOR_LLM_MODEL"));
+  BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "ftp://h/v1"},
+                          {"CANDOR_LLM_MODEL", "m"}}),
+                    "CANDOR_LLM_BASE_URL"));
+  BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "https://u:p@h/v1"},
+                          {"CANDOR_LLM_MODEL", "m"}}),
+                    "CANDOR_LLM_BASE_URL"));
+  // A key never goes to another machine in clear text.
+  BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "http://example.com/v1"},
+                          {"CANDOR_LLM_MODEL", "m"},
+                          {"CANDOR_LLM_API_KEY", "sk-x"}}),
+                    "CANDOR_LLM_API_KEY"));
+  auto bad_key = load({{"CANDOR_LLM_BASE_URL", "https://h/v1"},
+                       {"CANDOR_LLM_MODEL", "m"},
+                       {"CANDOR_LLM_API_KEY", "sk-x\r\nX-Evil: 1"}});
+  BOOST_CHECK(names(bad_key, "CANDOR_LLM_API_KEY"));
+  BOOST_CHECK(!bad_key && bad_key.err().message.find("sk-x")
+                            == std::string::npos);
+  BOOST_CHECK(load({{"CANDOR_LLM_BASE_URL", "http://localhost:8000/v1"},
+                    {"CANDOR_LLM_MODEL", "m"},
+                    {"CANDOR_LLM_API_KEY", "sk-x"}}));
+  // The guard model needs the rules+model mode.
+  BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "https://h/v1"},
+                          {"CANDOR_LLM_MODEL", "m"},
+                          {"CANDOR_GUARD_MODEL", "g"}}),
+                    "CANDOR_GUARD_MODEL"));
+  auto ok = load({{"CANDOR_LLM_BASE_URL", "https://h/v1"},
+                  {"CANDOR_LLM_MODEL", "m"},
+                  {"CANDOR_GUARDRAIL_MODE", "rules+model"},
+                  {"CANDOR_GUARD_MODEL", "g"}});
+  BOOST_REQUIRE(ok);
+  BOOST_CHECK_EQUAL(ok->guardrail.model, "g");
+  BOOST_CHECK_EQUAL(ok->llm.model, "m");
+  BOOST_CHECK_EQUAL(ok->llm.fallback_model, ""); // no scripted fallback
+  auto fb = load({{"CANDOR_LLM_BASE_URL", "https://h/v1"},
+                  {"CANDOR_LLM_MODEL", "m"},
+                  {"CANDOR_LLM_FALLBACK_MODEL", "f"}});
+  BOOST_REQUIRE(fb);
+  BOOST_CHECK_EQUAL(fb->llm.fallback_model, "f");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/embedder.hpp"
+
+/// Query analysis for retrieval: a question's terms plus the phrases a
+/// small built-in thesaurus makes equivalent to phrases in it, so that a
+/// customer's words ("working days", "terminate", "shop") reach the
+/// documents' words ("business days", "end", "store"). Query side only:
+/// passages and the index are unchanged, so no fingerprint changes.
+namespace candor::data {
+
+/// One phrase of the query that the thesaurus knows.
+struct query_expansion {
+  /// Positions of the phrase's terms in `analyzed_query::terms`.
+  size_t first = 0;
+  size_t count = 0;
+  /// Equivalent phrases, each analyzed (stemmed, stopwords dropped).
+  std::vector<std::vector<std::string>> alternatives;
+};
+
+struct analyzed_query {
+  /// `analyze(text, opts)`.
+  std::vector<std::string> terms;
+  std::vector<query_expansion> expansions;
+
+  /// The terms to search for: `terms`, then every alternative phrase's
+  /// terms not already present, in order.
+  std::vector<std::string> search_terms() const;
+};
+
+/// Analyzes a question and finds its thesaurus phrases (longest match
+/// first, left to right). Deterministic and thread-safe.
+analyzed_query analyze_query(std::string_view text,
+                             const analyzer_options& opts = {});
+
+/// Number of phrase groups in the built-in thesaurus (for tests).
+size_t thesaurus_size(const analyzer_options& opts = {});
+
+} // namespace candor::data
