@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/exit_reason.hpp>
@@ -112,7 +113,8 @@ struct fixture {
     llm = sys.spawn(actors::llm, llm_settings::from(*conf),
                     std::make_shared<const data::fixture_store>(
                       std::move(*fx)),
-                    std::shared_ptr<telemetry>{}, ledger);
+                    std::shared_ptr<telemetry>{}, ledger,
+                    std::shared_ptr<domain::http_transport>{});
   }
 
   ~fixture() {
@@ -169,7 +171,8 @@ struct recorded_calls {
 llm_actor spawn_recording_llm(caf::actor_system& sys,
                               std::shared_ptr<recorded_calls> log,
                               std::string text) {
-  return sys.spawn([log, text](llm_actor::pointer) -> llm_actor::behavior_type {
+  // Dynamically typed: only `call` is ever sent to it here.
+  auto h = sys.spawn([log, text](caf::event_based_actor*) -> caf::behavior {
     return {
       [log, text](atom::call, llm_request& req) {
         {
@@ -183,10 +186,9 @@ llm_actor spawn_recording_llm(caf::actor_system& sys,
         r.usage.calls = 1;
         return r;
       },
-      [](atom::put, ledger_actor) {},
-      [](atom::internal, atom::call, uint64_t) {},
     };
   });
+  return caf::actor_cast<llm_actor>(std::move(h));
 }
 
 const char* revenue_q = "What was our revenue by channel in 2024?";
@@ -572,7 +574,9 @@ struct route_fixture : fixture {
     using domain::node;
     graph g;
     auto& schema = sales().schema_text;
-    g.at(node::guard_input) = sys.spawn(guard_input, std::string{"rules"});
+    g.at(node::guard_input) = sys.spawn(guard_input, std::string{"rules"},
+                                        llm_actor{}, std::string{},
+                                        std::string{}, std::string{});
     g.at(node::router) = sys.spawn(router, llm, "v1", prompts["router"]);
     g.at(node::sql_generate) = sys.spawn(sql_generate, llm, "v1",
                                          prompts["sql_generate"], schema);
