@@ -102,6 +102,7 @@ sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
                  + domain::escape_xml(result_json(in.sql, shown))
                  + "</result>";
       req.chaos = in.request.chaos;
+      req.schema = std::string{domain::sql_answer_schema};
       req.max_tokens = 600;
       req.ordinal = 0;
       auto rp = self->make_response_promise<ask_state>();

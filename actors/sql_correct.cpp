@@ -60,6 +60,7 @@ sql_correct(node_actor::stateful_pointer<sql_correct_state> self,
                  + "</sql>\n<error>" + domain::escape_xml(in.pending_error)
                  + "</error>";
       req.chaos = in.request.chaos;
+      req.schema = std::string{domain::sql_reply_schema};
       req.max_tokens = 800;
       // The k-th correction is fixture ordinal 2k, its re-ask 2k+1.
       req.ordinal = 2 * in.sql.corrections;

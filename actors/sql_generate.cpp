@@ -40,6 +40,7 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
       req.user = "<question>" + domain::escape_xml(in.request.question)
                  + "</question>";
       req.chaos = in.request.chaos;
+      req.schema = std::string{domain::sql_reply_schema};
       req.max_tokens = 800;
       req.ordinal = 0;
       auto rp = self->make_response_promise<ask_state>();

@@ -31,6 +31,14 @@ struct sql_reply {
 
 outcome<sql_reply> parse_sql_reply(std::string_view text);
 
+/// JSON schema of `sql_reply` for providers with structured output (there
+/// the sentinel travels as the value of "sql").
+inline constexpr std::string_view sql_reply_schema
+  = R"({"type":"object","properties":{)"
+    R"("sql":{"type":"string"},)"
+    R"("followUps":{"type":"array","items":{"type":"string"}}},)"
+    R"("required":["sql","followUps"],"additionalProperties":false})";
+
 /// Reply of sql_answer: `{"answer": 1..2000 characters, "followUps": 1 to
 /// 3 strings of 3..200 characters}`.
 struct sql_answer_reply {
@@ -39,5 +47,12 @@ struct sql_answer_reply {
 };
 
 outcome<sql_answer_reply> parse_sql_answer_reply(std::string_view text);
+
+/// JSON schema of `sql_answer_reply` for providers with structured output.
+inline constexpr std::string_view sql_answer_schema
+  = R"({"type":"object","properties":{)"
+    R"("answer":{"type":"string"},)"
+    R"("followUps":{"type":"array","items":{"type":"string"}}},)"
+    R"("required":["answer","followUps"],"additionalProperties":false})";
 
 } // namespace candor::domain

@@ -29,6 +29,7 @@
 #include "domain/config.hpp"
 #include "domain/output_guard.hpp"
 #include "domain/routing.hpp"
+#include "domain/sql_contracts.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_sandbox.hpp"
 
@@ -478,6 +479,7 @@ BOOST_FIXTURE_TEST_CASE(answer_shows_at_most_rows_to_model_rows, fixture) {
   BOOST_CHECK(user.find("&quot;rowCount&quot;:90") != std::string::npos);
   BOOST_CHECK(user.find("&quot;rowsShown&quot;:7") != std::string::npos);
   BOOST_CHECK_EQUAL(log->calls[0].prompt, "sql_answer");
+  BOOST_CHECK_EQUAL(log->calls[0].schema, domain::sql_answer_schema);
   caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
 }
 
@@ -503,6 +505,7 @@ BOOST_FIXTURE_TEST_CASE(generate_sends_schema_and_escaped_question, fixture) {
   BOOST_CHECK(first.system.find("{{schema}}") == std::string::npos);
   BOOST_CHECK(first.system.find(sales().schema_text) != std::string::npos);
   BOOST_CHECK(first.system.find("customer_contacts") == std::string::npos);
+  BOOST_CHECK_EQUAL(first.schema, domain::sql_reply_schema);
   caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
 }
 

@@ -1,5 +1,6 @@
 #include "domain/sql_contracts.hpp"
 
+#include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
 using namespace candor::domain;
@@ -59,6 +60,21 @@ BOOST_AUTO_TEST_CASE(answer_reply_needs_answer_and_follow_ups) {
   BOOST_CHECK(
     !parse_sql_answer_reply(R"({"answer": "x", "followUps": []})").ok());
   BOOST_CHECK(!parse_sql_answer_reply("[1, 2]").ok());
+}
+
+BOOST_AUTO_TEST_CASE(schemas_are_json_objects_naming_the_contract_fields) {
+  for (auto text : {sql_reply_schema, sql_answer_schema}) {
+    boost::system::error_code ec;
+    auto v = boost::json::parse(text, ec);
+    BOOST_REQUIRE(!ec);
+    BOOST_REQUIRE(v.is_object());
+    auto& props = v.at("properties").as_object();
+    BOOST_CHECK(props.contains("followUps"));
+    BOOST_CHECK(props.contains("sql") || props.contains("answer"));
+  }
+  // A reply shaped by the schema parses, the sentinel included.
+  BOOST_CHECK(parse_sql_reply(R"({"sql": "NO_ANSWER", "followUps": []})")
+                ->abstained);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
