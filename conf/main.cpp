@@ -230,13 +230,8 @@ int cmd_ask(int argc, char** argv) {
   int rc = exit_ok;
   if (result) {
     auto& st = *result;
-    rec.route = st.route == domain::route_kind::none
-                  ? ""
-                  : std::string{domain::to_string(st.route)};
-    rec.status = std::string{domain::to_string(st.status)};
+    domain::record_outcome(rec, st);
     rec.http_status = 200;
-    rec.llm_calls = st.usage.calls;
-    rec.steps = st.trace;
     if (vm.count("json")) {
       std::cout << boost::json::serialize(domain::to_json(st)) << "\n";
     } else {

@@ -1,5 +1,6 @@
 #include "domain/records.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
@@ -35,6 +36,27 @@ std::string new_request_id() {
                 static_cast<unsigned>(lo >> 48),
                 static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
   return buf;
+}
+
+} // namespace candor::domain
+
+namespace candor::domain {
+
+void record_outcome(request_record& rec, const ask_state& st) {
+  if (st.route != route_kind::none)
+    rec.route = std::string{to_string(st.route)};
+  rec.status = std::string{to_string(st.status)};
+  if (st.blocked_by != layer_kind::none)
+    rec.blocked_by = std::string{to_string(st.blocked_by)};
+  rec.llm_calls = st.usage.calls;
+  rec.tokens = st.usage.tokens_in + st.usage.tokens_out;
+  rec.cost_usd = st.usage.cost_usd;
+  rec.steps = st.trace;
+  rec.warnings = st.request.warnings;
+  for (const auto& w : st.warnings)
+    if (std::find(rec.warnings.begin(), rec.warnings.end(), w)
+        == rec.warnings.end())
+      rec.warnings.push_back(w);
 }
 
 } // namespace candor::domain

@@ -41,6 +41,12 @@ typename Inspector::result_type inspect(Inspector& f, request_record& x) {
            x.llm_calls, x.tokens, x.cost_usd, x.warnings, x.steps);
 }
 
+/// Copies what a finished graph run contributes to its request row: route,
+/// status, blocking layer, model usage, the trace and the warnings (those
+/// raised before the graph first, each once). The HTTP layer and the CLI
+/// fill the rest (method, path, status code, latency).
+void record_outcome(request_record& rec, const ask_state& st);
+
 /// One row per logical model call (retries and fallbacks folded in).
 struct llm_call_record {
   std::string request_id;

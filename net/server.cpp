@@ -617,20 +617,7 @@ private:
                          .count();
     rec.question = domain::cut_utf8(ctx_.question, 200);
     if (st != nullptr) {
-      if (st->route != domain::route_kind::none)
-        rec.route = std::string{domain::to_string(st->route)};
-      rec.status = std::string{domain::to_string(st->status)};
-      if (st->blocked_by != domain::layer_kind::none)
-        rec.blocked_by = std::string{domain::to_string(st->blocked_by)};
-      rec.llm_calls = st->usage.calls;
-      rec.tokens = st->usage.tokens_in + st->usage.tokens_out;
-      rec.cost_usd = st->usage.cost_usd;
-      rec.steps = st->trace;
-      rec.warnings = st->request.warnings;
-      for (const auto& w : st->warnings)
-        if (std::find(rec.warnings.begin(), rec.warnings.end(), w)
-            == rec.warnings.end())
-          rec.warnings.push_back(w);
+      domain::record_outcome(rec, *st);
     } else if (ctx_.id_replaced && ctx_.route == route_id::ask) {
       rec.warnings.emplace_back("request_id_replaced");
     }

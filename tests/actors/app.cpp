@@ -47,7 +47,22 @@ struct app_fixture {
     req.question = q;
     req.chaos = chaos;
     req.force_route = force;
-    return a->ask_sync(req);
+    auto r = a->ask_sync(req);
+    // As the HTTP layer does: the request row (with the trace) goes to the
+    // ledger once the request is over.
+    domain::request_record rec;
+    rec.request_id = req.request_id;
+    rec.method = "TEST";
+    rec.path = "ask";
+    if (r.ok()) {
+      domain::record_outcome(rec, *r);
+      rec.http_status = 200;
+    } else {
+      rec.error = std::string{domain::to_string(r.err().code)};
+      rec.http_status = 500;
+    }
+    a->completed(std::move(rec));
+    return r;
   }
 
   boost::json::object run(const std::string& id) {
