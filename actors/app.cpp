@@ -14,6 +14,8 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/guardian.hpp"
+#include "data/index_store.hpp"
+#include "domain/build_info.hpp"
 #include "data/ledger_store.hpp"
 #include "data/sales_setup.hpp"
 #include "domain/contracts.hpp"
@@ -43,6 +45,48 @@ int64_t window_seconds(std::string_view label) {
     return 7 * 24 * 3600;
   return 0;
 }
+
+
+namespace {
+
+/// Builds `<dataDir>/index.db` from data/kb when it is missing (a clean
+/// checkout), then loads it. A fingerprint mismatch between the index and
+/// the configured embedders is a `config_invalid` error naming both.
+domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
+                                            const std::string& path) {
+  namespace fs = std::filesystem;
+  auto opts = data::ingest_options_from(cfg);
+  if (!fs::exists(path)) {
+    // Progress goes to the JSON log on stderr (one line per stage).
+    auto kb = std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+    domain::log_event(domain::log_level::info, "index_building",
+                      {{"index", path}, {"kb", kb}});
+    size_t last_logged = 0;
+    auto report = data::ingest(
+      kb, path, opts, [&last_logged](const data::ingest_progress& p) {
+        if (p.stage == "index" && p.done != last_logged) {
+          last_logged = p.done;
+          domain::log_event(domain::log_level::info, "index_progress",
+                            {{"chunks", static_cast<int64_t>(p.done)},
+                             {"total", static_cast<int64_t>(p.total)}});
+        }
+      });
+    if (!report)
+      return startup_error(domain::ec::storage_failed,
+                           "cannot build the index '" + path + "' from "
+                             + kb + ": " + report.err().message);
+    domain::log_event(domain::log_level::info, "index_built",
+                      {{"index", path},
+                       {"summary", data::summary(*report)},
+                       {"seconds", report->seconds}});
+  }
+  auto snap = data::load_snapshot(path, opts.retrieval);
+  if (!snap)
+    return snap.err();
+  return snapshot_ptr{std::move(*snap)};
+}
+
+} // namespace
 
 struct app::impl {
   domain::config cfg;
@@ -123,7 +167,10 @@ app::start(const domain::config& cfg,
   for (auto& [name, pr] : setup.prompts)
     og.protected_texts.push_back(pr.text);
   og.allowed_echoes = {std::string{domain::texts::out_of_scope},
-                       std::string{domain::texts::input_blocked}};
+                       std::string{domain::texts::input_blocked},
+                       std::string{domain::texts::weak_evidence},
+                       std::string{domain::texts::unsupported_answer},
+                       std::string{domain::texts::unusable_answer}};
   setup.output_guard = std::make_shared<const domain::output_guard>(og);
   // Create (or migrate) the ledger schema now, so a broken database is a
   // startup error rather than a dead actor.
@@ -132,6 +179,19 @@ app::start(const domain::config& cfg,
     return startup_error(domain::ec::storage_failed,
                          "ledger database '" + ledger_path
                            + "': " + store.err().message);
+  // The retrieval index: built on first start, then loaded.
+  data::search_mode mode{};
+  if (!data::parse_search_mode(cfg.retrieval.mode, mode))
+    return startup_error(domain::ec::config_invalid,
+                         "retrieval.mode must be tfidf, bm25 or fusion");
+  setup.index.path = cfg.data_dir + "/index.db";
+  setup.index.params = data::ingest_options_from(cfg).retrieval;
+  setup.index.mode = mode;
+  auto snap = prepare_index(cfg, setup.index.path);
+  if (!snap)
+    return snap.err();
+  p->info.embedder = (*snap)->fingerprint(mode);
+  setup.snapshots = std::make_shared<snapshot_cell>(std::move(*snap));
   // The sales database: generated on first start, then checked against
   // the catalog; a disagreement stops startup.
   auto cat = data::catalog::load_default();
@@ -251,6 +311,12 @@ void app::kill_llm_sync() {
     caf::anon_send_exit(*h, caf::exit_reason::kill);
 }
 
+void app::kill_index_sync() {
+  auto h = impl_->request_sync<index_actor>(atom::get_v, atom::index_v);
+  if (h)
+    caf::anon_send_exit(*h, caf::exit_reason::kill);
+}
+
 void app::stats(std::string window, text_callback cb) {
   auto secs = window_seconds(window);
   if (secs == 0) {
@@ -281,6 +347,22 @@ void app::demo_questions(text_callback cb) {
       "an injection attempt blocked by the input rules, before any model call");
   add("What is the weather in Lisbon tomorrow?",
       "an out-of-scope question refused with a fixed text");
+  add("How long is the warranty on an e-bike battery?",
+      "a documents answer with a citation checked against what was "
+      "retrieved");
+  add("Do you sell tickets to the Tour de France?",
+      "weak evidence in the documents: refused before any answer model "
+      "call");
+  add("What support do partner dealers get for spring shop events, demo "
+      "days and co-op budget?",
+      "a poisoned passage: its embedded instruction was redacted at "
+      "ingestion and never reaches the model");
+  add("How long do I have to return a bike?",
+      "the model cites a passage that was not retrieved: that citation is "
+      "dropped");
+  add("Pricing and promotions note for partner dealers",
+      "a compliant model repeats the planted canary: blocked by the output "
+      "guard");
   add("What was our revenue by channel in 2024?",
       "a data question answered from the sales database, with its SQL");
   add("Remove all cancelled orders from the sales records",
@@ -331,6 +413,22 @@ void app::completed(domain::request_record rec) {
     caf::anon_send(ledger, atom::put_v, std::move(rec));
   else
     caf::anon_send(p.guardian, atom::put_v, std::move(rec));
+}
+
+void app::reindex(text_callback cb) {
+  impl_->request<index_info>(
+    [cb = std::move(cb)](domain::outcome<index_info> r) {
+      if (!r) {
+        cb(r.err());
+        return;
+      }
+      cb(boost::json::serialize(
+        boost::json::object{{"fingerprint", r->fingerprint},
+                            {"documents", r->documents},
+                            {"chunks", r->chunks},
+                            {"flagged", r->flagged}}));
+    },
+    atom::reload_v);
 }
 
 void app::in_flight(int64_t value) {

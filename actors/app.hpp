@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "data/ingest.hpp"
 #include "domain/config.hpp"
 #include "domain/http_transport.hpp"
 #include "domain/service.hpp"
@@ -34,6 +35,8 @@ public:
   domain::outcome<int64_t> restarts_sync();
   /// Kills the LLM actor (restart tests).
   void kill_llm_sync();
+  /// Kills the index actor (restart tests).
+  void kill_index_sync();
 
   const domain::service_info& info() const;
 
@@ -47,6 +50,7 @@ public:
   std::string metrics() override;
   void completed(domain::request_record rec) override;
   void in_flight(int64_t value) override;
+  void reindex(text_callback cb) override;
 
 private:
   struct impl;

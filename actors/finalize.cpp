@@ -55,7 +55,12 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
   self->state.info = std::move(info);
   return {
     [self](atom::step, ask_state& st) -> ask_state {
+      // The retrieve node reports the fingerprint of the snapshot it used,
+      // which may be newer than the one the server started with.
+      auto embedder = std::move(st.service.embedder);
       st.service = self->state.info;
+      if (!embedder.empty())
+        st.service.embedder = std::move(embedder);
       if (!st.finished()) {
         domain::add_warning(st, "no_outcome");
         domain::finish(st, domain::status_kind::error,

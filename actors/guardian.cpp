@@ -67,6 +67,20 @@ void spawn_reader(self_ptr self) {
   watch(self, s.reader, "reader");
 }
 
+void spawn_index(self_ptr self) {
+  auto& s = self->state;
+  s.index = self->spawn(index, s.setup.index, s.setup.snapshots);
+  watch(self, s.index, "index");
+}
+
+retrieve_settings retrieve_config(const services_setup& s) {
+  retrieve_settings out;
+  out.mode = s.index.mode;
+  out.top_k = s.cfg.retrieval.top_k;
+  out.threshold = s.cfg.retrieval.threshold;
+  return out;
+}
+
 /// Spawns the actor of node `n`, or leaves the slot empty when this build
 /// has no such node.
 void spawn_node(self_ptr self, node n) {
@@ -122,6 +136,23 @@ void spawn_node(self_ptr self, node n) {
       if (s.sandbox)
         h = self->spawn(sql_execute, s.sandbox, s.ledger,
                         s.setup.cfg.sql.max_rows);
+      break;
+    case node::retrieve:
+      if (s.setup.snapshots)
+        h = self->spawn(retrieve,
+                        std::shared_ptr<const snapshot_cell>{
+                          s.setup.snapshots},
+                        retrieve_config(s.setup));
+      break;
+    case node::rag_answer: {
+      std::string version;
+      auto text = prompt_text(s.setup, "rag_answer", &version);
+      if (!text.empty())
+        h = self->spawn(rag_answer, s.llm, version, text);
+      break;
+    }
+    case node::check_citations:
+      h = self->spawn(check_citations);
       break;
     default:
       break; // the documents and data branches come with issues #3 and #4
@@ -201,6 +232,9 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
     self->send(s.llm, atom::put_v, s.ledger);
   } else if (role == "reader") {
     spawn_reader(self);
+  } else if (role == "index") {
+    // The retrieve node reads the shared cell, not the actor: it carries on.
+    spawn_index(self);
   } else if (role.rfind("node:", 0) == 0) {
     for (size_t i = 0; i < domain::node_count; ++i) {
       auto n = static_cast<node>(i);
@@ -214,12 +248,13 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
                     {{"actor", role}, {"restarts", s.restarts}});
 }
 
-std::string health_json(self_ptr self) {
+std::string health_json(self_ptr self, const index_info* kb) {
   auto& s = self->state;
   boost::json::object services;
   services["llm"] = static_cast<bool>(s.llm);
   services["ledger"] = static_cast<bool>(s.ledger);
   services["ledgerReader"] = static_cast<bool>(s.reader);
+  services["index"] = static_cast<bool>(s.index);
   boost::json::object nodes;
   bool ready = s.llm && s.ledger && s.reader;
   for (size_t i = 0; i < domain::node_count; ++i) {
@@ -229,6 +264,9 @@ std::string health_json(self_ptr self) {
   for (auto n : {node::guard_input, node::router, node::out_of_scope,
                  node::finalize})
     ready = ready && s.g.at(n);
+  // The documents branch: the index actor and its three nodes.
+  ready = ready && s.index && s.g.at(node::retrieve)
+          && s.g.at(node::rag_answer) && s.g.at(node::check_citations);
   boost::json::array models;
   for (auto& m : s.setup.info.models)
     models.push_back(boost::json::value(m));
@@ -239,14 +277,21 @@ std::string health_json(self_ptr self) {
   out["models"] = std::move(models);
   out["costIsFictional"] = s.setup.info.cost_is_fictional;
   out["guardrailMode"] = s.setup.info.guardrail_mode;
-  if (s.setup.info.embedder.empty())
+  if (kb)
+    out["embedder"] = kb->fingerprint;
+  else if (s.setup.info.embedder.empty())
     out["embedder"] = nullptr;
   else
     out["embedder"] = s.setup.info.embedder;
   out["fixtures"] = s.setup.fixtures
                       ? static_cast<int64_t>(s.setup.fixtures->size())
                       : 0;
-  out["kb"] = nullptr;      // documents branch (issue #4)
+  if (kb)
+    out["kb"] = boost::json::object{{"documents", kb->documents},
+                                    {"chunks", kb->chunks},
+                                    {"flagged", kb->flagged}};
+  else
+    out["kb"] = nullptr;
   if (s.setup.sales.path.empty()) {
     out["sales"] = nullptr;
   } else {
@@ -318,6 +363,7 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
   spawn_ledger(self);
   spawn_reader(self);
   spawn_llm(self);
+  spawn_index(self);
   for (size_t i = 0; i < domain::node_count; ++i)
     spawn_node(self, static_cast<node>(i));
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });
@@ -351,11 +397,37 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
     [self](atom::internal, atom::tick) { sweep(self); },
     [self](atom::get, atom::llm) { return self->state.llm; },
     [self](atom::get, atom::ledger) { return self->state.ledger; },
+    [self](atom::get, atom::index) { return self->state.index; },
     [self](atom::put, domain::request_record& rec) {
       self->send(self->state.ledger, atom::put_v, std::move(rec));
     },
     [self](atom::restarts) { return self->state.restarts; },
-    [self](atom::health) { return health_json(self); },
+    [self](atom::health) -> caf::result<std::string> {
+      if (!self->state.index)
+        return health_json(self, nullptr);
+      auto rp = self->make_response_promise<std::string>();
+      self->request(self->state.index, std::chrono::seconds{5},
+                    atom::health_v)
+        .then(
+          [self, rp](index_info& kb) mutable {
+            rp.deliver(health_json(self, &kb));
+          },
+          [self, rp](caf::error&) mutable {
+            rp.deliver(health_json(self, nullptr));
+          });
+      return rp;
+    },
+    [self](atom::reload) -> caf::result<index_info> {
+      if (!self->state.index)
+        return to_caf(domain::ec::index_unavailable,
+                      "the index actor is not running");
+      auto rp = self->make_response_promise<index_info>();
+      self->request(self->state.index, std::chrono::seconds{120},
+                    atom::reload_v)
+        .then([rp](index_info& info) mutable { rp.deliver(std::move(info)); },
+              [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
+      return rp;
+    },
     [self](atom::stats, std::string& label, int64_t secs) {
       return forward_to_reader<std::string>(self, atom::stats_v,
                                             std::move(label), secs);

@@ -10,6 +10,7 @@
 #include <caf/actor_addr.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/index.hpp"
 #include "actors/interfaces.hpp"
 #include "actors/ledger.hpp"
 #include "actors/llm.hpp"
@@ -42,6 +43,11 @@ struct services_setup {
   /// The data branch: sales database, catalog, schema text, row counts
   /// (see data/sales_setup.hpp). Empty `sales.path`: no data nodes.
   data::sales_setup sales;
+  /// The index file, the configured embedders and mode.
+  index_settings index;
+  /// The snapshot serving now (the startup one until a re-index); the
+  /// index actor publishes swaps here, a restarted one starts from it.
+  snapshot_cell_ptr snapshots;
 };
 
 struct guardian_state {
@@ -55,6 +61,7 @@ struct guardian_state {
   ledger_actor ledger;
   ledger_reader_actor reader;
   sql_sandbox_actor sandbox;
+  index_actor index;
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;

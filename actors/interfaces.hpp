@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,10 @@
 #include "domain/error.hpp"
 #include "domain/records.hpp"
 #include "domain/types.hpp"
+
+namespace candor::data {
+class retrieval_snapshot;
+} // namespace candor::data
 
 namespace candor::actors {
 
@@ -95,6 +100,30 @@ typename Inspector::result_type inspect(Inspector& f, sql_exec_result& x) {
   return f(x.columns, x.rows, x.row_count, x.truncated, x.elapsed_us);
 }
 
+/// An immutable retrieval snapshot, shared by every reader (local only).
+using snapshot_ptr = std::shared_ptr<const data::retrieval_snapshot>;
+
+/// What the index actor is serving: the embedder fingerprint of the
+/// configured mode and the size of the knowledge base.
+struct index_info {
+  std::string fingerprint;
+  int64_t documents = 0;
+  int64_t chunks = 0;
+  int64_t flagged = 0; ///< chunks the ingestion sanitizer redacted
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, index_info& x) {
+  return f(x.fingerprint, x.documents, x.chunks, x.flagged);
+}
+
+/// The result of loading the index file off the index actor's thread:
+/// a new snapshot, or the error that kept the old one serving.
+struct index_load {
+  snapshot_ptr snapshot;
+  domain::error err;
+};
+
 /// Callback through which a request's outcome leaves the actor system. It
 /// holds the HTTP session alive and only posts to the session's executor.
 using ask_responder = std::function<void(domain::outcome<domain::ask_state>)>;
@@ -102,6 +131,8 @@ using ask_responder = std::function<void(domain::outcome<domain::ask_state>)>;
 } // namespace candor::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::ask_responder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::snapshot_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::index_load)
 
 CAF_ERROR_CODE_ENUM(candor::domain::ec, "candor")
 
@@ -120,6 +151,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(candor, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(candor, (candor::actors::llm_reply))
   CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_request))
   CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_result))
+  CAF_ADD_TYPE_ID(candor, (candor::actors::index_info))
 
 CAF_END_TYPE_ID_BLOCK(candor)
 
@@ -139,6 +171,8 @@ CAF_ADD_ATOM(candor, candor::atom, restarts, "restarts")
 CAF_ADD_ATOM(candor, candor::atom, health, "health")
 CAF_ADD_ATOM(candor, candor::atom, internal, "internal")
 CAF_ADD_ATOM(candor, candor::atom, exec, "exec")
+CAF_ADD_ATOM(candor, candor::atom, reload, "reload")
+CAF_ADD_ATOM(candor, candor::atom, index, "index")
 
 namespace candor::actors {
 
@@ -200,6 +234,20 @@ using sql_sandbox_actor = caf::typed_actor<
   // Pool readiness as JSON: {"size", "ready", "busy", "kills", "respawns"}.
   caf::replies_to<atom::health>::with<std::string>>;
 
+/// The INDEX actor: holds the immutable retrieval snapshot and swaps in a
+/// new one on re-index. Readers search the snapshot on their own threads.
+using index_actor = caf::typed_actor<
+  // The snapshot serving now.
+  caf::replies_to<atom::get>::with<snapshot_ptr>,
+  // What is serving (fingerprint, documents, chunks, flagged).
+  caf::replies_to<atom::health>::with<index_info>,
+  // Loads the index file into a new snapshot (off this actor's thread),
+  // checks its embedder fingerprint and swaps it in; an error keeps the
+  // old snapshot serving.
+  caf::replies_to<atom::reload>::with<index_info>,
+  // The loader finished.
+  caf::reacts_to<atom::internal, atom::reload, index_load>>;
+
 /// The GUARDIAN: owns the service actors, restarts one that dies and spawns
 /// one supervisor per request.
 using guardian_actor = caf::typed_actor<
@@ -224,7 +272,11 @@ using guardian_actor = caf::typed_actor<
   // Flushes the ledger; replies with the rows written so far.
   caf::replies_to<atom::flush>::with<int64_t>,
   // Timer: tell supervisors whose deadline passed.
-  caf::reacts_to<atom::internal, atom::tick>>;
+  caf::reacts_to<atom::internal, atom::tick>,
+  // Re-index: forwarded to the index actor.
+  caf::replies_to<atom::reload>::with<index_info>,
+  // The current index actor (tests kill it to check restarts).
+  caf::replies_to<atom::get, atom::index>::with<index_actor>>;
 
 /// Registers candor's message types and error category with CAF.
 void add_message_types(caf::actor_system_config& cfg);
@@ -241,3 +293,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::node_actor)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::llm_actor)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::ledger_actor)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::sql_sandbox_actor)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::index_actor)

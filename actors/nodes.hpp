@@ -17,7 +17,12 @@ class output_guard;
 namespace candor::data {
 class catalog;
 class sql_guard;
+enum class search_mode : uint8_t;
 } // namespace candor::data
+
+namespace candor::actors {
+class snapshot_cell;
+} // namespace candor::actors
 
 namespace candor::actors {
 
@@ -182,5 +187,60 @@ node_actor::behavior_type
 sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
            std::string prompt_version, std::string prompt_text,
            int32_t rows_to_model);
+/// RETRIEVE: top-k passages from the snapshot the index actor published
+/// (read from the shared cell, no message round trip; the search runs here,
+/// not in the index actor); evidence below the threshold refuses without a
+/// model call.
+struct retrieve_settings {
+  data::search_mode mode{};
+  int32_t top_k = 3;
+  double threshold = 0;
+};
+
+struct retrieve_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  retrieve_state() = default;
+
+  static inline const char* name = "retrieve";
+  std::shared_ptr<const snapshot_cell> snapshots;
+  retrieve_settings settings;
+};
+
+node_actor::behavior_type
+retrieve(node_actor::stateful_pointer<retrieve_state> self,
+         std::shared_ptr<const snapshot_cell> snapshots,
+         retrieve_settings settings);
+
+/// RAG_ANSWER: asks the model for {refused, confident, answer,
+/// citedChunkIds} over the retrieved passages (escaped <document> tags),
+/// with one repair re-ask on a reply that does not parse.
+struct rag_answer_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  rag_answer_state() = default;
+
+  static inline const char* name = "rag_answer";
+  llm_actor llm;
+  std::string prompt_version;
+  std::string system_prompt;
+};
+
+node_actor::behavior_type
+rag_answer(node_actor::stateful_pointer<rag_answer_state> self, llm_actor llm,
+           std::string prompt_version, std::string system_prompt);
+
+/// The user message of rag_answer: every passage in a <document> tag whose
+/// id, title, heading and text are XML-escaped, then the escaped question.
+std::string rag_user_message(const domain::ask_state& st);
+
+/// CHECK_CITATIONS: applies domain::check_citations to the model's reply.
+struct check_citations_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  check_citations_state() = default;
+
+  static inline const char* name = "check_citations";
+};
+
+node_actor::behavior_type
+check_citations(node_actor::stateful_pointer<check_citations_state> self);
 
 } // namespace candor::actors

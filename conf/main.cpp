@@ -1,6 +1,7 @@
 // candor: one binary, subcommands. See `candor --help`.
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -146,7 +147,11 @@ int cmd_serve(int argc, char** argv) {
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor serve [options]\n\nRuns the HTTP server "
                       "until SIGTERM or SIGINT, then finishes in-flight "
-                      "requests, flushes the ledger and exits 0.\n",
+                      "requests, flushes the ledger and exits 0. SIGHUP "
+                      "reloads <data-dir>/index.db (run candor ingest "
+                      "first) without stopping; so does POST "
+                      "/admin/reindex with the bearer token of "
+                      "CANDOR_RETRIEVAL_ADMIN_TOKEN.\n",
                       vm);
       rc >= 0)
     return rc;
@@ -158,6 +163,9 @@ int cmd_serve(int argc, char** argv) {
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
+  // SIGHUP means "re-index" once the server runs; until then it must not
+  // kill the process (the server installs its own handler).
+  std::signal(SIGHUP, SIG_IGN);
   auto a = start_app(*cfg);
   if (!a)
     return start_failure(a.err());
@@ -490,7 +498,10 @@ int cmd_ablation(int argc, char** argv) {
                      "chunk sizes to compare (default: 400 600)")(
     "split", po::value<std::string>()->default_value("test"),
     "split to measure on: test (the reported figures) or calibration "
-    "(for developing the mechanism without looking at test)");
+    "(for developing the mechanism without looking at test)")(
+    "explain", "with --split calibration: print one diagnostic line per "
+               "question (rank of the expected section, evidence, top hits) "
+               "for the configured mode and chunk size");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor ablation [--chunk-sizes N N] [--json] "
@@ -523,6 +534,29 @@ int cmd_ablation(int argc, char** argv) {
   }
   opts.k = static_cast<size_t>(cfg->retrieval.top_k);
   opts.params = data::ingest_options_from(*cfg).retrieval;
+  if (vm.count("explain")) {
+    // Diagnostics are for developing on the calibration split only.
+    if (opts.measure != eval::split_kind::calibration) {
+      std::cerr << "candor: --explain needs --split calibration\n";
+      return exit_usage;
+    }
+    data::search_mode mode;
+    if (!data::parse_search_mode(cfg->retrieval.mode, mode)) {
+      std::cerr << "candor: retrieval.mode '" << cfg->retrieval.mode
+                << "' is not tfidf, bm25 or fusion\n";
+      return exit_usage;
+    }
+    auto snap = eval::build_snapshot(
+      opts.kb_dir, static_cast<size_t>(cfg->retrieval.chunk_size),
+      opts.params);
+    if (!snap) {
+      std::cerr << "candor: ablation: " << snap.err().message << "\n";
+      return exit_failure;
+    }
+    std::cout << eval::explain_split(**snap, *set, opts.measure, mode,
+                                     opts.k, 10);
+    return exit_ok;
+  }
   if (vm.count("chunk-sizes")) {
     opts.chunk_sizes = vm["chunk-sizes"].as<std::vector<size_t>>();
     for (auto n : opts.chunk_sizes)

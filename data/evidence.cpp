@@ -23,22 +23,27 @@ bool any_phrase_in(const std::vector<std::vector<std::string>>& phrases,
 
 } // namespace
 
-double evidence_score(const retrieval_snapshot& snap, std::string_view query,
-                      const std::vector<search_hit>& hits) {
+evidence_features evidence_details(const retrieval_snapshot& snap,
+                                   std::string_view query,
+                                   const std::vector<search_hit>& hits) {
   // For each hit: the TF-IDF cosine of the (expanded) question and the
   // passage, times the share of the question's informative terms the
   // passage contains (each distinct term weighted by its BM25 IDF; a term
   // the corpus never uses weighs most; a term counts as present when a
-  // thesaurus equivalent of its phrase is). The evidence is the best hit's
-  // product: a passage must both resemble the question and cover what it
-  // asks about. In [0, 1]; 0 without hits or terms. Computed from the
-  // passages themselves, so it is the same whichever mode ranked them.
+  // thesaurus equivalent of its phrase is). The best hit's product, times
+  // the share of the question's weight the corpus knows at all: a passage
+  // must both resemble the question and cover what it asks about, and a
+  // question about something no document mentions ("CEO", "IBAN") is
+  // unanswerable however well its other words match. In [0, 1]. Computed
+  // from the passages themselves, so it is the same whichever mode ranked
+  // them.
+  evidence_features out;
   if (hits.empty())
-    return 0;
+    return out;
   const auto& analysis = snap.tfidf().analysis();
   auto q = analyze_query(query, analysis);
   if (q.terms.empty())
-    return 0;
+    return out;
   auto qvec = snap.tfidf().embed_query_terms(q.search_terms());
   // Distinct query terms with their weight and their alternatives.
   struct term_info {
@@ -70,8 +75,28 @@ double evidence_score(const retrieval_snapshot& snap, std::string_view query,
   double total = 0;
   for (const auto& x : infos)
     total += x.weight;
-  double best = 0;
-  for (const auto& h : hits) {
+  // Out-of-vocabulary share: the weight of the terms the corpus never
+  // uses, neither themselves nor through a thesaurus alternative. Such a
+  // term ("CEO", "IBAN", "torque") names something the documents do not
+  // talk about at all, which a passage's other matches cannot make up for.
+  double unknown = 0;
+  for (const auto& x : infos) {
+    auto known = [&](const std::string& t) {
+      return snap.bm25().embed_query_terms({t}).size() > 0;
+    };
+    bool alt_known = std::any_of(
+      x.alternatives.begin(), x.alternatives.end(),
+      [&](const std::vector<std::string>& p) {
+        return std::all_of(p.begin(), p.end(), known);
+      });
+    if (!known(x.term) && !alt_known)
+      unknown += x.weight;
+  }
+  auto oov_share = unknown / total;
+  out.oov_share = oov_share;
+  double best = -1;
+  for (size_t i = 0; i < hits.size(); ++i) {
+    const auto& h = hits[i];
     if (h.index >= snap.size())
       continue;
     auto terms = analyze(indexed_text(snap.chunks()[h.index]), analysis);
@@ -81,9 +106,21 @@ double evidence_score(const retrieval_snapshot& snap, std::string_view query,
     for (const auto& x : infos)
       if (present.count(x.term) || any_phrase_in(x.alternatives, present))
         covered += x.weight;
-    best = std::max(best, cosine * covered / total);
+    auto coverage = covered / total;
+    if (cosine * coverage > best) {
+      best = cosine * coverage;
+      out.best = i;
+      out.cosine = cosine;
+      out.coverage = coverage;
+    }
   }
-  return best;
+  out.score = std::max(0.0, out.cosine * out.coverage * (1 - oov_share));
+  return out;
+}
+
+double evidence_score(const retrieval_snapshot& snap, std::string_view query,
+                      const std::vector<search_hit>& hits) {
+  return evidence_details(snap, query, hits).score;
 }
 
 } // namespace candor::data

@@ -274,13 +274,50 @@ retrieval_snapshot::retrieval_snapshot(
     chunks_(std::move(chunks)),
     tfidf_(std::move(tfidf)),
     bm25_(std::move(bm25)) {
-  std::set<std::string_view> docs;
+  std::unordered_map<std::string_view, uint32_t> docs;
+  std::vector<std::vector<std::string>> document_terms;
   by_id_.reserve(chunks_.size());
+  chunk_document_.reserve(chunks_.size());
   for (uint32_t i = 0; i < chunks_.size(); ++i) {
     by_id_.emplace(chunks_[i].id, i);
-    docs.insert(chunks_[i].doc_slug);
+    auto [at, added] = docs.emplace(chunks_[i].doc_slug,
+                                    static_cast<uint32_t>(docs.size()));
+    if (added)
+      document_terms.emplace_back();
+    chunk_document_.push_back(at->second);
+    auto terms = analyze(indexed_text(chunks_[i]), bm25_.analysis());
+    auto& all = document_terms[at->second];
+    all.insert(all.end(), std::make_move_iterator(terms.begin()),
+               std::make_move_iterator(terms.end()));
   }
   documents_ = docs.size();
+  {
+    // The heading field: a section's heading path (empty for a document's
+    // introduction, whose heading is the title).
+    std::vector<std::vector<std::string>> heading_terms;
+    heading_terms.reserve(chunks_.size());
+    for (const auto& c : chunks_)
+      heading_terms.push_back(c.heading == c.doc_title
+                                ? std::vector<std::string>{}
+                                : analyze(c.heading, bm25_.analysis()));
+    heading_bm25_ = bm25_embedder{params_.bm25};
+    heading_bm25_.fit_terms(heading_terms);
+    std::vector<sparse_vector> hv;
+    hv.reserve(heading_terms.size());
+    for (const auto& t : heading_terms)
+      hv.push_back(heading_bm25_.embed_document_terms(t));
+    heading_postings_ = posting_lists::build(hv, heading_bm25_.dimensions());
+  }
+  document_bm25_ = bm25_embedder{params_.bm25};
+  document_bm25_.fit_terms(document_terms);
+  {
+    std::vector<sparse_vector> dv;
+    dv.reserve(document_terms.size());
+    for (const auto& t : document_terms)
+      dv.push_back(document_bm25_.embed_document_terms(t));
+    document_postings_
+      = posting_lists::build(dv, document_bm25_.dimensions());
+  }
   tfidf_postings_ = posting_lists::build(tfidf_vectors, tfidf_.dimensions());
   bm25_postings_ = posting_lists::build(bm25_vectors, bm25_.dimensions());
   fingerprints_[0] = tfidf_.fingerprint();
@@ -349,14 +386,41 @@ retrieval_snapshot::fingerprint(search_mode mode) const noexcept {
   return fingerprints_[static_cast<size_t>(mode)];
 }
 
+std::vector<double> retrieval_snapshot::document_relevance(
+  const std::vector<std::string>& terms) const {
+  std::vector<double> out(documents_, 0.0);
+  auto q = document_bm25_.embed_query_terms(terms);
+  double best = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    auto f = q.index[i];
+    if (f + 1 >= document_postings_.offsets.size())
+      continue;
+    for (auto j = document_postings_.offsets[f];
+         j < document_postings_.offsets[f + 1]; ++j) {
+      auto& x = out[document_postings_.docs[j]];
+      x += q.value[i] * document_postings_.weights[j];
+      best = std::max(best, x);
+    }
+  }
+  if (best > 0)
+    for (auto& x : out)
+      x /= best;
+  return out;
+}
+
 std::vector<retrieval_snapshot::scored>
 retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
-                        size_t k, double prune_ratio) const {
+                        size_t k, double prune_ratio,
+                        const std::vector<double>* document_relevance,
+                        double document_weight, const field_query* field)
+  const {
   std::vector<scored> out;
   if (k == 0 || q.size() == 0 || chunks_.empty())
     return out;
   // Query features with postings, by their largest possible contribution.
   struct term {
+    const posting_lists* lists;
+    int source; ///< 0 for `lists`, 1 for the field
     uint32_t begin;
     uint32_t end;
     double weight;
@@ -364,22 +428,30 @@ retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
   };
   std::vector<term> terms;
   double total = 0;
-  for (size_t i = 0; i < q.size(); ++i) {
-    auto f = q.index[i];
-    if (f + 1 >= lists.offsets.size() || !(q.value[i] > 0))
-      continue;
-    auto b = lists.offsets[f];
-    auto e = lists.offsets[f + 1];
-    if (b == e)
-      continue;
-    double w = q.value[i];
-    terms.push_back(term{b, e, w, w * lists.weights[b]});
-    total += terms.back().bound;
-  }
+  auto add_terms = [&](const posting_lists& ls, const sparse_vector& v,
+                       double scale, int source) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      auto f = v.index[i];
+      if (f + 1 >= ls.offsets.size() || !(v.value[i] > 0))
+        continue;
+      auto b = ls.offsets[f];
+      auto e = ls.offsets[f + 1];
+      if (b == e)
+        continue;
+      double w = scale * v.value[i];
+      terms.push_back(term{&ls, source, b, e, w, w * ls.weights[b]});
+      total += terms.back().bound;
+    }
+  };
+  add_terms(lists, q, 1.0, 0);
+  if (field != nullptr && field->weight > 0)
+    add_terms(*field->lists, field->query, field->weight, 1);
   if (terms.empty())
     return out;
   std::sort(terms.begin(), terms.end(), [](const term& x, const term& y) {
-    return x.bound > y.bound || (x.bound == y.bound && x.begin < y.begin);
+    if (x.bound != y.bound)
+      return x.bound > y.bound;
+    return x.source != y.source ? x.source < y.source : x.begin < y.begin;
   });
   auto cut = prune_ratio > 0 ? prune_ratio * total : 0.0;
   auto& s = thread_scratch();
@@ -390,10 +462,10 @@ retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
     if (t.bound < cut)
       break; // the rest are smaller still
     for (auto j = t.begin; j < t.end; ++j) {
-      auto c = t.weight * lists.weights[j];
+      auto c = t.weight * t.lists->weights[j];
       if (c < cut)
         break; // lists are sorted by weight
-      auto d = lists.docs[j];
+      auto d = t.lists->docs[j];
       if (s.acc[d] == 0)
         s.touched.push_back(d);
       s.acc[d] += c;
@@ -404,8 +476,17 @@ retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
     return better(a.score, a.doc, b.score, b.doc);
   };
   out.reserve(std::min(k, s.touched.size()) + 1);
+  double bonus = 0;
+  if (document_relevance != nullptr && document_weight > 0) {
+    double best = 0;
+    for (auto d : s.touched)
+      best = std::max(best, s.acc[d]);
+    bonus = document_weight * best;
+  }
   for (auto d : s.touched) {
-    scored x{d, s.acc[d]};
+    scored x{d, s.acc[d], s.acc[d]};
+    if (bonus > 0)
+      x.score += bonus * (*document_relevance)[chunk_document_[d]];
     s.acc[d] = 0;
     if (out.size() < k) {
       out.push_back(x);
@@ -443,6 +524,16 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
                       ? terms
                       : analyze_query(query, params_.bm25.analysis)
                           .search_terms();
+  // Document-level evidence and the heading field (see search_options).
+  auto dw = opts.document_weight;
+  auto hw = opts.heading_weight;
+  field_query heading{&heading_postings_,
+                      heading_bm25_.embed_query_terms(bm25_terms), hw};
+  const auto* hf = hw > 0 ? &heading : nullptr;
+  std::vector<double> relevance;
+  if (dw > 0)
+    relevance = document_relevance(bm25_terms);
+  const auto* rel = dw > 0 ? &relevance : nullptr;
   auto weighted = opts.intro_weight >= 0 && opts.intro_weight < 1;
   auto prior = [&](uint32_t doc) {
     const auto& c = chunks_[doc];
@@ -454,13 +545,14 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     auto extra = weighted ? std::min<size_t>(documents_, 64) : 0;
     auto tfidf = mode == search_mode::tfidf;
     auto list = tfidf ? top(tfidf_postings_, tfidf_.embed_query_terms(terms),
-                            k + extra, opts.prune_ratio)
+                            k + extra, opts.prune_ratio, rel,
+                            dw)
                       : top(bm25_postings_,
                             bm25_.embed_query_terms(bm25_terms), k + extra,
-                            opts.prune_ratio);
+                            opts.prune_ratio, rel, dw, hf);
     for (const auto& x : list) {
       hits.push_back(make_hit(x.doc, x.score * prior(x.doc)));
-      (tfidf ? hits.back().tfidf : hits.back().bm25) = x.score;
+      (tfidf ? hits.back().tfidf : hits.back().bm25) = x.raw;
     }
     std::stable_sort(hits.begin(), hits.end(),
                      [](const search_hit& a, const search_hit& b) {
@@ -473,9 +565,9 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
   // Reciprocal-rank fusion.
   auto depth = std::max<size_t>(k, params_.fusion_depth);
   auto a = top(tfidf_postings_, tfidf_.embed_query_terms(terms), depth,
-               opts.prune_ratio);
+               opts.prune_ratio, rel, dw);
   auto b = top(bm25_postings_, bm25_.embed_query_terms(bm25_terms), depth,
-               opts.prune_ratio);
+               opts.prune_ratio, rel, dw, hf);
   struct fused {
     double rrf = 0;
     double tfidf = 0;
@@ -487,13 +579,13 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
   for (size_t r = 0; r < a.size(); ++r) {
     auto& f = by_doc[a[r].doc];
     f.rrf += 1.0 / (rrf_k + static_cast<double>(r + 1));
-    f.tfidf = a[r].score;
+    f.tfidf = a[r].raw;
     f.best_rank = std::min(f.best_rank, r);
   }
   for (size_t r = 0; r < b.size(); ++r) {
     auto& f = by_doc[b[r].doc];
     f.rrf += 1.0 / (rrf_k + static_cast<double>(r + 1));
-    f.bm25 = b[r].score;
+    f.bm25 = b[r].raw;
     f.best_rank = std::min(f.best_rank, r);
   }
   for (auto& [doc, f] : by_doc)

@@ -86,6 +86,21 @@ struct search_options {
   /// chosen on the calibration split of eval/retrieval.v1.json. The
   /// component scores (`tfidf`, `bm25`) stay unweighted. 1 disables it.
   double intro_weight = 0.8;
+  /// Document-level evidence: a chunk's score (in tfidf and bm25 modes
+  /// and in each list fused) gets `document_weight` x the best chunk
+  /// score of the query x its document's BM25 score over the whole
+  /// document relative to the best document's, so that a question phrased
+  /// at the level of a page ("dealer", "Club") favours that page's
+  /// sections. The component scores (`tfidf`, `bm25`) stay unweighted.
+  /// 0.2 was chosen on the calibration split; 0 disables it.
+  double document_weight = 0.2;
+  /// Field-aware scoring (BM25F-style): the BM25 list also adds
+  /// `heading_weight` x a BM25 over the heading field alone (each section's
+  /// heading path, with its own length normalisation), on top of the
+  /// indexed text that already holds the heading; the tfidf list is
+  /// unchanged. `search_hit::bm25` includes this part. 0.2 was chosen on
+  /// the calibration split; 0 disables it.
+  double heading_weight = 0.2;
 };
 
 /// Inverted lists over vector indices, each sorted by weight (descending),
@@ -171,13 +186,34 @@ public:
                      const std::vector<sparse_vector>& bm25_vectors);
 
 private:
+  /// A second field searched with the same query terms.
+  struct field_query {
+    const posting_lists* lists;
+    sparse_vector query;
+    double weight;
+  };
+
   struct scored {
     uint32_t doc;
     double score;
+    double raw; ///< without the document-level part (with the field)
   };
 
+  /// Top `k` chunks of `q` over `lists`, plus `field->weight` x the
+  /// field's score when `field` is given; with `document_relevance` (one
+  /// value in [0, 1] per document), each chunk's score also gets
+  /// `document_weight` x the best raw score x its document's value.
   std::vector<scored> top(const posting_lists& lists, const sparse_vector& q,
-                          size_t k, double prune_ratio) const;
+                          size_t k, double prune_ratio,
+                          const std::vector<double>* document_relevance
+                          = nullptr,
+                          double document_weight = 0,
+                          const field_query* field = nullptr) const;
+
+  /// BM25 of `terms` against each whole document, divided by the best
+  /// document's (all 0 when no document matches).
+  std::vector<double>
+  document_relevance(const std::vector<std::string>& terms) const;
 
   retrieval_params params_;
   std::vector<chunk> chunks_;
@@ -187,6 +223,16 @@ private:
   bm25_embedder bm25_;
   posting_lists tfidf_postings_;
   posting_lists bm25_postings_;
+  /// Document of each chunk (an index into the documents in chunk order).
+  std::vector<uint32_t> chunk_document_;
+  /// BM25 over whole documents (each the concatenation of its chunks'
+  /// indexed terms), fitted when the snapshot is assembled; derived from
+  /// the chunks, so it needs no fingerprint of its own.
+  bm25_embedder document_bm25_;
+  /// BM25 over the heading field of each chunk (empty for introductions).
+  bm25_embedder heading_bm25_;
+  posting_lists heading_postings_;
+  posting_lists document_postings_;
   std::string fingerprints_[3];
 };
 

@@ -57,4 +57,71 @@ outcome<router_decision> parse_router_reply(std::string_view text) {
   return out;
 }
 
+outcome<rag_reply> parse_rag_reply(std::string_view text) {
+  if (text.size() > rag_reply_max_bytes)
+    return parse_failed("reply is longer than "
+                        + std::to_string(rag_reply_max_bytes) + " bytes");
+  boost::system::error_code jec;
+  auto v = boost::json::parse(text, jec);
+  if (jec)
+    return parse_failed("reply is not valid JSON: " + jec.message());
+  if (!v.is_object())
+    return parse_failed("reply must be a JSON object");
+  auto& o = v.as_object();
+  std::string problems;
+  rag_reply out;
+  for (auto& kv : o)
+    if (kv.key() != "refused" && kv.key() != "confident"
+        && kv.key() != "answer" && kv.key() != "citedChunkIds")
+      problems += "unknown field '" + std::string{kv.key()}.substr(0, 40)
+                  + "'; ";
+  auto flag = [&](const char* name, bool& dst) {
+    if (auto* f = o.if_contains(name); f && f->is_bool())
+      dst = f->as_bool();
+    else
+      problems += std::string{"'"} + name + "' (boolean) is required; ";
+  };
+  flag("refused", out.refused);
+  flag("confident", out.confident);
+  if (auto* a = o.if_contains("answer"); a && a->is_string()) {
+    out.answer = std::string{a->as_string()};
+    auto n = code_points(out.answer);
+    if (n > rag_answer_max_chars)
+      problems += "'answer' must have at most "
+                  + std::to_string(rag_answer_max_chars) + " characters; ";
+    else if (n == 0 && !out.refused)
+      problems += "'answer' must not be empty unless refused; ";
+  } else {
+    problems += "'answer' (string) is required; ";
+  }
+  if (auto* c = o.if_contains("citedChunkIds"); c && c->is_array()) {
+    auto& arr = c->as_array();
+    if (arr.size() > rag_max_cited_ids)
+      problems += "'citedChunkIds' must have at most "
+                  + std::to_string(rag_max_cited_ids) + " entries; ";
+    else
+      for (auto& id : arr) {
+        if (!id.is_string()) {
+          problems += "'citedChunkIds' entries must be strings; ";
+          break;
+        }
+        auto n = code_points(id.as_string());
+        if (n == 0 || n > rag_cited_id_max_chars) {
+          problems += "'citedChunkIds' entries must have 1 to "
+                      + std::to_string(rag_cited_id_max_chars)
+                      + " characters; ";
+          break;
+        }
+        out.cited_chunk_ids.emplace_back(id.as_string());
+      }
+  } else {
+    problems += "'citedChunkIds' (array of strings) is required; ";
+  }
+  if (!problems.empty()) {
+    problems.resize(problems.size() - 2);
+    return parse_failed(problems);
+  }
+  return out;
+}
+
 } // namespace candor::domain

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "domain/error.hpp"
 #include "domain/types.hpp"
@@ -18,6 +19,25 @@ struct router_decision {
 };
 
 outcome<router_decision> parse_router_reply(std::string_view text);
+
+/// Bounds of a rag_answer reply.
+inline constexpr size_t rag_reply_max_bytes = 16 * 1024;
+inline constexpr size_t rag_answer_max_chars = 2000;
+inline constexpr size_t rag_max_cited_ids = 8;
+inline constexpr size_t rag_cited_id_max_chars = 200;
+
+/// rag_answer reply: {"refused": bool, "confident": bool, "answer": string
+/// (1..2000 characters unless refused), "citedChunkIds": [string, ...]
+/// (at most 8, each 1..200 characters)}. Every field is required and no
+/// other is allowed.
+struct rag_reply {
+  bool refused = false;
+  bool confident = false;
+  std::string answer;
+  std::vector<std::string> cited_chunk_ids;
+};
+
+outcome<rag_reply> parse_rag_reply(std::string_view text);
 
 /// Fixed texts of deterministic outcomes (no model involved).
 namespace texts {
@@ -50,6 +70,22 @@ inline constexpr std::string_view node_unavailable
 
 inline constexpr std::string_view response_invalid
   = "An internal error prevented a valid answer.";
+
+/// Retrieval found too little evidence: refused before any model call.
+inline constexpr std::string_view weak_evidence
+  = "Kestrel Cycle Works' documents do not say enough about this for a "
+    "reliable answer, so I will not guess. Try asking about a specific "
+    "policy, guide or service, or contact customer support.";
+
+/// The model declined, was not confident, or cited nothing retrieved.
+inline constexpr std::string_view unsupported_answer
+  = "The passages I found do not support a reliable answer to this "
+    "question, so I will not guess.";
+
+/// The model's reply did not match the contract, even after a re-ask.
+inline constexpr std::string_view unusable_answer
+  = "No usable answer could be produced from the documents for this "
+    "question, so none is given.";
 
 inline constexpr std::string_view route_reason_withheld
   = "reason withheld by the output guard";

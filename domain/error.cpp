@@ -29,6 +29,7 @@ std::string_view to_string(ec code) noexcept {
     case ec::sql_executor_failed: return "sql_executor_failed";
     case ec::sql_failed: return "sql_failed";
     case ec::index_unavailable: return "index_unavailable";
+    case ec::unauthorized: return "unauthorized";
   }
   return "unknown";
 }

@@ -36,6 +36,7 @@ enum class ec : uint8_t {
   sql_executor_failed,    ///< the executor process died or misbehaved
   sql_failed,             ///< SQLite refused or aborted a statement at run time
   index_unavailable,      ///< no retrieval snapshot is loaded
+  unauthorized,           ///< 401: missing or wrong credentials
 };
 
 /// Stable snake_case name, used as the `error` field of error bodies.

@@ -46,6 +46,14 @@ public:
 
   /// In-flight gauge bookkeeping.
   virtual void in_flight(int64_t value) = 0;
+
+  /// Reloads the retrieval index from its file and swaps it in (SIGHUP,
+  /// `POST /admin/reindex`); the callback gets JSON {fingerprint,
+  /// documents, chunks, flagged}. A service without an index answers
+  /// `not_found`.
+  virtual void reindex(text_callback cb) {
+    cb(make_error(ec::not_found, "this service has no retrieval index"));
+  }
 };
 
 } // namespace candor::domain

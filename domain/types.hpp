@@ -108,6 +108,22 @@ typename Inspector::result_type inspect(Inspector& f, citation& x) {
            x.sanitized);
 }
 
+/// One passage the retrieve node found, as the documents branch carries it
+/// from retrieval to the model prompt and the citation check.
+struct passage {
+  std::string chunk_id;
+  std::string doc_title;
+  std::string heading;
+  double score = 0;
+  bool sanitized = false; ///< the ingestion sanitizer redacted part of it
+  std::string text;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, passage& x) {
+  return f(x.chunk_id, x.doc_title, x.heading, x.score, x.sanitized, x.text);
+}
+
 /// One SQL result cell. `kind` follows SQLite's storage classes.
 struct cell {
   enum kind_t : uint8_t { null, integer, real, text, blob };
@@ -227,6 +243,14 @@ struct ask_state {
   std::vector<std::string> redacted_spans;
   /// A correctable error waiting for sql_correct (data branch).
   std::string pending_error;
+  /// Passages retrieved for a documents question (retrieve node).
+  std::vector<passage> passages;
+  /// Chunk ids the model cited (rag_answer), checked by check_citations.
+  std::vector<std::string> cited_ids;
+  /// The model said it was confident (rag_answer).
+  bool confident = false;
+  /// The model declined to answer (rag_answer).
+  bool model_refused = false;
   service_info service;
   int64_t latency_ms = 0;
   /// Set by finalize after the response schema check passed; the HTTP layer
@@ -241,7 +265,8 @@ typename Inspector::result_type inspect(Inspector& f, ask_state& x) {
   return f(x.request, x.route, x.route_reason, x.overridden, x.status,
            x.blocked_by, x.answer, x.citations, x.has_sql, x.sql, x.follow_ups,
            x.guardrail, x.warnings, x.usage, x.llm_budget, x.trace,
-           x.redacted_spans, x.pending_error, x.service, x.latency_ms,
+           x.redacted_spans, x.pending_error, x.passages, x.cited_ids,
+           x.confident, x.model_refused, x.service, x.latency_ms,
            x.validated);
 }
 

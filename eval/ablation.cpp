@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include "data/evidence.hpp"
 #include "data/ingest.hpp"
 #include "domain/build_info.hpp"
 #include "eval/calibrate.hpp"
@@ -262,6 +263,68 @@ domain::outcome<ablation_report> run_ablation(const labelled_set& set,
       report.winner = i;
   }
   return report;
+}
+
+std::string explain_split(const data::retrieval_snapshot& snap,
+                          const labelled_set& set, split_kind split,
+                          data::search_mode mode, size_t k, size_t depth) {
+  std::ostringstream out;
+  for (const auto* q : set.of(split)) {
+    auto hits = snap.search(q->question, std::max(depth, k), mode);
+    std::vector<std::string> ids;
+    for (const auto& h : hits)
+      ids.push_back(h.chunk_id);
+    auto top = hits;
+    if (top.size() > k)
+      top.resize(k);
+    auto ev = data::evidence_details(snap, q->question, top);
+    auto evidence = ev.score;
+    std::string rank = "u";
+    if (q->answerable) {
+      auto r = first_match_rank(*q, ids);
+      rank = r == 0 ? "-" : std::to_string(r);
+    }
+    out << q->id << " " << (q->answerable ? "A" : "U") << " rank " << rank
+        << " ev " << fixed(evidence, 4) << " cos " << fixed(ev.cosine, 3)
+        << " cov " << fixed(ev.coverage, 3) << " oov "
+        << fixed(ev.oov_share, 3) << " scores";
+    for (const auto& h : top)
+      out << " " << fixed(h.score, 3);
+    out << " |";
+    for (size_t i = 0; i < top.size(); ++i)
+      out << " " << top[i].chunk_id;
+    out << " | " << q->question << " | terms";
+    // Each distinct query term with its BM25 IDF ("oov" when the corpus
+    // never uses it) and where it occurs: "1" in the first hit, "k" only
+    // in a lower one of the top k, "-" in none of them.
+    std::vector<std::set<std::string>> present;
+    for (const auto& h : top) {
+      auto ts = data::analyze(data::indexed_text(snap.chunks()[h.index]),
+                              snap.bm25().analysis());
+      present.emplace_back(ts.begin(), ts.end());
+    }
+    std::set<std::string> seen;
+    for (const auto& t : data::analyze(q->question, snap.bm25().analysis())) {
+      if (!seen.insert(t).second)
+        continue;
+      auto v = snap.bm25().embed_query_terms({t});
+      auto where = !present.empty() && present[0].count(t) ? "1" : "-";
+      for (size_t i = 1; i < present.size() && *where == '-'; ++i)
+        if (present[i].count(t))
+          where = "k";
+      out << " " << t << ":"
+          << (v.size() > 0 ? fixed(snap.bm25().idf(v.index[0]), 1)
+                           : std::string{"oov"})
+          << ":" << where;
+    }
+    if (q->answerable && (rank == "-" || rank != "1")) {
+      out << " | want";
+      for (const auto& e : q->expected)
+        out << " " << e.doc << "#" << e.section;
+    }
+    out << "\n";
+  }
+  return out.str();
 }
 
 std::string format_table(const ablation_report& report) {

@@ -156,6 +156,17 @@ domain::outcome<std::shared_ptr<const data::retrieval_snapshot>>
 build_snapshot(const std::string& kb_dir, size_t chunk_size,
                const data::retrieval_params& params);
 
+/// Per-question diagnostics for developing the mechanism: one line per
+/// question of `split` with its id, class, the 1-based rank of the first
+/// expected chunk within `depth` ("-" when missing; "u" for unanswerable
+/// questions), its evidence and the evidence's parts, the top `k` scores
+/// and chunk ids, the question, each query term's IDF and whether the top
+/// hits hold it, and for a miss the expected sections. The CLI allows it
+/// on the calibration split only.
+std::string explain_split(const data::retrieval_snapshot& snap,
+                          const labelled_set& set, split_kind split,
+                          data::search_mode mode, size_t k, size_t depth);
+
 /// Targets of issue #4 on the test split.
 inline constexpr double target_recall = 0.95;
 inline constexpr double target_mrr = 0.85;

@@ -4,11 +4,14 @@
 ///
 /// Usage: candor-bench-retrieval [--kb DIR] [--chunks N] [--reps N]
 ///                               [--k N] [--strict] [--no-exhaustive]
+///                               [--compare-parts]
 ///
 /// Prints P50/P95/P99/max latency per search mode in microseconds and, for
 /// the synthetic corpus, PASS/MISS against "P99 < 5 ms at 100,000 chunks"
 /// with the server's search options; then, unless --no-exhaustive, the
-/// same table with pruning off, to show what the pruning buys.
+/// same table with pruning off, to show what the pruning buys; with
+/// --compare-parts, also the table with the document-level part and the
+/// heading field off (`search_options`), to show what they cost.
 /// Exits 0 unless --strict is given and a mode misses the target (or the
 /// corpus cannot be read).
 
@@ -79,6 +82,7 @@ struct options {
   size_t k = 3;
   bool strict = false;
   bool skip_exhaustive = false;
+  bool compare_parts = false;
 };
 
 bool parse_size(const char* text, size_t& out) {
@@ -98,6 +102,8 @@ bool parse_args(int argc, char** argv, options& opts) {
       opts.strict = true;
     } else if (arg == "--no-exhaustive") {
       opts.skip_exhaustive = true;
+    } else if (arg == "--compare-parts") {
+      opts.compare_parts = true;
     } else if (arg == "--kb" && has_value) {
       opts.kb_dir = argv[++i];
     } else if (arg == "--chunks" && has_value) {
@@ -270,7 +276,7 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, opts)) {
     std::fprintf(stderr,
                  "usage: %s [--kb DIR] [--chunks N] [--reps N] [--k N] "
-                 "[--strict] [--no-exhaustive]\n",
+                 "[--strict] [--no-exhaustive] [--compare-parts]\n",
                  argv[0]);
     return 2;
   }
@@ -314,6 +320,16 @@ int main(int argc, char** argv) {
               synth_s, seconds_since(t3));
   bool pass
     = report("synthetic corpus", *synthetic, opts, served, true, sink);
+  if (opts.compare_parts) {
+    // Reference only: the ranking without the document-level part and the
+    // heading field, to show what they cost in the same run.
+    auto plain = served;
+    plain.document_weight = 0;
+    plain.heading_weight = 0;
+    report("synthetic corpus, document level and heading field off "
+           "(reference)",
+           *synthetic, opts, plain, false, sink);
+  }
   if (!opts.skip_exhaustive) {
     // Reference only: what the pruning saves. Not checked against the
     // target (the server never queries with pruning off).

@@ -7,6 +7,7 @@ int http_status(domain::ec code) noexcept {
   switch (code) {
     case ec::invalid_request: return 400;
     case ec::not_found: return 404;
+    case ec::unauthorized: return 401;
     case ec::method_not_allowed: return 405;
     case ec::payload_too_large: return 413;
     case ec::unsupported_media_type: return 415;

@@ -1,5 +1,7 @@
 #include "net/http_util.hpp"
 
+#include "domain/text.hpp"
+
 namespace candor::net {
 
 namespace {
@@ -124,6 +126,8 @@ route_id match_route(std::string_view path, std::string& id) {
     return route_id::health;
   if (path == "/demo/questions")
     return route_id::demo_questions;
+  if (path == "/admin/reindex")
+    return route_id::admin_reindex;
   constexpr std::string_view runs = "/runs/";
   if (path.size() > runs.size() && path.substr(0, runs.size()) == runs) {
     id = std::string{path.substr(runs.size())};
@@ -135,9 +139,42 @@ route_id match_route(std::string_view path, std::string& id) {
 std::string_view allowed_methods(route_id r) noexcept {
   switch (r) {
     case route_id::ask: return "POST";
+    case route_id::admin_reindex: return "POST";
     case route_id::unknown: return "";
     default: return "GET";
   }
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) noexcept {
+  // Every byte of the longer input is visited; a length difference makes
+  // the result false without an early exit.
+  size_t n = a.size() > b.size() ? a.size() : b.size();
+  volatile unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff = diff | static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+std::string_view bearer_token(std::string_view authorization) noexcept {
+  auto v = domain::trim_ascii(authorization);
+  constexpr std::string_view scheme = "bearer";
+  if (v.size() <= scheme.size() || !domain::is_ascii_space(v[scheme.size()]))
+    return {};
+  for (size_t i = 0; i < scheme.size(); ++i) {
+    char c = v[i];
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+    if (c != scheme[i])
+      return {};
+  }
+  auto token = domain::trim_ascii(v.substr(scheme.size()));
+  for (char c : token)
+    if (domain::is_ascii_space(c))
+      return {};
+  return token;
 }
 
 bool valid_stats_window(std::string_view since) noexcept {

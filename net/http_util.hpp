@@ -43,6 +43,7 @@ enum class route_id {
   health,
   runs,
   demo_questions,
+  admin_reindex, ///< POST /admin/reindex (token from the environment)
 };
 
 /// Matches a decoded path: the route and, for /runs/{id}, the id segment.
@@ -52,6 +53,15 @@ route_id match_route(std::string_view path, std::string& id);
 
 /// The value of the `Allow` header for a route ("POST" or "GET").
 std::string_view allowed_methods(route_id r) noexcept;
+
+/// Compares two secrets in time that depends only on their lengths, not
+/// on where they differ.
+bool constant_time_equal(std::string_view a, std::string_view b) noexcept;
+
+/// The token of an `Authorization: Bearer <token>` header value (scheme
+/// case-insensitive, surrounding spaces ignored); empty when the value is
+/// not a bearer credential.
+std::string_view bearer_token(std::string_view authorization) noexcept;
 
 /// The windows /stats accepts.
 bool valid_stats_window(std::string_view since) noexcept;

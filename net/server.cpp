@@ -166,6 +166,7 @@ struct request_ctx {
 /// Extra response headers for errors.
 struct error_opts {
   std::string_view allow;
+  bool www_authenticate = false;
   bool retry_after = false;
   bool close = false;
 };
@@ -441,6 +442,9 @@ private:
           return;
         srv_.svc.demo_questions(text_callback());
         return;
+      case route_id::admin_reindex:
+        handle_reindex();
+        return;
       case route_id::unknown:
         break;
     }
@@ -480,6 +484,35 @@ private:
       return;
     using ask_result = domain::outcome<domain::ask_state>;
     srv_.svc.ask(std::move(ask), make_callback<ask_result>(&session::on_ask));
+  }
+
+  /// POST /admin/reindex: reloads the retrieval index. Disabled (404)
+  /// unless CANDOR_RETRIEVAL_ADMIN_TOKEN is set; the bearer token is
+  /// compared in constant time.
+  void handle_reindex() {
+    const auto& expected = srv_.cfg.retrieval.admin_token;
+    if (expected.empty()) {
+      send_error(domain::make_error(
+        domain::ec::not_found,
+        "re-indexing over HTTP is disabled: set "
+        "CANDOR_RETRIEVAL_ADMIN_TOKEN to enable POST /admin/reindex"));
+      return;
+    }
+    auto& req = parser_->get();
+    auto given = bearer_token(req[http::field::authorization]);
+    if (given.empty() || !constant_time_equal(given, expected)) {
+      error_opts o;
+      o.www_authenticate = true;
+      send_error(domain::make_error(domain::ec::unauthorized,
+                                    "a valid bearer token is required"),
+                 o);
+      return;
+    }
+    domain::log_event(domain::log_level::info, "reindex_requested",
+                      {{"requestId", ctx_.request_id}, {"via", "http"}});
+    if (!try_begin_service_call())
+      return;
+    srv_.svc.reindex(text_callback());
   }
 
   void handle_stats(const target& tgt) {
@@ -632,6 +665,8 @@ private:
     res_ = {};
     if (!opts.allow.empty())
       res_.set(http::field::allow, opts.allow);
+    if (opts.www_authenticate)
+      res_.set(http::field::www_authenticate, "Bearer realm=\"candor\"");
     if (opts.retry_after)
       res_.set(http::field::retry_after,
                std::to_string(srv_.cfg.http.retry_after_seconds));
@@ -784,6 +819,22 @@ void server::impl::on_accept(beast::error_code ec, tcp::socket socket) {
 void server::impl::on_signal(beast::error_code ec, int sig) {
   if (ec || finished)
     return;
+  if (sig == SIGHUP) {
+    // Re-index: the service loads the index file and swaps it in while
+    // requests keep being served; the outcome goes to the log.
+    domain::log_event(domain::log_level::info, "reindex_requested",
+                      {{"via", "SIGHUP"}});
+    svc.reindex([](domain::outcome<std::string> r) {
+      if (r)
+        domain::log_event(domain::log_level::info, "reindex_done",
+                          {{"via", "SIGHUP"}, {"result", *r}});
+      else
+        domain::log_event(domain::log_level::error, "reindex_failed",
+                          {{"via", "SIGHUP"}, {"message", r.err().message}});
+    });
+    signals.async_wait(beast::bind_front_handler(&impl::on_signal, this));
+    return;
+  }
   request_stop(sig == SIGINT ? "SIGINT" : "SIGTERM");
   if (!finished)
     signals.async_wait(beast::bind_front_handler(&impl::on_signal, this));
@@ -896,6 +947,7 @@ void server::run() {
     d.do_accept();
     d.signals.add(SIGINT);
     d.signals.add(SIGTERM);
+    d.signals.add(SIGHUP);
     d.signals.async_wait(beast::bind_front_handler(&impl::on_signal, &d));
   });
   auto loop = [&d] {

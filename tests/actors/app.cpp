@@ -161,8 +161,10 @@ BOOST_AUTO_TEST_CASE(output_guard_withholds_a_leaked_system_prompt) {
 }
 
 BOOST_AUTO_TEST_CASE(forced_route_skips_the_router) {
-  auto r = ask("How do I return a bike?", domain::chaos_mode::none,
-               domain::route_kind::docs);
+  // A documents question the knowledge base does not cover: no router
+  // call, and the retrieve node refuses before any model call.
+  auto r = ask("Do you sell tickets to the Tour de France?",
+               domain::chaos_mode::none, domain::route_kind::docs);
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK(r->overridden);
   BOOST_CHECK(r->route == domain::route_kind::docs);

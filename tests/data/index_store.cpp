@@ -13,6 +13,7 @@
 #include "tests/support/temp_dir.hpp"
 
 #include "data/ingest.hpp"
+#include "data/query.hpp"
 #include "domain/sanitizer.hpp"
 #include "domain/build_info.hpp"
 
@@ -150,13 +151,26 @@ BOOST_FIXTURE_TEST_CASE(retrieval_sanity_on_the_real_corpus, corpus_fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(scores_and_components, corpus_fixture) {
-  auto t = snap->search("express shipping", 5, search_mode::tfidf);
+  // Without the document-level part and the heading field, a single
+  // mode's score is its component.
+  search_options parts_off;
+  parts_off.document_weight = 0;
+  parts_off.heading_weight = 0;
+  auto t = snap->search("express shipping", 5, search_mode::tfidf,
+                        parts_off);
   BOOST_REQUIRE(!t.empty());
   BOOST_TEST(t[0].score <= 1.0 + 1e-6);
   BOOST_TEST(t[0].score == t[0].tfidf);
   BOOST_TEST(t[0].bm25 == 0.0);
-  auto b = snap->search("express shipping", 5, search_mode::bm25);
+  auto b = snap->search("express shipping", 5, search_mode::bm25, parts_off);
   BOOST_TEST(b[0].score == b[0].bm25);
+  // With the server's defaults, the document-level part comes on top.
+  for (auto mode : {search_mode::tfidf, search_mode::bm25})
+    for (const auto& h : snap->search("express shipping", 5, mode)) {
+      BOOST_TEST(h.score >= (mode == search_mode::tfidf ? h.tfidf : h.bm25)
+                              * search_options{}.intro_weight);
+      BOOST_TEST((mode == search_mode::tfidf ? h.bm25 : h.tfidf) == 0.0);
+    }
   auto f = snap->search("express shipping", 5, search_mode::fusion);
   BOOST_REQUIRE(!f.empty());
   // At best first in both lists: 2 / (60 + 1).
@@ -176,7 +190,9 @@ BOOST_FIXTURE_TEST_CASE(bm25_in_memory_agrees_with_fts5, corpus_fixture) {
   BOOST_REQUIRE(db.ok());
   search_options exact;
   exact.prune_ratio = 0;
-  exact.intro_weight = 1; // FTS5 knows no ranking prior
+  exact.intro_weight = 1;    // FTS5 knows no ranking prior,
+  exact.document_weight = 0; // no document-level part
+  exact.heading_weight = 0;  // and no heading field
   for (const auto& q : sample_queries) {
     auto ours = snap->search(q, 10, search_mode::bm25, exact);
     auto ref = fts5_search(*db, q, 10);
@@ -322,6 +338,160 @@ BOOST_AUTO_TEST_CASE(indexed_text_boosts_headings) {
   c.heading = "Returns";
   BOOST_TEST(indexed_text(c) == "Returns\nBody.");
   BOOST_TEST(fts_terms(c, {}) == "return bodi");
+}
+
+namespace {
+
+chunk make_chunk(const std::string& doc, const std::string& title,
+                 const std::string& heading, const std::string& section,
+                 int32_t ordinal, const std::string& text) {
+  chunk c;
+  c.doc_slug = doc;
+  c.doc_title = title;
+  c.heading = heading;
+  c.id = doc + "#" + section + "-1";
+  c.ordinal = ordinal;
+  c.text = text;
+  return c;
+}
+
+/// Three small documents; "club" and "payment" occur in several of them.
+std::vector<chunk> small_corpus() {
+  return {
+    make_chunk("club", "Riders Club", "Riders Club", "riders-club", 0,
+               "The Riders Club is a yearly membership with free services."),
+    make_chunk("club", "Riders Club", "Failed payments", "failed-payments", 1,
+               "When a charge does not go through we retry it twice."),
+    make_chunk("club", "Riders Club", "Pausing", "pausing", 2,
+               "Members can pause the club for up to two months."),
+    make_chunk("pay", "Payments", "Payments", "payments", 0,
+               "We accept cards, bank transfer and invoices."),
+    make_chunk("pay", "Payments", "Card payments", "card-payments", 1,
+               "Card payments are charged when the order ships."),
+    make_chunk("pay", "Payments", "Club payments", "club-payments", 2,
+               "A club payment uses the card saved in your account."),
+    make_chunk("ship", "Shipping", "Shipping", "shipping", 0,
+               "Parcels ship from Utrecht within one business day."),
+    make_chunk("ship", "Shipping", "Zones", "zones", 1,
+               "Zone A is the Benelux; zone B covers Germany and France."),
+    make_chunk("returns", "Returns", "Returns", "returns", 0,
+               "You can return an item within 30 days of delivery."),
+    make_chunk("returns", "Returns", "Refunds", "refunds", 1,
+               "Refunds go back to the original method within 14 days."),
+    make_chunk("care", "Bike care", "Bike care", "bike-care", 0,
+               "Clean the chain every month and check tyre pressure."),
+    make_chunk("care", "Bike care", "Brakes", "brakes", 1,
+               "Replace brake pads when the groove is gone."),
+    make_chunk("helmets", "Helmets", "Helmets", "helmets", 0,
+               "Replace a helmet after any crash or after five years."),
+  };
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(document_and_heading_parts_follow_their_formulas) {
+  auto chunks = small_corpus();
+  auto snap = retrieval_snapshot::build(chunks, retrieval_params{});
+  const auto& sorted = snap->chunks();
+  const auto analysis = snap->bm25().analysis();
+  // The reference statistics: BM25 over whole documents and over the
+  // heading field (empty for a document's introduction).
+  std::vector<std::string> slugs;
+  std::vector<std::vector<std::string>> doc_terms;
+  std::vector<std::vector<std::string>> heading_terms;
+  std::vector<size_t> doc_of;
+  for (const auto& c : sorted) {
+    if (slugs.empty() || slugs.back() != c.doc_slug) {
+      slugs.push_back(c.doc_slug);
+      doc_terms.emplace_back();
+    }
+    doc_of.push_back(slugs.size() - 1);
+    auto t = analyze(indexed_text(c), analysis);
+    doc_terms.back().insert(doc_terms.back().end(), t.begin(), t.end());
+    heading_terms.push_back(c.heading == c.doc_title
+                              ? std::vector<std::string>{}
+                              : analyze(c.heading, analysis));
+  }
+  bm25_embedder docs{retrieval_params{}.bm25};
+  docs.fit_terms(doc_terms);
+  bm25_embedder headings{retrieval_params{}.bm25};
+  headings.fit_terms(heading_terms);
+  for (std::string q : {"club payment failed", "pause the club",
+                        "card payments", "ship parcels"}) {
+    auto terms = analyze_query(q, analysis).search_terms();
+    search_options plain;
+    plain.prune_ratio = 0;
+    plain.intro_weight = 1;
+    plain.document_weight = 0;
+    plain.heading_weight = 0;
+    auto base = snap->search(q, sorted.size(), search_mode::bm25, plain);
+    BOOST_REQUIRE(!base.empty());
+    std::vector<double> raw(sorted.size(), 0.0);
+    for (const auto& h : base)
+      raw[h.index] = h.score;
+    // Heading field: the BM25 score plus 0.5 x the heading field's BM25.
+    auto with_heading = plain;
+    with_heading.heading_weight = 0.5;
+    auto qh = headings.embed_query_terms(terms);
+    for (const auto& h :
+         snap->search(q, sorted.size(), search_mode::bm25, with_heading)) {
+      auto field = dot(qh, headings.embed_document_terms(
+                             heading_terms[h.index]));
+      BOOST_TEST(h.score == raw[h.index] + 0.5 * field,
+                 boost::test_tools::tolerance(1e-5));
+      BOOST_TEST(h.bm25 == h.score, boost::test_tools::tolerance(1e-12));
+    }
+    // Document level: plus 0.3 x the best score x the document's BM25
+    // relative to the best document's.
+    auto with_docs = plain;
+    with_docs.document_weight = 0.3;
+    auto qd = docs.embed_query_terms(terms);
+    std::vector<double> rel;
+    for (const auto& t : doc_terms)
+      rel.push_back(dot(qd, docs.embed_document_terms(t)));
+    auto best_doc = *std::max_element(rel.begin(), rel.end());
+    BOOST_REQUIRE(best_doc > 0);
+    auto best = *std::max_element(raw.begin(), raw.end());
+    for (const auto& h :
+         snap->search(q, sorted.size(), search_mode::bm25, with_docs)) {
+      BOOST_TEST(h.bm25 == raw[h.index], boost::test_tools::tolerance(1e-9));
+      BOOST_TEST(h.score
+                   == raw[h.index]
+                        + 0.3 * best * rel[doc_of[h.index]] / best_doc,
+                 boost::test_tools::tolerance(1e-5));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(document_level_evidence_can_change_the_ranking) {
+  // "my club payment failed" is about the Club document (the only one
+  // that speaks of failing): once the document-level part is on, its
+  // "Pausing" section overtakes the Payments document's "Club payments",
+  // which matches more of the question's words on its own.
+  auto snap = retrieval_snapshot::build(small_corpus(), retrieval_params{});
+  auto q = "my club payment failed";
+  search_options off;
+  off.document_weight = 0;
+  off.heading_weight = 0;
+  auto rank = [&](const std::vector<search_hit>& hits, const char* id) {
+    for (size_t i = 0; i < hits.size(); ++i)
+      if (hits[i].chunk_id == id)
+        return i + 1;
+    return size_t{0};
+  };
+  search_options on = off;
+  on.document_weight = 1.0;
+  auto a = snap->search(q, 13, search_mode::bm25, off);
+  auto b = snap->search(q, 13, search_mode::bm25, on);
+  for (const auto* id : {"club#failed-payments-1", "club#pausing-1",
+                          "pay#club-payments-1"}) {
+    BOOST_REQUIRE(rank(a, id) > 0u);
+    BOOST_REQUIRE(rank(b, id) > 0u);
+  }
+  BOOST_TEST(rank(a, "club#failed-payments-1") == 1u);
+  BOOST_TEST(rank(b, "club#failed-payments-1") == 1u);
+  BOOST_TEST(rank(a, "pay#club-payments-1") < rank(a, "club#pausing-1"));
+  BOOST_TEST(rank(b, "club#pausing-1") < rank(b, "pay#club-payments-1"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

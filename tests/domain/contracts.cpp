@@ -32,3 +32,77 @@ BOOST_AUTO_TEST_CASE(invalid_router_replies_list_their_problems) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(domain_rag_contract)
+
+BOOST_AUTO_TEST_CASE(valid_rag_replies) {
+  auto r = parse_rag_reply(
+    R"({"refused":false,"confident":true,"answer":"30 days.",)"
+    R"("citedChunkIds":["faq#returns-1","faq#returns-2"]})");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK(!r->refused);
+  BOOST_CHECK(r->confident);
+  BOOST_CHECK_EQUAL(r->answer, "30 days.");
+  BOOST_REQUIRE_EQUAL(r->cited_chunk_ids.size(), 2u);
+  BOOST_CHECK_EQUAL(r->cited_chunk_ids[1], "faq#returns-2");
+  // A refusal may come without an answer or citations.
+  r = parse_rag_reply(
+    R"({"refused":true,"confident":false,"answer":"","citedChunkIds":[]})");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK(r->refused);
+}
+
+BOOST_AUTO_TEST_CASE(invalid_rag_replies_list_their_problems) {
+  auto bad = [](std::string_view text, std::string_view expect) {
+    auto r = parse_rag_reply(text);
+    BOOST_REQUIRE_MESSAGE(!r, "accepted: " << text);
+    BOOST_CHECK_EQUAL(r.err().code, ec::llm_parse_failed);
+    BOOST_CHECK_MESSAGE(r.err().message.find(expect) != std::string::npos,
+                        r.err().message << " lacks " << expect);
+  };
+  bad("Sure! The answer is 30 days.", "not valid JSON");
+  bad(R"(["refused"])", "JSON object");
+  bad(R"({"refused":"no","confident":true,"answer":"x","citedChunkIds":[]})",
+      "'refused' (boolean)");
+  bad(R"({"refused":false,"answer":"x","citedChunkIds":[]})",
+      "'confident' (boolean)");
+  bad(R"({"refused":false,"confident":true,"answer":"","citedChunkIds":[]})",
+      "must not be empty");
+  bad(R"({"refused":false,"confident":true,"answer":"x","citedChunkIds":"a"})",
+      "'citedChunkIds'");
+  bad(R"({"refused":false,"confident":true,"answer":"x","citedChunkIds":[1]})",
+      "must be strings");
+  bad(R"({"refused":false,"confident":true,"answer":"x","citedChunkIds":[""]})",
+      "1 to 200 characters");
+  bad(R"({"refused":false,"confident":true,"answer":"x","citedChunkIds":[],)"
+      R"("extra":1})",
+      "unknown field 'extra'");
+}
+
+BOOST_AUTO_TEST_CASE(rag_replies_are_bounded) {
+  std::string long_answer(2001, 'a');
+  auto r = parse_rag_reply(R"({"refused":false,"confident":true,"answer":")"
+                           + long_answer + R"(","citedChunkIds":["a#b-1"]})");
+  BOOST_REQUIRE(!r);
+  BOOST_CHECK(r.err().message.find("at most 2000") != std::string::npos);
+  // 2000 multi-byte characters are fine (characters, not bytes).
+  std::string euros;
+  for (int i = 0; i < 2000; ++i)
+    euros += "\u20ac";
+  r = parse_rag_reply(R"({"refused":false,"confident":true,"answer":")"
+                      + euros + R"(","citedChunkIds":["a#b-1"]})");
+  BOOST_CHECK(r);
+  std::string ids;
+  for (int i = 0; i < 9; ++i)
+    ids += std::string{i ? "," : ""} + "\"id" + std::to_string(i) + "\"";
+  r = parse_rag_reply(R"({"refused":false,"confident":true,"answer":"x",)"
+                      R"("citedChunkIds":[)" + ids + "]}");
+  BOOST_REQUIRE(!r);
+  BOOST_CHECK(r.err().message.find("at most 8") != std::string::npos);
+  std::string huge(20000, ' ');
+  r = parse_rag_reply("{" + huge + "}");
+  BOOST_REQUIRE(!r);
+  BOOST_CHECK(r.err().message.find("longer than") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include "tests/support/process.hpp"
 
 #include "data/query.hpp"
 #include "domain/build_info.hpp"
@@ -235,6 +238,38 @@ BOOST_AUTO_TEST_CASE(the_ablation_covers_every_mode_and_ships_its_winner) {
   BOOST_TEST(table.find("<- winner") != std::string::npos);
   auto v = to_json(*report);
   BOOST_TEST(v.as_object().at("rows").as_array().size() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(explain_prints_one_line_per_question) {
+  const auto& set = shipped_set();
+  auto snap = build_snapshot(kb_dir, 600, {});
+  BOOST_REQUIRE(snap.ok());
+  auto text = explain_split(**snap, set, split_kind::calibration,
+                            data::search_mode::bm25, 3, 10);
+  auto cal = set.of(split_kind::calibration);
+  BOOST_TEST(static_cast<size_t>(std::count(text.begin(), text.end(), '\n'))
+             == cal.size());
+  // Lines follow the split's order and carry the class and evidence; no
+  // test question appears.
+  std::istringstream in{text};
+  std::string line;
+  for (auto* q : cal) {
+    BOOST_REQUIRE(std::getline(in, line));
+    BOOST_TEST(line.rfind(q->id + (q->answerable ? " A rank " : " U rank u"),
+                          0)
+                 == 0u,
+               line);
+    BOOST_TEST(line.find(" ev ") != std::string::npos);
+  }
+  for (auto* q : set.of(split_kind::test))
+    BOOST_TEST(text.find(q->question) == std::string::npos, q->id);
+  // The CLI allows --explain on the calibration split only.
+  auto r = test::run_candor({"ablation", "--explain"});
+  BOOST_TEST(r.exit_code == 2);
+  r = test::run_candor({"ablation", "--split", "calibration", "--explain"});
+  BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+  BOOST_TEST(static_cast<size_t>(std::count(r.out.begin(), r.out.end(), '\n'))
+             == cal.size());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

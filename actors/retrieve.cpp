@@ -1,0 +1,74 @@
+#include "actors/nodes.hpp"
+
+#include "actors/index.hpp"
+
+
+#include "data/evidence.hpp"
+#include "data/index_store.hpp"
+#include "domain/contracts.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+using domain::ask_state;
+
+/// One retrieval step on `snap`, which the request keeps for its whole
+/// step even if the index actor swaps in a newer one meanwhile.
+void run_retrieval(const data::retrieval_snapshot& snap,
+                   const retrieve_settings& cfg, ask_state& st) {
+  const auto& q = st.request.question;
+  auto hits = snap.search(q, static_cast<size_t>(std::max(cfg.top_k, 1)),
+                          cfg.mode);
+  st.service.embedder = snap.fingerprint(cfg.mode);
+  auto evidence = data::evidence_score(snap, q, hits);
+  if (hits.empty() || evidence < cfg.threshold) {
+    // Refused before any model call: nothing is worth showing to one.
+    domain::add_warning(st, "weak_evidence");
+    domain::finish(st, domain::status_kind::refused,
+                   std::string{domain::texts::weak_evidence});
+    return;
+  }
+  st.passages.clear();
+  for (const auto& h : hits) {
+    if (h.index >= snap.chunks().size())
+      continue;
+    const auto& c = snap.chunks()[h.index];
+    domain::passage p;
+    p.chunk_id = c.id;
+    p.doc_title = c.doc_title;
+    p.heading = c.heading;
+    p.score = h.score;
+    p.sanitized = c.flagged;
+    p.text = c.text;
+    st.passages.push_back(std::move(p));
+    // The removed sentences must not reach the client either: the output
+    // guard in finalize checks for them.
+    for (const auto& span : c.redacted_spans)
+      st.redacted_spans.push_back(span);
+  }
+}
+
+} // namespace
+
+node_actor::behavior_type
+retrieve(node_actor::stateful_pointer<retrieve_state> self,
+         std::shared_ptr<const snapshot_cell> snapshots,
+         retrieve_settings settings) {
+  self->state.snapshots = std::move(snapshots);
+  self->state.settings = settings;
+  return {
+    [self](atom::step, ask_state& st) -> caf::result<ask_state> {
+      // This request keeps `snap` for the whole step, whatever is swapped
+      // in meanwhile.
+      auto snap = self->state.snapshots->load();
+      if (!snap)
+        return to_caf(domain::ec::index_unavailable,
+                      "no retrieval index is loaded");
+      run_retrieval(*snap, self->state.settings, st);
+      return std::move(st);
+    },
+  };
+}
+
+} // namespace candor::actors
