@@ -1,10 +1,13 @@
 #include "actors/guardian.hpp"
 
+#include <filesystem>
+
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "actors/nodes.hpp"
@@ -79,6 +82,21 @@ retrieve_settings retrieve_config(const services_setup& s) {
   out.top_k = s.cfg.retrieval.top_k;
   out.threshold = s.cfg.retrieval.threshold;
   return out;
+}
+
+/// Spawns the SQL sandbox when the sales database exists (serve creates it
+/// before the guardian starts).
+void spawn_sandbox(self_ptr self) {
+  auto& s = self->state;
+  auto settings = sandbox_settings::from(s.setup.cfg);
+  if (!std::filesystem::exists(settings.exec.db_path))
+    return;
+  if (!s.pool_status)
+    s.pool_status = std::make_shared<sandbox_status>();
+  settings.metrics = s.setup.metrics;
+  settings.status = s.pool_status;
+  s.sandbox = self->spawn(sql_sandbox, std::move(settings));
+  watch(self, s.sandbox, "sandbox");
 }
 
 /// Spawns the actor of node `n`, or leaves the slot empty when this build
@@ -235,6 +253,14 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   } else if (role == "index") {
     // The retrieve node reads the shared cell, not the actor: it carries on.
     spawn_index(self);
+  } else if (role == "sandbox") {
+    spawn_sandbox(self);
+    // The node that holds the old handle follows the new one.
+    if (auto& h = s.g.at(node::sql_execute)) {
+      retire(self, h.address());
+      self->send_exit(h, caf::exit_reason::user_shutdown);
+      spawn_node(self, node::sql_execute);
+    }
   } else if (role.rfind("node:", 0) == 0) {
     for (size_t i = 0; i < domain::node_count; ++i) {
       auto n = static_cast<node>(i);
@@ -300,7 +326,13 @@ std::string health_json(self_ptr self, const index_info* kb) {
       sales[t.table] = t.rows;
     out["sales"] = std::move(sales);
   }
-  out["sandbox"] = nullptr; // data branch (issue #3)
+  out["sandbox"] = nullptr; // no sales database, no sandbox
+  if (s.sandbox && s.pool_status) {
+    std::error_code ec;
+    auto pool = boost::json::parse(s.pool_status->get(), ec);
+    if (!ec)
+      out["sandbox"] = std::move(pool);
+  }
   out["services"] = std::move(services);
   out["nodes"] = std::move(nodes);
   out["restarts"] = s.restarts;
@@ -364,6 +396,7 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
   spawn_reader(self);
   spawn_llm(self);
   spawn_index(self);
+  spawn_sandbox(self);
   for (size_t i = 0; i < domain::node_count; ++i)
     spawn_node(self, static_cast<node>(i));
   self->set_down_handler([self](caf::down_msg& dm) { on_down(self, dm); });

@@ -14,6 +14,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/ledger.hpp"
 #include "actors/llm.hpp"
+#include "actors/sql_sandbox.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/telemetry.hpp"
 #include "data/fixtures.hpp"
@@ -62,6 +63,7 @@ struct guardian_state {
   ledger_reader_actor reader;
   sql_sandbox_actor sandbox;
   index_actor index;
+  sql_sandbox_actor sandbox;
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;
@@ -79,6 +81,8 @@ struct guardian_state {
                         deadline_slot_ptr>>
     deadlines;
   bool sweep_armed = false;
+  /// The SQL sandbox pool's state for /health (set by the sandbox).
+  std::shared_ptr<sandbox_status> pool_status;
 };
 
 /// The GUARDIAN: spawns and monitors the service actors (llm, ledger, ledger

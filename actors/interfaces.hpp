@@ -232,7 +232,10 @@ using sql_sandbox_actor = caf::typed_actor<
   // Runs one statement in an executor process.
   caf::replies_to<atom::exec, sql_exec_request>::with<sql_exec_result>,
   // Pool readiness as JSON: {"size", "ready", "busy", "kills", "respawns"}.
-  caf::replies_to<atom::health>::with<std::string>>;
+  caf::replies_to<atom::health>::with<std::string>,
+  // From executor worker `slot`: `event` (actors::worker_event) about its
+  // process `pid` (0 when none).
+  caf::reacts_to<atom::internal, atom::health, int32_t, int32_t, int32_t>>;
 
 /// The INDEX actor: holds the immutable retrieval snapshot and swaps in a
 /// new one on re-index. Readers search the snapshot on their own threads.

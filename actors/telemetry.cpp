@@ -49,6 +49,16 @@ struct telemetry::impl {
     .Name("candor_ledger_rows_total")
     .Help("Rows committed to the ledger database")
     .Register(*registry);
+  pm::Family<pm::Counter>& sandbox_events = pm::BuildCounter()
+    .Name("candor_sql_sandbox_events_total")
+    .Help("SQL sandbox executor processes killed at their deadline (kill), "
+          "dead of another cause (crash) and replaced (respawn)")
+    .Register(*registry);
+  pm::Family<pm::Gauge>& sandbox_pool = pm::BuildGauge()
+    .Name("candor_sql_sandbox_executors")
+    .Help("SQL sandbox pool: executor processes by state, and queued "
+          "statements")
+    .Register(*registry);
   pm::Counter& ledger_counter = ledger.Add({});
   pm::Counter& retries_counter = model_retries.Add({});
   pm::Counter& fallbacks_counter = model_fallbacks.Add({});
@@ -58,6 +68,8 @@ struct telemetry::impl {
 telemetry::telemetry() : impl_(std::make_unique<impl>()) {
   // Pre-create the sandbox series so dashboards see zeros, not gaps.
   impl_->restarts.Add({{"actor", "llm"}});
+  for (auto* event : {"kill", "respawn", "crash"})
+    impl_->sandbox_events.Add({{"event", event}});
 }
 
 telemetry::~telemetry() = default;
@@ -98,6 +110,20 @@ void telemetry::actor_restart(const std::string& name) {
 
 void telemetry::ledger_rows(int64_t n) {
   impl_->ledger_counter.Increment(static_cast<double>(n));
+}
+
+void telemetry::sandbox_event(const std::string& event) {
+  impl_->sandbox_events.Add({{"event", event}}).Increment();
+}
+
+void telemetry::sandbox_pool(int64_t size, int64_t ready, int64_t busy,
+                             int64_t queued) {
+  impl_->sandbox_pool.Add({{"state", "size"}}).Set(static_cast<double>(size));
+  impl_->sandbox_pool.Add({{"state", "ready"}})
+    .Set(static_cast<double>(ready));
+  impl_->sandbox_pool.Add({{"state", "busy"}}).Set(static_cast<double>(busy));
+  impl_->sandbox_pool.Add({{"state", "queued"}})
+    .Set(static_cast<double>(queued));
 }
 
 std::string telemetry::render() const {

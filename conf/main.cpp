@@ -13,6 +13,7 @@
 #include <boost/program_options.hpp>
 
 #include "actors/app.hpp"
+#include "actors/executor.hpp"
 #include "data/ingest.hpp"
 #include "data/sales_gen.hpp"
 #include "eval/sql_guard_tool.hpp"
@@ -360,7 +361,9 @@ int cmd_sql_guard(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("db", po::value<std::string>(),
                      "sales database (default: <data-dir>/sales.db, made by "
-                     "candor seed)");
+                     "candor seed)")(
+    "no-executor", "skip the executor layer (by default every statement "
+                   "also runs in a sandboxed executor process)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor sql-guard [--db FILE] [options] < "
@@ -382,7 +385,18 @@ int cmd_sql_guard(int argc, char** argv) {
               << " (run: candor seed --data-dir " << cfg->data_dir << ")\n";
     return exit_usage;
   }
-  auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db);
+  eval::guard_tool_options opts;
+  if (!vm.count("no-executor")) {
+    actors::executor_settings exec;
+    exec.executable = "/proc/self/exe";
+    exec.memory_mb = cfg->sql.executor_memory_mb;
+    exec.heap_limit_mb = cfg->sql.heap_limit_mb;
+    exec.cpu_seconds = cfg->sql.executor_cpu_seconds;
+    opts.executor = exec;
+    opts.deadline_ms = cfg->sql.deadline_ms;
+    opts.max_rows = cfg->sql.max_rows;
+  }
+  auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db, opts);
   if (!summary) {
     std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
     return exit_usage;
@@ -581,6 +595,18 @@ int cmd_ablation(int argc, char** argv) {
   return exit_ok;
 }
 
+/// The hidden `candor executor` subcommand: one sandboxed SQL executor
+/// process, started by the SQL sandbox (actors/executor.hpp) with its socket
+/// on a descriptor. Not for interactive use.
+int cmd_executor(int argc, char** argv) {
+  auto opts = actors::parse_executor_args(argc, argv);
+  if (!opts) {
+    std::cerr << "candor: " << opts.err().message << "\n";
+    return exit_usage;
+  }
+  return actors::executor_main(*opts);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -608,6 +634,8 @@ int main(int argc, char** argv) {
     return cmd_calibrate(argc - 1, argv + 1);
   if (cmd == "ablation")
     return cmd_ablation(argc - 1, argv + 1);
+  if (cmd == "executor") // hidden: the SQL sandbox starts it
+    return cmd_executor(argc - 1, argv + 1);
   std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;
   return exit_usage;
 }

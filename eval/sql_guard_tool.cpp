@@ -82,9 +82,64 @@ json::object bad_input(json::value id, int64_t line, std::string reason) {
   return obj;
 }
 
+/// The executor layer: a sandboxed process, restarted when a statement
+/// kills it.
+struct executor_layer {
+  const guard_tool_options* opts = nullptr;
+  actors::executor_settings settings;
+  actors::executor_process proc;
+
+  json::object judge(std::string_view sql) {
+    json::object obj;
+    if (opts == nullptr || !opts->executor) {
+      obj["verdict"] = "not_available";
+      obj["message"] = "the executor layer was not asked for";
+      return obj;
+    }
+    if (!proc.running()) {
+      auto started = actors::executor_process::spawn(settings);
+      if (!started) {
+        obj["verdict"] = "error";
+        obj["rule"] = "executor_unavailable";
+        obj["message"] = started.err().message;
+        return obj;
+      }
+      proc = std::move(*started);
+    }
+    actors::sql_exec_request req;
+    req.sql = std::string{sql};
+    req.max_rows = opts->max_rows;
+    auto res = proc.run(req, std::chrono::milliseconds{opts->deadline_ms});
+    if (res) {
+      obj["verdict"] = "allow";
+      obj["rule"] = nullptr;
+      obj["message"] = nullptr;
+      obj["rowCount"] = res->row_count;
+      obj["truncated"] = res->truncated;
+      obj["elapsedUs"] = res->elapsed_us;
+      return obj;
+    }
+    obj["verdict"] = "block";
+    switch (res.err().code) {
+      case domain::ec::sql_timeout:
+        obj["rule"] = "sql_timeout";
+        break;
+      case domain::ec::sql_executor_failed:
+        obj["rule"] = "executor_died";
+        break;
+      default:
+        obj["rule"] = "sql_failed";
+        break;
+    }
+    obj["message"] = res.err().message;
+    return obj;
+  }
+};
+
 /// Judges one statement with every layer and builds its output line.
 json::object judge(json::value id, int64_t line, std::string_view sql,
-                   data::sql_guard& guard, guard_tool_summary& summary) {
+                   data::sql_guard& guard, executor_layer& exec,
+                   guard_tool_summary& summary) {
   auto policy = domain::sql::check_sql(sql);
   auto guarded = guard.check(policy.allowed() ? std::string_view{policy.sql}
                                               : sql);
@@ -104,10 +159,15 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
   if (guarded.allowed())
     auth_layer["plan"] = guarded.plan;
   layers["authorizer"] = std::move(auth_layer);
-  json::object executor;
-  executor["verdict"] = "not_available";
-  executor["message"]
-    = "the sandboxed executor layer is not part of this build yet";
+  auto executor = exec.judge(policy.allowed() ? std::string_view{policy.sql}
+                                              : sql);
+  bool executor_blocks = executor["verdict"] == "block"
+                         || executor["verdict"] == "error";
+  json::object executor_reason;
+  if (executor_blocks) {
+    executor_reason["rule"] = executor["rule"];
+    executor_reason["message"] = executor["message"];
+  }
   layers["executor"] = std::move(executor);
   json::object obj;
   obj["id"] = std::move(id);
@@ -129,6 +189,10 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
     decide(policy.verdict, "sql_policy", policy.rule, policy.message);
   } else if (!guarded.allowed()) {
     decide(guarded.verdict, "sql_authorizer", guarded.rule, guarded.message);
+  } else if (executor_blocks) {
+    decide(verdict_kind::block, "sql_executor",
+           executor_reason["rule"].as_string(),
+           executor_reason["message"].as_string());
   } else {
     obj["verdict"] = "allow";
     obj["layer"] = nullptr;
@@ -142,7 +206,7 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
 
 /// Validates one non-blank line and judges its statement.
 json::object handle_line(const input_line& in, int64_t line,
-                         data::sql_guard& guard,
+                         data::sql_guard& guard, executor_layer& exec,
                          guard_tool_summary& summary) {
   auto fail = [&](json::value id, std::string reason) {
     ++summary.errors;
@@ -173,14 +237,15 @@ json::object handle_line(const input_line& in, int64_t line,
     return fail(std::move(id), "\"sql\" must be a string");
   if (is_blank(*text))
     return fail(std::move(id), "\"sql\" is empty");
-  return judge(std::move(id), line, *text, guard, summary);
+  return judge(std::move(id), line, *text, guard, exec, summary);
 }
 
 } // namespace
 
 domain::outcome<guard_tool_summary>
 run_sql_guard_tool(std::istream& in, std::ostream& out,
-                   const std::string& sales_db_path) {
+                   const std::string& sales_db_path,
+                   const guard_tool_options& opts) {
   auto cat = data::catalog::load_default();
   if (!cat)
     return cat.err();
@@ -189,13 +254,19 @@ run_sql_guard_tool(std::istream& in, std::ostream& out,
   auto guard = data::sql_guard::open(sales_db_path, std::move(allow));
   if (!guard)
     return guard.err();
+  executor_layer exec;
+  exec.opts = &opts;
+  if (opts.executor) {
+    exec.settings = *opts.executor;
+    exec.settings.db_path = sales_db_path;
+  }
   guard_tool_summary summary;
   int64_t line = 0;
   while (auto next = read_line(in)) {
     ++line;
     if (!next->too_long && is_blank(next->text))
       continue;
-    auto obj = handle_line(*next, line, *guard, summary);
+    auto obj = handle_line(*next, line, *guard, exec, summary);
     out << json::serialize(obj) << '\n';
     out.flush();
     if (!out)

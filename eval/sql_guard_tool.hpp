@@ -3,8 +3,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
+#include "actors/executor.hpp"
 #include "domain/error.hpp"
 
 /// The core of `candor sql-guard` (issue #3 item 7): an operator feeds
@@ -18,6 +20,17 @@ struct guard_tool_summary {
   int64_t blocked = 0;
   /// Bad input lines and statements a layer found correctable.
   int64_t errors = 0;
+};
+
+/// How the executor layer runs, when it runs at all.
+struct guard_tool_options {
+  /// When set, every statement also runs in a sandboxed executor process
+  /// started with these settings (`db_path` is filled in), one process
+  /// reused until a statement kills it.
+  std::optional<actors::executor_settings> executor;
+  /// The executor's deadline per statement.
+  int64_t deadline_ms = 5000;
+  int32_t max_rows = 200;
 };
 
 /// Longest accepted input line, in bytes (without the newline).
@@ -37,8 +50,17 @@ inline constexpr size_t guard_tool_max_line = 100 * 1024;
 /// layer that does not allow decides. A `block` gives verdict "block"; a
 /// `correctable` problem gives verdict "error". `layer` is "sql_policy"
 /// or "sql_authorizer" (null when allowed), `rule` and `reason` are that
-/// layer's (null when allowed). The executor layer reports
-/// "not_available".
+/// layer's (null when allowed).
+///
+/// The executor layer runs the statement (the policy's rewritten text when
+/// the policy allowed it) in a sandboxed executor process when
+/// `opts.executor` is set: "allow" with `rowCount`, `truncated` and
+/// `elapsedUs` when it ran, "block" with rule `sql_failed` (SQLite refused
+/// or aborted it, e.g. the authorizer or the heap limit), `sql_timeout`
+/// (killed at the deadline) or `executor_died`. It comes last in the
+/// pipeline: a statement both earlier layers allow but the executor does
+/// not is blocked with layer "sql_executor". Without `opts.executor` it
+/// reports "not_available".
 ///
 /// A bad input line (not JSON, not an object, missing or empty `sql`,
 /// `sql` not a string, `id` neither a string nor a number, longer than
@@ -50,6 +72,7 @@ inline constexpr size_t guard_tool_max_line = 100 * 1024;
 /// `ec::internal` when reading `in` or writing `out` fails.
 domain::outcome<guard_tool_summary>
 run_sql_guard_tool(std::istream& in, std::ostream& out,
-                   const std::string& sales_db_path);
+                   const std::string& sales_db_path,
+                   const guard_tool_options& opts = {});
 
 } // namespace candor::eval

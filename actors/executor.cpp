@@ -1,0 +1,1028 @@
+#include "actors/executor.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <sqlite3.h>
+
+#include "data/catalog.hpp"
+#include "data/sql_guard.hpp"
+#include "domain/records.hpp"
+#include "domain/text.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+
+/// The descriptor number the socket gets in the child.
+constexpr int child_socket_fd = 3;
+
+// -- frames -------------------------------------------------------------------
+
+std::string make_frame(std::string_view payload) {
+  auto n = static_cast<uint32_t>(payload.size());
+  std::string out;
+  out.reserve(payload.size() + 4);
+  out.push_back(static_cast<char>((n >> 24) & 0xFF));
+  out.push_back(static_cast<char>((n >> 16) & 0xFF));
+  out.push_back(static_cast<char>((n >> 8) & 0xFF));
+  out.push_back(static_cast<char>(n & 0xFF));
+  out.append(payload);
+  return out;
+}
+
+uint32_t frame_length(const unsigned char* hdr) {
+  return (uint32_t{hdr[0]} << 24) | (uint32_t{hdr[1]} << 16)
+         | (uint32_t{hdr[2]} << 8) | uint32_t{hdr[3]};
+}
+
+/// Blocking write of everything (the child).
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    auto n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+/// Blocking read of exactly `n` bytes (the child). False on EOF or error.
+bool read_exact(int fd, char* p, size_t n) {
+  while (n > 0) {
+    auto r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+bool send_json(int fd, const json::object& obj) {
+  return write_all(fd, make_frame(json::serialize(obj)));
+}
+
+/// Reads one frame (the child). Nothing on EOF, error or an oversized frame.
+std::optional<std::string> recv_frame(int fd, uint32_t max) {
+  unsigned char hdr[4];
+  if (!read_exact(fd, reinterpret_cast<char*>(hdr), 4))
+    return std::nullopt;
+  auto n = frame_length(hdr);
+  if (n > max)
+    return std::nullopt;
+  std::string payload(n, '\0');
+  if (!read_exact(fd, payload.data(), n))
+    return std::nullopt;
+  return payload;
+}
+
+json::object error_json(std::string_view kind, std::string_view message) {
+  json::object obj;
+  obj["error"] = kind;
+  obj["message"] = message;
+  return obj;
+}
+
+// -- cells --------------------------------------------------------------------
+
+/// Text that is safe to put in JSON: invalid UTF-8 bytes become U+FFFD,
+/// and at most `max_cell_chars` code points are kept ("…" marks a cut).
+std::string clean_text(const char* data, size_t size) {
+  std::string text{data, size};
+  if (!domain::valid_utf8(text)) {
+    std::string fixed;
+    fixed.reserve(text.size());
+    for (unsigned char c : text) {
+      if (c < 0x80)
+        fixed.push_back(static_cast<char>(c));
+      else
+        fixed += "\xEF\xBF\xBD";
+    }
+    text = std::move(fixed);
+  }
+  auto cut = domain::cut_utf8(text, max_cell_chars);
+  if (cut.size() < text.size())
+    cut += "\xE2\x80\xA6";
+  return cut;
+}
+
+// -- the child's statement runner ---------------------------------------------
+
+struct runner {
+  sqlite3* db = nullptr;
+  data::sql_authorizer* auth = nullptr; ///< null when unguarded
+  /// The validation connection's full check (authorizer, statement shape,
+  /// bytecode audit) on a second connection; null when unguarded.
+  data::sql_guard* guard = nullptr;
+  bool unguarded = false;
+  /// The progress handler's own deadline (a second guard; the parent's
+  /// SIGKILL comes first).
+  clock_type::time_point deadline;
+};
+
+/// Grace between the parent's deadline and the progress handler's.
+constexpr auto progress_grace = std::chrono::milliseconds{250};
+
+int progress_callback(void* p) noexcept {
+  auto* r = static_cast<runner*>(p);
+  return clock_type::now() > r->deadline ? 1 : 0;
+}
+
+struct stmt_closer {
+  void operator()(sqlite3_stmt* st) const noexcept {
+    sqlite3_finalize(st);
+  }
+};
+using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_closer>;
+
+std::string denial_text(const data::sql_authorizer* auth) {
+  if (auth == nullptr || auth->denials().empty())
+    return {};
+  auto& d = auth->denials().front();
+  std::string out = " (" + d.rule + ": " + d.action;
+  if (!d.table.empty())
+    out += " " + d.table + (d.column.empty() ? "" : "." + d.column);
+  if (!d.function.empty())
+    out += " " + d.function;
+  return out + ")";
+}
+
+json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
+                           int64_t deadline_ms) {
+  auto start = clock_type::now();
+  r.deadline = start + std::chrono::milliseconds{deadline_ms} + progress_grace;
+  if (sql.find('\0') != std::string_view::npos)
+    return error_json("sql_failed", "the statement contains a NUL byte");
+  if (r.guard != nullptr) {
+    // The bytecode audit catches what the authorizer cannot see
+    // (SQL-SANDBOX-NOTES G1: joins with USING or NATURAL).
+    auto verdict = r.guard->check(sql);
+    if (!verdict.allowed())
+      return error_json("sql_failed", verdict.message + " (" + verdict.rule
+                                        + ")");
+  }
+  if (r.auth != nullptr)
+    r.auth->clear();
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  auto rc = sqlite3_prepare_v3(r.db, sql.data(), static_cast<int>(sql.size()),
+                               SQLITE_PREPARE_NO_VTAB, &raw, &tail);
+  stmt_ptr st{raw};
+  if (rc != SQLITE_OK)
+    return error_json("sql_failed", std::string{sqlite3_errmsg(r.db)}
+                                      + denial_text(r.auth));
+  if (!st)
+    return error_json("sql_failed", "the statement is empty");
+  if (!r.unguarded) {
+    std::string_view rest{tail, static_cast<size_t>(sql.data() + sql.size()
+                                                    - tail)};
+    if (!domain::trim_ascii(rest).empty()) {
+      sqlite3_stmt* second = nullptr;
+      auto rc2 = sqlite3_prepare_v3(r.db, rest.data(),
+                                    static_cast<int>(rest.size()),
+                                    SQLITE_PREPARE_NO_VTAB, &second, nullptr);
+      stmt_ptr second_ptr{second};
+      if (rc2 != SQLITE_OK || second != nullptr)
+        return error_json("sql_failed", "more than one statement");
+    }
+    if (sqlite3_stmt_readonly(st.get()) == 0)
+      return error_json("sql_failed", "the statement is not read-only");
+    if (sqlite3_stmt_isexplain(st.get()) != 0)
+      return error_json("sql_failed", "EXPLAIN is not allowed");
+    if (sqlite3_column_count(st.get()) == 0)
+      return error_json("sql_failed", "the statement returns no columns");
+  }
+  auto ncols = sqlite3_column_count(st.get());
+  json::array columns;
+  for (int i = 0; i < ncols; ++i) {
+    auto* name = sqlite3_column_name(st.get(), i);
+    columns.emplace_back(name != nullptr ? clean_text(name, std::strlen(name))
+                                         : std::string{});
+  }
+  json::array rows;
+  int64_t row_count = 0;
+  size_t bytes = 0;
+  bool truncated = false;
+  for (;;) {
+    rc = sqlite3_step(st.get());
+    if (rc == SQLITE_DONE)
+      break;
+    if (rc != SQLITE_ROW)
+      return error_json("sql_failed", sqlite3_errmsg(r.db));
+    ++row_count;
+    if (truncated || static_cast<int64_t>(rows.size()) >= max_rows
+        || bytes > executor_reply_budget) {
+      truncated = true;
+      continue; // keep counting
+    }
+    json::array row;
+    row.reserve(static_cast<size_t>(ncols));
+    for (int i = 0; i < ncols; ++i) {
+      switch (sqlite3_column_type(st.get(), i)) {
+        case SQLITE_INTEGER:
+          row.emplace_back(
+            static_cast<int64_t>(sqlite3_column_int64(st.get(), i)));
+          bytes += 12;
+          break;
+        case SQLITE_FLOAT: {
+          auto d = sqlite3_column_double(st.get(), i);
+          if (std::isfinite(d)) {
+            row.emplace_back(d);
+          } else {
+            // JSON has no infinity (Boost.JSON would write "Infinity").
+            json::object inf;
+            inf["inf"] = d > 0 ? 1 : -1;
+            row.emplace_back(std::move(inf));
+          }
+          bytes += 24;
+          break;
+        }
+        case SQLITE_TEXT: {
+          auto* p = reinterpret_cast<const char*>(
+            sqlite3_column_text(st.get(), i));
+          auto n = static_cast<size_t>(sqlite3_column_bytes(st.get(), i));
+          auto s = clean_text(p != nullptr ? p : "", p != nullptr ? n : 0);
+          bytes += s.size() * 2 + 4;
+          row.emplace_back(std::move(s));
+          break;
+        }
+        case SQLITE_BLOB: {
+          json::object blob;
+          blob["blob"] = static_cast<int64_t>(sqlite3_column_bytes(st.get(),
+                                                                   i));
+          row.emplace_back(std::move(blob));
+          bytes += 24;
+          break;
+        }
+        default:
+          row.emplace_back(nullptr);
+          bytes += 6;
+          break;
+      }
+    }
+    rows.emplace_back(std::move(row));
+  }
+  json::object out;
+  out["columns"] = std::move(columns);
+  out["rows"] = std::move(rows);
+  out["rowCount"] = row_count;
+  out["truncated"] = truncated;
+  timespec cpu{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+  out["cpuUs"] = static_cast<int64_t>(cpu.tv_sec) * 1000000
+                 + cpu.tv_nsec / 1000;
+  out["elapsedUs"] = static_cast<int64_t>(
+    std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now()
+                                                          - start)
+      .count());
+  return out;
+}
+
+// -- the child's sandbox ------------------------------------------------------
+
+bool set_limit(int resource, rlim_t soft, rlim_t hard) {
+  rlimit lim{soft, hard};
+  return ::setrlimit(resource, &lim) == 0;
+}
+
+/// The seccomp allowlist, installed once the database is open and the
+/// PRNG seeded. Determined with `strace -f` over the sandbox tests, memory
+/// bombs and the sql-guard corpus: after this point an executor made only
+/// read (its socket), write (its socket), pread64 (the database), brk,
+/// clock_gettime (CLOCK_PROCESS_CPUTIME_ID for cpuUs) and exit_group. The
+/// list adds what the allocator may need under memory pressure (mmap and
+/// mprotect without PROT_EXEC, munmap, mremap, madvise), gettimeofday (the
+/// vDSO fallback), exit and rt_sigreturn, and write to stderr (a fatal
+/// allocator message). Anything else kills the process (SIGSYS); found the
+/// hard way: getpid (SQLite's first randomness, hence the early seed),
+/// close and newfstatat (the connection's destructor, hence _exit). The
+/// file-opening and file-probing calls fail with EPERM instead, so that
+/// SQLite reports an error (VACUUM INTO, ATTACH, a journal probe) rather
+/// than the process dying.
+domain::error install_seccomp(int fd) {
+  auto* ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+  if (ctx == nullptr)
+    return domain::make_error(domain::ec::internal, "seccomp_init failed");
+  std::unique_ptr<void, void (*)(void*)> guard{ctx, [](void* c) {
+                                                 seccomp_release(c);
+                                               }};
+  int rc = 0;
+  auto allow = [&](int nr) {
+    if (rc == 0)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+  };
+  auto ufd = static_cast<scmp_datum_t>(fd);
+  // The socket only: requests in, replies out (and stderr for a fatal
+  // message of the allocator).
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(read), 1,
+                          SCMP_A0(SCMP_CMP_EQ, ufd));
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+                          SCMP_A0(SCMP_CMP_EQ, ufd));
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+                          SCMP_A0(SCMP_CMP_EQ, scmp_datum_t{2}));
+  // The database file, already open.
+  allow(SCMP_SYS(pread64));
+  // Memory, never executable.
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  if (rc == 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+  allow(SCMP_SYS(munmap));
+  allow(SCMP_SYS(mremap));
+  allow(SCMP_SYS(brk));
+  allow(SCMP_SYS(madvise));
+  // Time (the vDSO normally answers without a system call).
+  allow(SCMP_SYS(clock_gettime)); // CLOCK_PROCESS_CPUTIME_ID: a real call
+  allow(SCMP_SYS(gettimeofday));
+  // Leaving.
+  allow(SCMP_SYS(exit_group));
+  allow(SCMP_SYS(exit));
+  allow(SCMP_SYS(rt_sigreturn));
+  // Opening or probing files fails instead of killing.
+  for (int nr : {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2),
+                 SCMP_SYS(creat), SCMP_SYS(stat), SCMP_SYS(lstat),
+                 SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(access),
+                 SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
+                 SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getcwd),
+                 SCMP_SYS(unlink), SCMP_SYS(unlinkat)})
+    if (rc == 0 && nr >= 0)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+  if (rc != 0)
+    return domain::make_error(domain::ec::internal,
+                              "seccomp_rule_add failed: "
+                                + std::string{std::strerror(-rc)});
+  rc = seccomp_load(ctx);
+  if (rc != 0)
+    return domain::make_error(domain::ec::internal,
+                              "seccomp_load failed: "
+                                + std::string{std::strerror(-rc)});
+  return {};
+}
+
+int setup_failed(int fd, std::string_view message) {
+  send_json(fd, error_json("setup_failed", message));
+  return 3;
+}
+
+int parse_int(std::string_view text, int64_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && p == text.data() + text.size() ? 0 : -1;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    auto sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) + " (SIG"
+           + (name != nullptr ? name : "?") + ")";
+  }
+  return "ended with status " + std::to_string(status);
+}
+
+// -- the parent's frame reading -----------------------------------------------
+
+enum class wait_result { ready, timeout, wake, error };
+
+/// Waits until `fd` is readable (or hung up), the deadline passes or
+/// `wake_fd` is readable.
+wait_result wait_readable(int fd, clock_type::time_point deadline,
+                          int wake_fd) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - clock_type::now());
+    if (left.count() < 0)
+      return wait_result::timeout;
+    pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    auto n = ::poll(fds, wake_fd >= 0 ? 2 : 1,
+                    static_cast<int>(std::min<int64_t>(left.count() + 1,
+                                                       INT_MAX)));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return wait_result::error;
+    if (n == 0)
+      continue; // loop re-checks the deadline
+    if (wake_fd >= 0 && (fds[1].revents & POLLIN) != 0)
+      return wait_result::wake;
+    return wait_result::ready;
+  }
+}
+
+enum class read_status { ok, timeout, wake, closed, too_large };
+
+/// Reads exactly `n` bytes before the deadline.
+read_status read_until(int fd, char* p, size_t n,
+                       clock_type::time_point deadline, int wake_fd) {
+  while (n > 0) {
+    switch (wait_readable(fd, deadline, wake_fd)) {
+      case wait_result::timeout:
+        return read_status::timeout;
+      case wait_result::wake:
+        return read_status::wake;
+      case wait_result::error:
+        return read_status::closed;
+      case wait_result::ready:
+        break;
+    }
+    auto r = ::read(fd, p, n);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (r <= 0)
+      return read_status::closed;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return read_status::ok;
+}
+
+read_status read_frame(int fd, std::string& out, uint32_t max,
+                       clock_type::time_point deadline, int wake_fd) {
+  unsigned char hdr[4];
+  auto st = read_until(fd, reinterpret_cast<char*>(hdr), 4, deadline,
+                       wake_fd);
+  if (st != read_status::ok)
+    return st;
+  auto n = frame_length(hdr);
+  if (n > max)
+    return read_status::too_large;
+  out.assign(n, '\0');
+  return read_until(fd, out.data(), n, deadline, wake_fd);
+}
+
+/// Writes a frame to the child, bounded by the deadline.
+bool write_frame(int fd, std::string_view frame,
+                 clock_type::time_point deadline) {
+  while (!frame.empty()) {
+    auto n = ::send(fd, frame.data(), frame.size(),
+                    MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - clock_type::now());
+      if (left.count() < 0)
+        return false;
+      pollfd p{fd, POLLOUT, 0};
+      ::poll(&p, 1, static_cast<int>(left.count() + 1));
+      continue;
+    }
+    if (n <= 0)
+      return false;
+    frame.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+domain::error executor_error(std::string message) {
+  return domain::make_error(domain::ec::sql_executor_failed,
+                            std::move(message));
+}
+
+/// Converts a reply cell; false when it is not one.
+bool parse_cell(const json::value& v, domain::cell& c) {
+  using domain::cell;
+  switch (v.kind()) {
+    case json::kind::null:
+      c.kind = cell::null;
+      return true;
+    case json::kind::int64:
+      c.kind = cell::integer;
+      c.i = v.get_int64();
+      return true;
+    case json::kind::uint64:
+      c.kind = cell::real;
+      c.r = static_cast<double>(v.get_uint64());
+      return true;
+    case json::kind::double_:
+      c.kind = cell::real;
+      c.r = v.get_double();
+      return true;
+    case json::kind::string:
+      c.kind = cell::text;
+      c.s = std::string{v.get_string()};
+      return true;
+    case json::kind::object: {
+      if (auto* inf = v.get_object().if_contains("inf")) {
+        if (!inf->is_int64())
+          return false;
+        c.kind = cell::real;
+        c.r = inf->get_int64() > 0 ? HUGE_VAL : -HUGE_VAL;
+        return true;
+      }
+      auto* n = v.get_object().if_contains("blob");
+      if (n == nullptr || !n->is_int64() || n->get_int64() < 0)
+        return false;
+      c.kind = cell::blob;
+      c.i = n->get_int64();
+      c.s = "<blob " + std::to_string(c.i) + " bytes>";
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/// Validates a result reply; nothing when it is malformed.
+std::optional<sql_exec_result> parse_result(const json::object& obj,
+                                            int32_t max_rows) {
+  sql_exec_result res;
+  auto* cols = obj.if_contains("columns");
+  auto* rows = obj.if_contains("rows");
+  auto* count = obj.if_contains("rowCount");
+  auto* trunc = obj.if_contains("truncated");
+  auto* elapsed = obj.if_contains("elapsedUs");
+  if (cols == nullptr || !cols->is_array() || rows == nullptr
+      || !rows->is_array() || count == nullptr || !count->is_int64()
+      || trunc == nullptr || !trunc->is_bool() || elapsed == nullptr
+      || !elapsed->is_int64())
+    return std::nullopt;
+  for (auto& c : cols->get_array()) {
+    if (!c.is_string())
+      return std::nullopt;
+    res.columns.emplace_back(c.get_string());
+  }
+  auto& arr = rows->get_array();
+  if (arr.size() > static_cast<size_t>(std::max(max_rows, 0)))
+    return std::nullopt;
+  res.rows.reserve(arr.size());
+  for (auto& r : arr) {
+    if (!r.is_array() || r.get_array().size() != res.columns.size())
+      return std::nullopt;
+    std::vector<domain::cell> row(res.columns.size());
+    size_t i = 0;
+    for (auto& v : r.get_array())
+      if (!parse_cell(v, row[i++]))
+        return std::nullopt;
+    res.rows.push_back(std::move(row));
+  }
+  res.row_count = count->get_int64();
+  res.truncated = trunc->get_bool();
+  res.elapsed_us = elapsed->get_int64();
+  if (res.row_count < static_cast<int64_t>(res.rows.size())
+      || res.elapsed_us < 0)
+    return std::nullopt;
+  return res;
+}
+
+} // namespace
+
+// -- binary -------------------------------------------------------------------
+
+std::string default_executor_binary() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    return "/proc/self/exe";
+  if (self.filename() == "candor")
+    return self.string();
+  auto sibling = self.parent_path() / "candor";
+  if (std::filesystem::is_regular_file(sibling, ec))
+    return sibling.string();
+  return self.string();
+}
+
+// -- the child ----------------------------------------------------------------
+
+domain::outcome<executor_options> parse_executor_args(int argc,
+                                                      char** argv) {
+  executor_options o;
+  auto bad = [](std::string msg) {
+    return domain::make_error(domain::ec::invalid_request,
+                              "executor: " + std::move(msg));
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--unguarded") {
+      o.settings.unguarded = true;
+      continue;
+    }
+    if (i + 1 >= argc)
+      return bad("missing value for " + std::string{arg});
+    std::string_view value = argv[++i];
+    int64_t n = 0;
+    if (arg == "--db") {
+      o.settings.db_path = value;
+    } else if (arg == "--probe-open") {
+      o.probe_open = value;
+    } else if (parse_int(value, n) != 0 || n < 0) {
+      return bad("bad number for " + std::string{arg});
+    } else if (arg == "--fd") {
+      o.fd = static_cast<int>(n);
+    } else if (arg == "--parent") {
+      o.parent = static_cast<pid_t>(n);
+    } else if (arg == "--memory-mb") {
+      o.settings.memory_mb = n;
+    } else if (arg == "--heap-mb") {
+      o.settings.heap_limit_mb = n;
+    } else if (arg == "--cpu-seconds") {
+      o.settings.cpu_seconds = static_cast<int32_t>(n);
+    } else {
+      return bad("unknown option " + std::string{arg});
+    }
+  }
+  if (o.settings.db_path.empty() || o.fd < 0 || o.parent <= 0)
+    return bad("--db, --fd and --parent are required");
+  return o;
+}
+
+int executor_main(const executor_options& opts) {
+  int fd = opts.fd;
+  auto& cfg = opts.settings;
+  // Die with the parent; if it is already gone, the signal was missed.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != opts.parent)
+    return 3;
+  ::prctl(PR_SET_DUMPABLE, 0);
+  // No privilege gain through exec from here on (libseccomp sets it too).
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return setup_failed(fd, "PR_SET_NO_NEW_PRIVS failed");
+  auto self_pid = static_cast<int64_t>(::getpid());
+  // Every inherited descriptor but stdin/stdout/stderr and the socket.
+  if (fd > 3)
+    ::syscall(SYS_close_range, 3u, static_cast<unsigned>(fd - 1), 0u);
+  if (::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0u, 0u) != 0)
+    return setup_failed(fd, "close_range failed");
+  auto mb = [](int64_t n) { return static_cast<rlim_t>(n) << 20; };
+  auto cpu = static_cast<rlim_t>(std::max(cfg.cpu_seconds, 1));
+  if (!set_limit(RLIMIT_CORE, 0, 0) || !set_limit(RLIMIT_FSIZE, 0, 0)
+      || !set_limit(RLIMIT_NPROC, 0, 0) || !set_limit(RLIMIT_MEMLOCK, 0, 0)
+      || !set_limit(RLIMIT_CPU, cpu, cpu + 1)
+      || !set_limit(RLIMIT_AS, mb(cfg.memory_mb), mb(cfg.memory_mb)))
+    return setup_failed(fd, "setrlimit failed");
+  // SQLite's heap limit needs memory statistics, set before initialising.
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
+  if (sqlite3_initialize() != SQLITE_OK)
+    return setup_failed(fd, "sqlite3_initialize failed");
+  sqlite3_hard_heap_limit64(mb(cfg.heap_limit_mb));
+  sqlite3_soft_heap_limit64(mb(cfg.heap_limit_mb) / 2);
+  auto db = data::open_read_only(cfg.db_path, true);
+  if (!db)
+    return setup_failed(fd, db.err().message);
+  if (auto err = data::harden_connection(*db, data::sql_limits{}))
+    return setup_failed(fd, err.message);
+  runner r;
+  r.db = db->handle();
+  r.unguarded = cfg.unguarded;
+  std::optional<data::sql_authorizer> auth;
+  if (!cfg.unguarded) {
+    auto cat = data::catalog::load_default();
+    if (!cat)
+      return setup_failed(fd, cat.err().message);
+    auto made = data::sql_authorizer::for_connection(
+      *db, {cat->allowed_columns(), data::default_sql_functions()});
+    if (!made)
+      return setup_failed(fd, made.err().message);
+    auth.emplace(std::move(*made));
+    auth->install(r.db);
+    r.auth = &*auth;
+  }
+  std::optional<data::sql_guard> guard;
+  if (!cfg.unguarded) {
+    auto cat = data::catalog::load_default();
+    if (!cat)
+      return setup_failed(fd, cat.err().message);
+    auto g = data::sql_guard::open(
+      cfg.db_path, {cat->allowed_columns(), data::default_sql_functions()},
+      data::sql_limits{}, true);
+    if (!g)
+      return setup_failed(fd, g.err().message);
+    guard.emplace(std::move(*g));
+    r.guard = &*guard;
+  }
+  sqlite3_progress_handler(r.db, 1000, progress_callback, &r);
+  // Seed SQLite's PRNG now: its first use reads /dev/urandom and getpid.
+  unsigned char seed_probe[4];
+  sqlite3_randomness(sizeof seed_probe, seed_probe);
+  // The database (and the catalog) are open: no new descriptors from now.
+  if (!set_limit(RLIMIT_NOFILE, 8, 8))
+    return setup_failed(fd, "setrlimit(RLIMIT_NOFILE) failed");
+  if (auto err = install_seccomp(fd))
+    return setup_failed(fd, err.message);
+  if (!opts.probe_open.empty()) {
+    auto probe = ::open(opts.probe_open.c_str(),
+                        O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    json::object obj;
+    obj["probe"] = probe >= 0 ? "opened" : "denied";
+    obj["errno"] = probe >= 0 ? 0 : errno;
+    ::_exit(send_json(fd, obj) ? 0 : 1);
+  }
+  json::object ready;
+  ready["ready"] = true;
+  ready["pid"] = self_pid;
+  // From here on, leave with _exit: destructors would close descriptors
+  // and probe files, which the filter does not allow.
+  if (!send_json(fd, ready))
+    ::_exit(1);
+  for (;;) {
+    auto frame = recv_frame(fd, executor_max_request);
+    if (!frame)
+      ::_exit(0); // the parent closed the socket (or sent garbage)
+    std::error_code ec;
+    auto doc = json::parse(*frame, ec);
+    json::object reply;
+    auto* obj = ec ? nullptr : doc.if_object();
+    auto* sql = obj != nullptr ? obj->if_contains("sql") : nullptr;
+    auto* max_rows = obj != nullptr ? obj->if_contains("maxRows") : nullptr;
+    auto* deadline = obj != nullptr ? obj->if_contains("deadlineMs")
+                                    : nullptr;
+    if (sql == nullptr || !sql->is_string() || max_rows == nullptr
+        || !max_rows->is_int64() || max_rows->get_int64() < 0
+        || deadline == nullptr || !deadline->is_int64()
+        || deadline->get_int64() <= 0
+        || sql->get_string().size() > executor_max_sql)
+      reply = error_json("invalid_request", "malformed request frame");
+    else
+      reply = run_statement(r, sql->get_string(), max_rows->get_int64(),
+                            deadline->get_int64());
+    if (!send_json(fd, reply))
+      ::_exit(1);
+  }
+}
+
+// -- the parent side ----------------------------------------------------------
+
+domain::outcome<executor_process>
+executor_process::start(const executor_settings& settings,
+                        const std::string& probe, std::string& first) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return executor_error(std::string{"socketpair: "} + std::strerror(errno));
+  executor_process proc;
+  proc.fd_ = sv[0];
+  int child_end = sv[1];
+  if (child_end == child_socket_fd) {
+    // dup2 onto itself would keep FD_CLOEXEC; move it out of the way.
+    child_end = ::fcntl(sv[1], F_DUPFD_CLOEXEC, child_socket_fd + 1);
+    ::close(sv[1]);
+    if (child_end < 0)
+      return executor_error(std::string{"fcntl: "} + std::strerror(errno));
+  }
+  std::vector<std::string> args = {
+    settings.executable,
+    "executor",
+    "--db",
+    settings.db_path,
+    "--fd",
+    std::to_string(child_socket_fd),
+    "--parent",
+    std::to_string(::getpid()),
+    "--memory-mb",
+    std::to_string(settings.memory_mb),
+    "--heap-mb",
+    std::to_string(settings.heap_limit_mb),
+    "--cpu-seconds",
+    std::to_string(settings.cpu_seconds),
+  };
+  if (settings.unguarded)
+    args.emplace_back("--unguarded");
+  if (!probe.empty()) {
+    args.emplace_back("--probe-open");
+    args.emplace_back(probe);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  char* envp[] = {nullptr};
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, child_end, child_socket_fd);
+  posix_spawn_file_actions_addclosefrom_np(&fa, child_socket_fd + 1);
+  sigset_t mask;
+  sigemptyset(&mask);
+  posix_spawnattr_setsigmask(&attr, &mask);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
+                  SIGUSR2, SIGCHLD, SIGXCPU, SIGXFSZ, SIGSYS, SIGALRM})
+    sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  auto rc = ::posix_spawn(&pid, settings.executable.c_str(), &fa, &attr,
+                          argv.data(), envp);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(child_end);
+  if (rc != 0)
+    return executor_error("cannot start " + settings.executable + ": "
+                          + std::strerror(rc));
+  proc.pid_ = pid;
+  auto st = read_frame(proc.fd_, first, 64 * 1024,
+                       clock_type::now() + settings.start_timeout, -1);
+  if (st != read_status::ok) {
+    auto how = proc.kill();
+    return executor_error("the executor did not start (" + how + ")");
+  }
+  return proc;
+}
+
+domain::outcome<std::string>
+executor_process::probe_open(const executor_settings& settings,
+                             const std::string& path) {
+  std::string frame;
+  auto proc = start(settings, path, frame);
+  if (!proc)
+    return proc.err();
+  proc->reap();
+  return frame;
+}
+
+domain::outcome<executor_process>
+executor_process::spawn(const executor_settings& settings) {
+  std::string frame;
+  auto started = start(settings, {}, frame);
+  if (!started)
+    return started.err();
+  auto& proc = *started;
+  auto pid = proc.pid_;
+  std::error_code ec;
+  auto doc = json::parse(frame, ec);
+  auto* obj = ec ? nullptr : doc.if_object();
+  if (obj != nullptr && obj->contains("error")) {
+    auto* msg = obj->if_contains("message");
+    std::string text = msg != nullptr && msg->is_string()
+                         ? std::string{msg->get_string()}
+                         : "unknown";
+    proc.kill();
+    return executor_error("executor setup failed: " + text);
+  }
+  auto* ready = obj != nullptr ? obj->if_contains("ready") : nullptr;
+  auto* cpid = obj != nullptr ? obj->if_contains("pid") : nullptr;
+  if (ready == nullptr || !ready->is_bool() || !ready->get_bool()
+      || cpid == nullptr || !cpid->is_int64() || cpid->get_int64() != pid) {
+    proc.kill();
+    return executor_error("the executor sent an invalid ready frame");
+  }
+  return std::move(proc);
+}
+
+executor_process::executor_process(executor_process&& other) noexcept
+  : pid_(std::exchange(other.pid_, -1)),
+    fd_(std::exchange(other.fd_, -1)),
+    cpu_us_(std::exchange(other.cpu_us_, 0)) {
+  // nop
+}
+
+executor_process&
+executor_process::operator=(executor_process&& other) noexcept {
+  if (this != &other) {
+    kill();
+    pid_ = std::exchange(other.pid_, -1);
+    fd_ = std::exchange(other.fd_, -1);
+    cpu_us_ = std::exchange(other.cpu_us_, 0);
+  }
+  return *this;
+}
+
+executor_process::~executor_process() {
+  kill();
+}
+
+std::string executor_process::reap() {
+  std::string how = "not running";
+  if (pid_ > 0) {
+    int status = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(pid_, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    how = r == pid_ ? describe_status(status) : "already reaped";
+    pid_ = -1;
+  }
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  return how;
+}
+
+std::string executor_process::kill() {
+  if (pid_ > 0)
+    ::kill(pid_, SIGKILL);
+  return reap();
+}
+
+bool executor_process::check_gone() {
+  if (pid_ <= 0)
+    return true;
+  pollfd p{fd_, POLLIN, 0};
+  if (::poll(&p, 1, 0) == 0)
+    return false;
+  // Idle executors send nothing: data or a hang-up means it is unusable.
+  kill();
+  return true;
+}
+
+domain::outcome<sql_exec_result>
+executor_process::run(const sql_exec_request& req,
+                      std::chrono::milliseconds deadline, int wake_fd) {
+  if (pid_ <= 0)
+    return executor_error("no executor process");
+  auto until = clock_type::now() + deadline;
+  json::object obj;
+  obj["sql"] = req.sql;
+  obj["maxRows"] = static_cast<int64_t>(std::max(req.max_rows, 0));
+  obj["deadlineMs"] = static_cast<int64_t>(std::max<int64_t>(
+    deadline.count(), 1));
+  if (!write_frame(fd_, make_frame(json::serialize(obj)), until)) {
+    auto how = kill();
+    return executor_error("cannot send to the executor (" + how + ")");
+  }
+  std::string frame;
+  switch (read_frame(fd_, frame, executor_max_reply, until, wake_fd)) {
+    case read_status::ok:
+      break;
+    case read_status::timeout:
+      kill();
+      return domain::make_error(domain::ec::sql_timeout,
+                                "the statement ran longer than "
+                                  + std::to_string(deadline.count())
+                                  + " ms; its executor was killed");
+    case read_status::wake:
+      kill();
+      return domain::make_error(domain::ec::shutting_down,
+                                "the SQL sandbox is stopping");
+    case read_status::closed: {
+      auto how = reap();
+      return executor_error("the executor process died (" + how + ")");
+    }
+    case read_status::too_large: {
+      kill();
+      return executor_error("the executor's reply exceeds "
+                            + std::to_string(executor_max_reply)
+                            + " bytes");
+    }
+  }
+  std::error_code ec;
+  auto doc = json::parse(frame, ec);
+  auto* reply = ec ? nullptr : doc.if_object();
+  if (reply == nullptr) {
+    kill();
+    return executor_error("the executor sent a malformed reply");
+  }
+  if (auto* err = reply->if_contains("error")) {
+    auto* msg = reply->if_contains("message");
+    std::string text = msg != nullptr && msg->is_string()
+                         ? std::string{msg->get_string()}
+                         : std::string{};
+    if (err->is_string() && err->get_string() == "sql_failed")
+      return domain::make_error(domain::ec::sql_failed, std::move(text));
+    if (err->is_string() && err->get_string() == "invalid_request")
+      return domain::make_error(domain::ec::invalid_request,
+                                std::move(text));
+    kill();
+    return executor_error("the executor sent an unknown error");
+  }
+  if (auto* cpu = reply->if_contains("cpuUs"); cpu && cpu->is_int64())
+    cpu_us_ = cpu->get_int64();
+  auto res = parse_result(*reply, req.max_rows);
+  if (!res) {
+    kill();
+    return executor_error("the executor sent a malformed result");
+  }
+  return std::move(*res);
+}
+
+} // namespace candor::actors

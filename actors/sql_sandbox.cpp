@@ -1,0 +1,495 @@
+#include "actors/sql_sandbox.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <utility>
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+#include <caf/sec.hpp>
+
+#include <boost/json.hpp>
+
+#include "domain/log.hpp"
+
+namespace candor::actors {
+
+// -- wake_signal --------------------------------------------------------------
+
+wake_signal::wake_signal() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  // nop
+}
+
+wake_signal::~wake_signal() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+void wake_signal::signal() noexcept {
+  if (fd_ < 0)
+    return;
+  uint64_t one = 1;
+  // Never read: the counter stays non-zero, so every poll sees it.
+  [[maybe_unused]] auto n = ::write(fd_, &one, sizeof one);
+}
+
+// -- settings -----------------------------------------------------------------
+
+sandbox_settings sandbox_settings::from(const domain::config& cfg) {
+  sandbox_settings s;
+  s.exec.executable = default_executor_binary();
+  s.exec.db_path = cfg.data_dir + "/sales.db";
+  s.exec.memory_mb = cfg.sql.executor_memory_mb;
+  s.exec.heap_limit_mb = cfg.sql.heap_limit_mb;
+  s.exec.cpu_seconds = cfg.sql.executor_cpu_seconds;
+  s.pool_size = cfg.sql.executor_pool;
+  s.deadline_ms = cfg.sql.deadline_ms;
+  s.max_rows = cfg.sql.max_rows;
+  return s;
+}
+
+namespace {
+
+using worker_ptr
+  = executor_worker_actor::stateful_pointer<executor_worker_state>;
+using sandbox_ptr = sql_sandbox_actor::stateful_pointer<sql_sandbox_state>;
+using slot_state = sql_sandbox_state::slot_state;
+
+// -- the worker ---------------------------------------------------------------
+
+void notify(worker_ptr self, worker_event event, int32_t pid) {
+  auto& s = self->state;
+  self->send(s.sandbox, atom::internal_v, atom::health_v, s.slot,
+             static_cast<int32_t>(event), pid);
+}
+
+/// Starts a process; tells the sandbox either way.
+bool start_process(worker_ptr self) {
+  auto& s = self->state;
+  auto proc = executor_process::spawn(s.settings.exec);
+  if (!proc) {
+    domain::log_event(domain::log_level::error, "sql_executor_start_failed",
+                      {{"slot", s.slot}, {"message", proc.err().message}});
+    notify(self, worker_event::spawn_failed, 0);
+    return false;
+  }
+  s.proc = std::move(*proc);
+  notify(self, s.started_once ? worker_event::respawned : worker_event::ready,
+         static_cast<int32_t>(s.proc.pid()));
+  s.started_once = true;
+  return true;
+}
+
+void start_or_retry(worker_ptr self) {
+  if (!start_process(self))
+    self->delayed_send(self, self->state.settings.respawn_backoff,
+                       atom::internal_v, atom::run_v);
+}
+
+} // namespace
+
+executor_worker_actor::behavior_type
+executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
+                  self,
+                sandbox_settings settings, int32_t slot,
+                sql_sandbox_actor sandbox, std::shared_ptr<wake_signal> wake) {
+  auto& s = self->state;
+  s.settings = std::move(settings);
+  s.slot = slot;
+  s.sandbox = std::move(sandbox);
+  s.wake = std::move(wake);
+  start_or_retry(self);
+  self->delayed_send(self, s.settings.idle_check, atom::internal_v,
+                     atom::tick_v);
+  return {
+    [self](atom::exec, sql_exec_request& req) -> caf::result<sql_exec_result> {
+      auto& s = self->state;
+      // A process that died while idle is replaced before it is used, so
+      // that this statement does not pay for it.
+      if (s.proc.running() && s.proc.check_gone())
+        notify(self, worker_event::crashed, 0);
+      if (!s.proc.running() && !start_process(self))
+        return to_caf(domain::ec::sql_executor_failed,
+                      "no SQL executor process could be started");
+      auto rp = self->make_response_promise<sql_exec_result>();
+      auto pid = s.proc.pid();
+      auto res = s.proc.run(req, std::chrono::milliseconds{req.deadline_ms},
+                            s.wake->fd());
+      if (res) {
+        rp.deliver(std::move(*res));
+        // RLIMIT_CPU counts the process's whole life: replace it well
+        // before a legitimate statement could hit the limit.
+        auto budget = static_cast<int64_t>(s.settings.exec.cpu_seconds)
+                      * 500000;
+        if (s.proc.cpu_us() > budget) {
+          s.proc.kill();
+          notify(self, worker_event::recycled, 0);
+          start_or_retry(self);
+        }
+        return rp;
+      }
+      auto code = res.err().code;
+      rp.deliver(to_caf(code, res.err().message));
+      if (!s.proc.running()) {
+        domain::log_event(domain::log_level::warn, "sql_executor_lost",
+                          {{"slot", s.slot},
+                           {"pid", static_cast<int64_t>(pid)},
+                           {"requestId", req.request_id},
+                           {"error", domain::to_string(code)},
+                           {"message", res.err().message}});
+        if (code == domain::ec::shutting_down)
+          return rp;
+        notify(self, code == domain::ec::sql_timeout ? worker_event::killed
+                                                      : worker_event::crashed,
+               0);
+        start_or_retry(self);
+      }
+      return rp;
+    },
+    [self](atom::internal, atom::run) {
+      if (!self->state.proc.running())
+        start_or_retry(self);
+    },
+    [self](atom::internal, atom::tick) {
+      auto& s = self->state;
+      if (s.proc.running() && s.proc.check_gone()) {
+        domain::log_event(domain::log_level::warn, "sql_executor_lost",
+                          {{"slot", s.slot}, {"message", "died while idle"}});
+        notify(self, worker_event::crashed, 0);
+        start_or_retry(self);
+      }
+      self->delayed_send(self, s.settings.idle_check, atom::internal_v,
+                         atom::tick_v);
+    },
+  };
+}
+
+// -- the sandbox --------------------------------------------------------------
+
+sql_sandbox_state::~sql_sandbox_state() {
+  if (wake)
+    wake->signal();
+  for (auto& sl : slots)
+    if (sl.worker)
+      caf::anon_send_exit(sl.worker, caf::exit_reason::user_shutdown);
+}
+
+namespace {
+
+std::string_view slot_state_name(slot_state st) {
+  switch (st) {
+    case slot_state::starting:
+      return "starting";
+    case slot_state::idle:
+      return "ready";
+    case slot_state::busy:
+      return "busy";
+    case slot_state::down:
+      return "down";
+  }
+  return "down";
+}
+
+std::string health_json(sandbox_ptr self) {
+  auto& s = self->state;
+  int64_t ready = 0;
+  int64_t busy = 0;
+  boost::json::array executors;
+  for (size_t i = 0; i < s.slots.size(); ++i) {
+    auto& sl = s.slots[i];
+    ready += sl.state == slot_state::idle ? 1 : 0;
+    busy += sl.state == slot_state::busy ? 1 : 0;
+    boost::json::object e;
+    e["slot"] = static_cast<int64_t>(i);
+    e["pid"] = sl.pid;
+    e["state"] = slot_state_name(sl.state);
+    executors.push_back(std::move(e));
+  }
+  boost::json::object out;
+  out["size"] = static_cast<int64_t>(s.slots.size());
+  out["ready"] = ready;
+  out["busy"] = busy;
+  out["queued"] = static_cast<int64_t>(s.queue.size());
+  out["kills"] = s.kills;
+  out["respawns"] = s.respawns;
+  out["crashes"] = s.crashes;
+  out["recycles"] = s.recycles;
+  out["served"] = s.served;
+  out["rejected"] = s.rejected;
+  out["deadlineMs"] = s.settings.deadline_ms;
+  out["executors"] = std::move(executors);
+  return boost::json::serialize(out);
+}
+
+/// Mirrors the pool's state to /health and /metrics.
+void publish(sandbox_ptr self) {
+  auto& s = self->state;
+  if (!s.settings.status && !s.settings.metrics)
+    return;
+  if (s.settings.status)
+    s.settings.status->set(health_json(self));
+  if (s.settings.metrics) {
+    int64_t ready = 0;
+    int64_t busy = 0;
+    for (auto& sl : s.slots) {
+      ready += sl.state == slot_state::idle ? 1 : 0;
+      busy += sl.state == slot_state::busy ? 1 : 0;
+    }
+    s.settings.metrics->sandbox_pool(static_cast<int64_t>(s.slots.size()),
+                                     ready, busy,
+                                     static_cast<int64_t>(s.queue.size()));
+  }
+}
+
+void spawn_worker(sandbox_ptr self, size_t i) {
+  auto& s = self->state;
+  auto& sl = s.slots[i];
+  sl.worker = self->spawn<caf::detached>(
+    executor_worker, s.settings, static_cast<int32_t>(i),
+    caf::actor_cast<sql_sandbox_actor>(self), s.wake);
+  sl.state = slot_state::starting;
+  sl.pid = 0;
+  self->monitor(sl.worker);
+}
+
+void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p);
+
+/// Hands queued statements to idle workers.
+void drain(sandbox_ptr self) {
+  auto& s = self->state;
+  for (size_t i = 0; i < s.slots.size() && !s.queue.empty(); ++i) {
+    if (s.slots[i].state != slot_state::idle)
+      continue;
+    auto p = std::move(s.queue.front());
+    s.queue.pop_front();
+    dispatch(self, i, std::move(p));
+  }
+}
+
+/// Fails every queued statement when no worker can take one.
+void fail_queue_if_all_down(sandbox_ptr self) {
+  auto& s = self->state;
+  bool any = std::any_of(s.slots.begin(), s.slots.end(), [](auto& sl) {
+    return sl.state != slot_state::down;
+  });
+  if (any)
+    return;
+  while (!s.queue.empty()) {
+    s.queue.front().rp.deliver(
+      to_caf(domain::ec::sql_executor_failed,
+             "no SQL executor process is available"));
+    s.queue.pop_front();
+  }
+}
+
+/// Grace on top of a statement's deadline before the sandbox gives up on
+/// its worker (a replacement process may have to start first).
+constexpr auto worker_grace = std::chrono::seconds{15};
+
+void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
+  auto& s = self->state;
+  auto& sl = s.slots[i];
+  sl.state = slot_state::busy;
+  auto worker = sl.worker;
+  auto addr = worker.address();
+  auto timeout = std::chrono::milliseconds{p.req.deadline_ms} + worker_grace;
+  auto token = std::make_shared<
+    std::optional<caf::typed_response_promise<sql_exec_result>>>(p.rp);
+  sl.inflight = token;
+  auto finish = [self, i, addr](domain::ec code) {
+    auto& s = self->state;
+    ++s.served;
+    if (i >= s.slots.size() || s.slots[i].worker.address() != addr)
+      return; // replaced meanwhile
+    auto& sl = s.slots[i];
+    sl.inflight = nullptr;
+    if (sl.state == slot_state::busy) {
+      // After a kill or a death the worker reports the replacement.
+      bool lost = code == domain::ec::sql_timeout
+                  || code == domain::ec::sql_executor_failed
+                  || code == domain::ec::shutting_down;
+      sl.state = lost ? slot_state::starting : slot_state::idle;
+    }
+    drain(self);
+    publish(self);
+  };
+  self->request(worker, timeout, atom::exec_v, std::move(p.req))
+    .then(
+      [token, finish](sql_exec_result& res) mutable {
+        if (*token) {
+          (*token)->deliver(std::move(res));
+          token->reset();
+        }
+        finish(domain::ec::none);
+      },
+      [self, token, finish, worker, i](caf::error& err) mutable {
+        auto d = to_domain(err);
+        if (err == caf::sec::request_timeout) {
+          // The worker is stuck: replace it (its process goes with it).
+          domain::log_event(domain::log_level::error, "sql_worker_stuck",
+                            {{"slot", static_cast<int64_t>(i)}});
+          self->send_exit(worker, caf::exit_reason::kill);
+          d = domain::make_error(domain::ec::sql_executor_failed,
+                                 "the SQL executor did not answer");
+        } else if (d.code == domain::ec::none
+                   || d.code == domain::ec::internal) {
+          d.code = domain::ec::sql_executor_failed;
+        }
+        if (*token) {
+          (*token)->deliver(to_caf(d.code, d.message));
+          token->reset();
+        }
+        finish(d.code);
+      });
+}
+
+void on_worker_event(sandbox_ptr self, int32_t slot, int32_t event,
+                     int32_t pid) {
+  auto& s = self->state;
+  if (slot < 0 || static_cast<size_t>(slot) >= s.slots.size())
+    return;
+  auto& sl = s.slots[static_cast<size_t>(slot)];
+  auto* metrics = s.settings.metrics.get();
+  switch (static_cast<worker_event>(event)) {
+    case worker_event::ready:
+    case worker_event::respawned:
+      if (static_cast<worker_event>(event) == worker_event::respawned) {
+        ++s.respawns;
+        if (metrics)
+          metrics->sandbox_event("respawn");
+      }
+      sl.pid = pid;
+      if (sl.state == slot_state::starting || sl.state == slot_state::down)
+        sl.state = slot_state::idle;
+      break;
+    case worker_event::killed:
+      ++s.kills;
+      sl.pid = 0;
+      if (metrics)
+        metrics->sandbox_event("kill");
+      break;
+    case worker_event::crashed:
+      ++s.crashes;
+      sl.pid = 0;
+      if (metrics)
+        metrics->sandbox_event("crash");
+      break;
+    case worker_event::recycled:
+      ++s.recycles;
+      sl.pid = 0;
+      break;
+    case worker_event::spawn_failed:
+      sl.pid = 0;
+      if (sl.state != slot_state::busy)
+        sl.state = slot_state::down;
+      fail_queue_if_all_down(self);
+      break;
+  }
+  drain(self);
+  publish(self);
+}
+
+} // namespace
+
+sql_sandbox_actor::behavior_type
+sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
+            sandbox_settings settings) {
+  auto& s = self->state;
+  settings.pool_size = std::clamp(settings.pool_size, 1, 64);
+  settings.max_rows = std::max(settings.max_rows, 1);
+  settings.deadline_ms = std::max<int64_t>(settings.deadline_ms, 1);
+  settings.max_deadline_ms = std::max(settings.max_deadline_ms,
+                                      settings.deadline_ms);
+  s.settings = std::move(settings);
+  s.wake = std::make_shared<wake_signal>();
+  s.slots.resize(static_cast<size_t>(s.settings.pool_size));
+  for (size_t i = 0; i < s.slots.size(); ++i)
+    spawn_worker(self, i);
+  publish(self);
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& s = self->state;
+    if (s.stopping)
+      return;
+    for (size_t i = 0; i < s.slots.size(); ++i) {
+      if (s.slots[i].worker.address() != dm.source)
+        continue;
+      domain::log_event(domain::log_level::warn, "sql_worker_down",
+                        {{"slot", static_cast<int64_t>(i)},
+                         {"reason", caf::to_string(dm.reason)}});
+      spawn_worker(self, i);
+      publish(self);
+    }
+  });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& s = self->state;
+    s.stopping = true;
+    s.wake->signal();
+    for (auto& p : s.queue)
+      p.rp.deliver(to_caf(domain::ec::shutting_down,
+                          "the SQL sandbox is stopping"));
+    s.queue.clear();
+    for (auto& sl : s.slots) {
+      if (sl.inflight && *sl.inflight) {
+        (*sl.inflight)->deliver(to_caf(domain::ec::shutting_down,
+                                       "the SQL sandbox is stopping"));
+        sl.inflight->reset();
+      }
+      self->send_exit(sl.worker, msg.reason);
+    }
+    self->quit(msg.reason);
+  });
+  return {
+    [self](atom::exec,
+           sql_exec_request& req) -> caf::result<sql_exec_result> {
+      auto& s = self->state;
+      if (s.stopping)
+        return to_caf(domain::ec::shutting_down,
+                      "the SQL sandbox is stopping");
+      if (req.sql.empty() || req.sql.size() > executor_max_sql)
+        return to_caf(domain::ec::invalid_request,
+                      "the statement is empty or longer than "
+                        + std::to_string(executor_max_sql) + " bytes");
+      if (req.max_rows <= 0 || req.max_rows > s.settings.max_rows)
+        req.max_rows = s.settings.max_rows;
+      if (req.deadline_ms <= 0)
+        req.deadline_ms = static_cast<int32_t>(s.settings.deadline_ms);
+      req.deadline_ms = static_cast<int32_t>(
+        std::min<int64_t>(req.deadline_ms, s.settings.max_deadline_ms));
+      bool any_up = std::any_of(s.slots.begin(), s.slots.end(), [](auto& sl) {
+        return sl.state != slot_state::down;
+      });
+      if (!any_up)
+        return to_caf(domain::ec::sql_executor_failed,
+                      "no SQL executor process is available");
+      size_t idle = s.slots.size();
+      if (s.queue.empty())
+        for (size_t i = 0; i < s.slots.size() && idle == s.slots.size(); ++i)
+          if (s.slots[i].state == slot_state::idle)
+            idle = i;
+      if (idle == s.slots.size() && s.queue.size() >= s.settings.queue_limit) {
+        ++s.rejected;
+        return to_caf(domain::ec::overloaded,
+                      "the SQL sandbox queue is full");
+      }
+      auto rp = self->make_response_promise<sql_exec_result>();
+      sql_sandbox_state::pending p{std::move(req), rp};
+      if (idle < s.slots.size())
+        dispatch(self, idle, std::move(p));
+      else
+        s.queue.push_back(std::move(p));
+      publish(self);
+      return rp;
+    },
+    [self](atom::health) { return health_json(self); },
+    [self](atom::internal, atom::health, int32_t slot, int32_t event,
+           int32_t pid) { on_worker_event(self, slot, event, pid); },
+  };
+}
+
+} // namespace candor::actors

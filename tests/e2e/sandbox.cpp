@@ -1,0 +1,146 @@
+// The real `candor serve` with a sales database: the SQL sandbox's executor
+// processes in /health and /metrics, sandboxed, and gone after a clean
+// shutdown or with their parent (parent-death signal).
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <signal.h>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "tests/support/http_client.hpp"
+#include "tests/support/process.hpp"
+
+using namespace candor;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Children of `parent` whose command line mentions "executor", with their
+/// state letter (R, S, Z, ...).
+std::map<pid_t, char> executors_of(pid_t parent) {
+  std::map<pid_t, char> out;
+  for (auto& e : std::filesystem::directory_iterator("/proc")) {
+    auto name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != name.npos)
+      continue;
+    std::ifstream stat{e.path() / "stat"};
+    std::string line;
+    if (!std::getline(stat, line))
+      continue;
+    auto close = line.rfind(')');
+    if (close == std::string::npos)
+      continue;
+    std::istringstream rest{line.substr(close + 2)};
+    char state = '?';
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid != parent)
+      continue;
+    std::ifstream cmd{e.path() / "cmdline"};
+    std::string cmdline{std::istreambuf_iterator<char>{cmd}, {}};
+    if (cmdline.find("executor") != std::string::npos)
+      out[static_cast<pid_t>(std::stol(name))] = state;
+  }
+  return out;
+}
+
+/// True when `pid` no longer runs (gone, or a zombie left to a parent that
+/// does not reap).
+bool not_running(pid_t pid) {
+  std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
+  std::string line;
+  if (!std::getline(stat, line))
+    return true;
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size()
+         && line[close + 2] == 'Z';
+}
+
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds within = 10s) {
+  auto until = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred())
+      return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return pred();
+}
+
+struct seeded_server {
+  test::server_process proc;
+
+  seeded_server() {
+    auto seeded = test::run_candor({"seed", "--data-dir", proc.data_dir()});
+    BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);
+    BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n"
+                                          << proc.log());
+  }
+
+  boost::json::object health() {
+    test::http_client c{proc.port()};
+    auto r = c.request("GET", "/health");
+    BOOST_REQUIRE(r);
+    return boost::json::parse(r->body).as_object();
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(e2e_sandbox)
+
+BOOST_AUTO_TEST_CASE(the_pool_is_in_health_and_metrics_and_stops_cleanly) {
+  seeded_server s;
+  BOOST_REQUIRE(eventually([&] {
+    auto h = s.health();
+    auto& sb = h.at("sandbox");
+    return sb.is_object() && sb.at("ready").as_int64() == 2;
+  }));
+  auto sb = s.health().at("sandbox").as_object();
+  BOOST_CHECK_EQUAL(sb.at("size").as_int64(), 2);
+  BOOST_CHECK_EQUAL(sb.at("kills").as_int64(), 0);
+  test::http_client c{s.proc.port()};
+  auto m = c.request("GET", "/metrics");
+  BOOST_REQUIRE(m);
+  BOOST_CHECK_NE(m->body.find("candor_sql_sandbox_events_total{event=\"kill\"}"
+                              " 0"),
+                 std::string::npos);
+  BOOST_CHECK_NE(m->body.find("candor_sql_sandbox_executors{state=\"ready\"}"
+                              " 2"),
+                 std::string::npos);
+  auto kids = executors_of(s.proc.pid());
+  BOOST_REQUIRE_EQUAL(kids.size(), 2u);
+  for (auto& [pid, state] : kids) {
+    std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+    std::string text{std::istreambuf_iterator<char>{status}, {}};
+    BOOST_CHECK_NE(text.find("Seccomp:\t2"), std::string::npos);
+  }
+  BOOST_CHECK_EQUAL(s.proc.stop(SIGTERM), 0);
+  for (auto& [pid, state] : kids)
+    BOOST_CHECK(not_running(pid));
+}
+
+BOOST_AUTO_TEST_CASE(executors_die_with_a_killed_server) {
+  seeded_server s;
+  BOOST_REQUIRE(eventually([&] {
+    auto h = s.health();
+    auto& sb = h.at("sandbox");
+    return sb.is_object() && sb.at("ready").as_int64() == 2;
+  }));
+  auto kids = executors_of(s.proc.pid());
+  BOOST_REQUIRE_EQUAL(kids.size(), 2u);
+  s.proc.stop(SIGKILL);
+  for (auto& [pid, state] : kids)
+    BOOST_CHECK(eventually([pid = pid] { return not_running(pid); }, 5s));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
