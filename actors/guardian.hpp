@@ -63,7 +63,6 @@ struct guardian_state {
   ledger_reader_actor reader;
   sql_sandbox_actor sandbox;
   index_actor index;
-  sql_sandbox_actor sandbox;
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;
