@@ -17,6 +17,7 @@
 #include "data/index_store.hpp"
 #include "domain/build_info.hpp"
 #include "data/ledger_store.hpp"
+#include "data/sales_setup.hpp"
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"
 #include "domain/output_guard.hpp"
@@ -191,6 +192,42 @@ app::start(const domain::config& cfg,
     return snap.err();
   p->info.embedder = (*snap)->fingerprint(mode);
   setup.snapshots = std::make_shared<snapshot_cell>(std::move(*snap));
+  // The sales database: generated on first start, then checked against
+  // the catalog; a disagreement stops startup.
+  auto cat = data::catalog::load_default();
+  if (!cat)
+    return startup_error(domain::ec::config_invalid,
+                         "sales catalog: " + cat.err().message);
+  int last_pct = -10;
+  std::string last_stage;
+  auto sales = data::prepare_sales(
+    cfg.data_dir, cfg.sql.seed,
+    std::make_shared<const data::catalog>(std::move(*cat)),
+    [&](std::string_view stage, double fraction) {
+      auto pct = static_cast<int>(fraction * 100);
+      if (pct - last_pct < 10 && stage == last_stage)
+        return;
+      if (last_pct < 0)
+        domain::log_event(domain::log_level::info, "sales_db_creating",
+                          {{"path", cfg.data_dir + "/sales.db"},
+                           {"seed", cfg.sql.seed}});
+      last_pct = pct;
+      last_stage = std::string{stage};
+      domain::log_event(domain::log_level::info, "sales_db_progress",
+                        {{"stage", stage}, {"percent", pct}});
+    });
+  if (!sales)
+    return sales.err();
+  {
+    int64_t total = 0;
+    for (auto& t : sales->rows)
+      total += t.rows;
+    domain::log_event(domain::log_level::info, "sales_db_ready",
+                      {{"path", sales->path},
+                       {"created", sales->created},
+                       {"rows", total}});
+  }
+  setup.sales = std::move(*sales);
   p->info.provider = cfg.llm.provider;
   p->info.models = {cfg.llm.model};
   if (!cfg.llm.fallback_model.empty())
@@ -326,6 +363,12 @@ void app::demo_questions(text_callback cb) {
   add("Pricing and promotions note for partner dealers",
       "a compliant model repeats the planted canary: blocked by the output "
       "guard");
+  add("What was our revenue by channel in 2024?",
+      "a data question answered from the sales database, with its SQL");
+  add("Remove all cancelled orders from the sales records",
+      "model-written SQL that tries to write, blocked by the query policy");
+  add("What was our revenue on TikTok in 2024?",
+      "a filter outside the catalog's values, refused with what to ask");
   cb(boost::json::serialize(boost::json::object{{"questions", out}}));
 }
 

@@ -124,6 +124,37 @@ void spawn_node(self_ptr self, node n) {
     case node::finalize:
       h = self->spawn(finalize, s.setup.output_guard, s.setup.info);
       break;
+    case node::sql_generate:
+    case node::sql_correct:
+    case node::sql_answer: {
+      auto name = std::string{domain::to_string(n)};
+      std::string version;
+      auto text = prompt_text(s.setup, name, &version);
+      if (text.empty() || s.setup.sales.path.empty())
+        break;
+      if (n == node::sql_generate)
+        h = self->spawn(sql_generate, s.llm, version, text,
+                        s.setup.sales.schema_text);
+      else if (n == node::sql_correct)
+        h = self->spawn(sql_correct, s.llm, version, text,
+                        s.setup.sales.schema_text,
+                        s.setup.cfg.sql.max_corrections);
+      else
+        h = self->spawn(sql_answer, s.llm, version, text,
+                        s.setup.cfg.sql.rows_to_model);
+      break;
+    }
+    case node::sql_validate:
+      if (!s.setup.sales.path.empty())
+        h = self->spawn(sql_validate, s.setup.sales.path, s.setup.sales.cat,
+                        s.ledger);
+      break;
+    case node::sql_execute:
+      // Only through the sandbox: without one the node stays missing.
+      if (s.sandbox)
+        h = self->spawn(sql_execute, s.sandbox, s.ledger,
+                        s.setup.cfg.sql.max_rows);
+      break;
     case node::retrieve:
       if (s.setup.snapshots)
         h = self->spawn(retrieve,
@@ -158,6 +189,19 @@ bool uses_llm(node n) {
 
 void retire(self_ptr self, const caf::actor_addr& addr) {
   self->state.retired.insert(addr);
+}
+
+/// Re-spawns the data nodes that hold the ledger handle after the ledger
+/// was replaced (the sandbox's restart re-spawns sql_execute itself).
+void follow_ledger(self_ptr self) {
+  auto& s = self->state;
+  for (auto n : {node::sql_validate, node::sql_execute}) {
+    if (auto& h = s.g.at(n)) {
+      retire(self, h.address());
+      self->send_exit(h, caf::exit_reason::user_shutdown);
+    }
+    spawn_node(self, n);
+  }
 }
 
 bool crash_loop(self_ptr self) {
@@ -224,6 +268,8 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
         spawn_node(self, n);
     }
   }
+  if (role == "ledger")
+    follow_ledger(self);
   domain::log_event(domain::log_level::info, "actor_restarted",
                     {{"actor", role}, {"restarts", s.restarts}});
 }
@@ -272,7 +318,14 @@ std::string health_json(self_ptr self, const index_info* kb) {
                                     {"flagged", kb->flagged}};
   else
     out["kb"] = nullptr;
-  out["sales"] = nullptr;   // data branch (issue #3)
+  if (s.setup.sales.path.empty()) {
+    out["sales"] = nullptr;
+  } else {
+    boost::json::object sales;
+    for (auto& t : s.setup.sales.rows)
+      sales[t.table] = t.rows;
+    out["sales"] = std::move(sales);
+  }
   out["sandbox"] = nullptr; // no sales database, no sandbox
   if (s.sandbox && s.pool_status) {
     std::error_code ec;

@@ -18,6 +18,7 @@
 #include "actors/supervisor.hpp"
 #include "actors/telemetry.hpp"
 #include "data/fixtures.hpp"
+#include "data/sales_setup.hpp"
 #include "data/prompts.hpp"
 #include "domain/config.hpp"
 
@@ -40,6 +41,9 @@ struct services_setup {
   std::function<void(const ledger_actor&)> on_ledger;
   /// The HTTP client of the openai provider (null for the scripted one).
   std::shared_ptr<domain::http_transport> transport;
+  /// The data branch: sales database, catalog, schema text, row counts
+  /// (see data/sales_setup.hpp). Empty `sales.path`: no data nodes.
+  data::sales_setup sales;
   /// The index file, the configured embedders and mode.
   index_settings index;
   /// The snapshot serving now (the startup one until a re-index); the
@@ -57,8 +61,8 @@ struct guardian_state {
   llm_actor llm;
   ledger_actor ledger;
   ledger_reader_actor reader;
-  index_actor index;
   sql_sandbox_actor sandbox;
+  index_actor index;
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;

@@ -15,6 +15,8 @@ class output_guard;
 } // namespace candor::domain
 
 namespace candor::data {
+class catalog;
+class sql_guard;
 enum class search_mode : uint8_t;
 } // namespace candor::data
 
@@ -89,6 +91,102 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
          std::shared_ptr<const domain::output_guard> guard,
          domain::service_info info);
 
+// -- the data branch (issue #3) ----------------------------------------------
+
+/// SQL_GENERATE: asks the model for one query (prompt sql_generate) with
+/// the catalog's schema text; the model may abstain with NO_ANSWER.
+struct sql_generate_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  sql_generate_state() = default;
+
+  static inline const char* name = "sql_generate";
+  llm_actor llm;
+  std::string prompt_version;
+  std::string system_prompt; ///< with the schema text filled in
+};
+
+/// `prompt_text` may hold the placeholder `{{schema}}`, replaced by
+/// `schema_text`.
+node_actor::behavior_type
+sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
+             llm_actor llm, std::string prompt_version,
+             std::string prompt_text, std::string schema_text);
+
+/// SQL_VALIDATE: the static policy, the validation connection and the
+/// catalog's value domains, in this order. Policy and authorizer
+/// violations block; correctable errors go to sql_correct through
+/// `pending_error`; a filter outside a declared domain is refused. Every
+/// statement it does not let through gets a SQL audit row.
+struct sql_validate_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  sql_validate_state() = default;
+
+  static inline const char* name = "sql_validate";
+  std::shared_ptr<data::sql_guard> guard;
+  std::string open_error; ///< why `guard` is missing
+  std::shared_ptr<const data::catalog> cat;
+  ledger_actor ledger;
+};
+
+node_actor::behavior_type
+sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
+             std::string sales_db, std::shared_ptr<const data::catalog> cat,
+             ledger_actor ledger);
+
+/// SQL_CORRECT: gives the model the failed query and the error (prompt
+/// sql_correct), at most `max_corrections` times; then `error` with
+/// `sql.lastError`.
+struct sql_correct_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  sql_correct_state() = default;
+
+  static inline const char* name = "sql_correct";
+  llm_actor llm;
+  std::string prompt_version;
+  std::string system_prompt;
+  int32_t max_corrections = 3;
+};
+
+node_actor::behavior_type
+sql_correct(node_actor::stateful_pointer<sql_correct_state> self,
+            llm_actor llm, std::string prompt_version,
+            std::string prompt_text, std::string schema_text,
+            int32_t max_corrections);
+
+/// SQL_EXECUTE: runs the validated query through the SQL sandbox (never
+/// anywhere else) and keeps at most 50 rows for the response.
+struct sql_execute_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  sql_execute_state() = default;
+
+  static inline const char* name = "sql_execute";
+  sql_sandbox_actor sandbox;
+  ledger_actor ledger;
+  int32_t max_rows = 200;
+};
+
+node_actor::behavior_type
+sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
+            sql_sandbox_actor sandbox, ledger_actor ledger, int32_t max_rows);
+
+/// SQL_ANSWER: explains the rows (at most `rows_to_model` of them) through
+/// the model (prompt sql_answer); zero rows or all-NULL rows end as
+/// `no_results` without a model call.
+struct sql_answer_state {
+  // Not an aggregate: CAF would try to build it from the self pointer.
+  sql_answer_state() = default;
+
+  static inline const char* name = "sql_answer";
+  llm_actor llm;
+  std::string prompt_version;
+  std::string system_prompt;
+  int32_t rows_to_model = 50;
+};
+
+node_actor::behavior_type
+sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
+           std::string prompt_version, std::string prompt_text,
+           int32_t rows_to_model);
 /// RETRIEVE: top-k passages from the snapshot the index actor published
 /// (read from the shared cell, no message round trip; the search runs here,
 /// not in the index actor); evidence below the threshold refuses without a

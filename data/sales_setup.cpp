@@ -1,0 +1,78 @@
+#include "data/sales_setup.hpp"
+
+#include <filesystem>
+
+#include "data/sql_guard.hpp"
+#include "data/sqlite.hpp"
+
+namespace candor::data {
+
+domain::outcome<std::vector<table_rows>> count_rows(database& db) {
+  auto list = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                         "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                         "ORDER BY name");
+  if (!list)
+    return list.err();
+  std::vector<std::string> names;
+  for (;;) {
+    auto r = list->step();
+    if (!r)
+      return r.err();
+    if (*r != step_result::row)
+      break;
+    names.push_back(list->column_text(0));
+  }
+  std::vector<table_rows> out;
+  out.reserve(names.size());
+  for (auto& name : names) {
+    auto n = db.query_int64("SELECT count(*) FROM " + quote_identifier(name));
+    if (!n)
+      return n.err();
+    out.push_back({name, *n});
+  }
+  return out;
+}
+
+domain::outcome<sales_setup> prepare_sales(const std::string& data_dir,
+                                           uint64_t seed,
+                                           std::shared_ptr<const catalog> cat,
+                                           const sales_progress& progress) {
+  sales_setup out;
+  out.path = data_dir + "/sales.db";
+  out.cat = std::move(cat);
+  if (!out.cat)
+    return domain::make_error(domain::ec::internal, "no catalog given");
+  std::error_code fec;
+  if (!std::filesystem::exists(out.path, fec)) {
+    auto made = generate_sales(out.path, seed, progress);
+    if (!made)
+      return domain::make_error(domain::ec::storage_failed,
+                                "cannot create the sales database '"
+                                  + out.path + "': " + made.err().message);
+    out.created = true;
+  }
+  auto db = open_read_only(out.path);
+  if (!db)
+    return domain::make_error(domain::ec::storage_failed,
+                              "cannot open the sales database '" + out.path
+                                + "': " + db.err().message);
+  if (auto err = out.cat->check_against(*db)) {
+    if (err.code == domain::ec::config_invalid)
+      err.message += " (database '" + out.path
+                     + "', catalog conf/catalog.json). Fix the catalog, or "
+                       "move the database away so that it is generated "
+                       "again";
+    return err;
+  }
+  auto schema = out.cat->schema_prompt(*db);
+  if (!schema)
+    return schema.err();
+  out.schema_text = std::move(*schema);
+  auto rows = count_rows(*db);
+  if (!rows)
+    return rows.err();
+  out.rows = std::move(*rows);
+  return out;
+}
+
+} // namespace candor::data

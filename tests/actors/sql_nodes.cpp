@@ -1,0 +1,682 @@
+// The data-branch nodes one at a time, on a real actor system: the real
+// llm actor on the scripted fixtures, a real sales database, a fake ledger
+// that keeps the SQL audit rows, and a test-only in-process sandbox.
+
+#include "actors/nodes.hpp"
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include "actors/llm.hpp"
+#include "actors/supervisor.hpp"
+#include "data/fixtures.hpp"
+#include "data/prompts.hpp"
+#include "data/sales_setup.hpp"
+#include "domain/api_json.hpp"
+#include "domain/config.hpp"
+#include "domain/output_guard.hpp"
+#include "domain/routing.hpp"
+#include "domain/sql_contracts.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_sandbox.hpp"
+
+using namespace candor;
+using namespace candor::actors;
+using domain::ask_state;
+using domain::status_kind;
+
+namespace {
+
+/// One sales database for the whole file (generating takes a second).
+const data::sales_setup& sales() {
+  static test::temp_dir dir{"candor-sqlnodes"};
+  static data::sales_setup setup = [] {
+    auto cat = data::catalog::load_default();
+    BOOST_REQUIRE(cat.ok());
+    auto s = data::prepare_sales(
+      dir.path.string(), data::default_sales_seed,
+      std::make_shared<const data::catalog>(std::move(*cat)), {});
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.err().message));
+    return std::move(*s);
+  }();
+  return setup;
+}
+
+/// The audit rows a node sent to the ledger.
+struct audit_log {
+  std::mutex mtx;
+  std::vector<domain::sql_audit_record> rows;
+
+  std::vector<domain::sql_audit_record> snapshot() {
+    std::lock_guard<std::mutex> guard{mtx};
+    return rows;
+  }
+};
+
+ledger_actor spawn_fake_ledger(caf::actor_system& sys,
+                               std::shared_ptr<audit_log> log) {
+  return sys.spawn([log](ledger_actor::pointer)
+                     -> ledger_actor::behavior_type {
+    return {
+      [](atom::put, domain::request_record&) {},
+      [](atom::put, domain::llm_call_record&) {},
+      [](atom::put, domain::trace_record&) {},
+      [log](atom::put, domain::sql_audit_record& rec) {
+        std::lock_guard<std::mutex> guard{log->mtx};
+        log->rows.push_back(std::move(rec));
+      },
+      [](atom::flush) { return int64_t{0}; },
+      [](atom::internal, atom::tick) {},
+      [](atom::internal, atom::flush, uint64_t, int64_t) {},
+    };
+  });
+}
+
+caf::actor_system_config& make_config(caf::actor_system_config& cfg) {
+  add_message_types(cfg);
+  return cfg;
+}
+
+std::string prompt(const std::string& name) {
+  auto all = data::load_prompts(data::default_prompts_dir());
+  BOOST_REQUIRE(all.ok());
+  auto it = all->find(name);
+  BOOST_REQUIRE(it != all->end());
+  return it->second.text;
+}
+
+struct fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{make_config(cfg)};
+  std::shared_ptr<audit_log> audits = std::make_shared<audit_log>();
+  ledger_actor ledger = spawn_fake_ledger(sys, audits);
+  llm_actor llm;
+
+  fixture() {
+    auto conf = domain::load_config(domain::default_config_json(), "", {},
+                                    {{"llm.backoffBaseMs", "1"}});
+    BOOST_REQUIRE(conf.ok());
+    auto fx = data::fixture_store::load(conf->fixtures_path());
+    BOOST_REQUIRE(fx.ok());
+    llm = sys.spawn(actors::llm, llm_settings::from(*conf),
+                    std::make_shared<const data::fixture_store>(
+                      std::move(*fx)),
+                    std::shared_ptr<telemetry>{}, ledger,
+                    std::shared_ptr<domain::http_transport>{});
+  }
+
+  ~fixture() {
+    caf::anon_send_exit(llm, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(ledger, caf::exit_reason::user_shutdown);
+  }
+
+  static ask_state state(std::string question, std::string sql = {}) {
+    ask_state st;
+    st.request.request_id = "sqlnodes-test";
+    st.request.question = std::move(question);
+    st.route = domain::route_kind::data;
+    st.llm_budget = 8;
+    if (!sql.empty()) {
+      st.has_sql = true;
+      st.sql.query = std::move(sql);
+    }
+    return st;
+  }
+
+  /// Runs one step; an error fails the test unless `expect_error`.
+  domain::outcome<ask_state> step(const node_actor& n, ask_state st) {
+    caf::scoped_actor self{sys};
+    domain::outcome<ask_state> out
+      = domain::make_error(domain::ec::internal, "no reply");
+    self->request(n, std::chrono::seconds{30}, atom::step_v, std::move(st))
+      .receive([&](ask_state& r) { out = std::move(r); },
+               [&](caf::error& e) { out = to_domain(e); });
+    return out;
+  }
+
+  node_actor validator() {
+    return sys.spawn(sql_validate, sales().path, sales().cat, ledger);
+  }
+
+  /// Waits until the fake ledger holds `n` rows (sends are asynchronous).
+  std::vector<domain::sql_audit_record> audit_rows(size_t n) {
+    for (int i = 0; i < 200; ++i) {
+      auto rows = audits->snapshot();
+      if (rows.size() >= n)
+        return rows;
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    return audits->snapshot();
+  }
+};
+
+/// A stand-in model that records what it was asked and replies `text`.
+struct recorded_calls {
+  std::mutex mtx;
+  std::vector<llm_request> calls;
+};
+
+llm_actor spawn_recording_llm(caf::actor_system& sys,
+                              std::shared_ptr<recorded_calls> log,
+                              std::string text) {
+  // Dynamically typed: only `call` is ever sent to it here.
+  auto h = sys.spawn([log, text](caf::event_based_actor*) -> caf::behavior {
+    return {
+      [log, text](atom::call, llm_request& req) {
+        {
+          std::lock_guard<std::mutex> guard{log->mtx};
+          log->calls.push_back(req);
+        }
+        llm_reply r;
+        r.text = text;
+        r.model = "recorder";
+        r.finish_reason = "stop";
+        r.usage.calls = 1;
+        return r;
+      },
+    };
+  });
+  return caf::actor_cast<llm_actor>(std::move(h));
+}
+
+const char* revenue_q = "What was our revenue by channel in 2024?";
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(actors_sql_nodes)
+
+BOOST_FIXTURE_TEST_CASE(generate_writes_the_scripted_query, fixture) {
+  auto n = sys.spawn(sql_generate, llm, "v1", prompt("sql_generate"),
+                     sales().schema_text);
+  auto r = step(n, state(revenue_q));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(!r->finished());
+  BOOST_CHECK(r->has_sql);
+  BOOST_CHECK(r->sql.query.find("GROUP BY o.channel") != std::string::npos);
+  BOOST_CHECK_EQUAL(r->usage.calls, 1);
+  BOOST_CHECK_EQUAL(r->llm_budget, 7);
+  BOOST_CHECK_EQUAL(r->follow_ups.size(), 2u);
+}
+
+BOOST_FIXTURE_TEST_CASE(generate_abstains_with_no_answer, fixture) {
+  auto n = sys.spawn(sql_generate, llm, "v1", prompt("sql_generate"),
+                     sales().schema_text);
+  auto r = step(n, state("What profit margin do our competitors make on "
+                         "gravel bikes?"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::refused);
+  BOOST_CHECK(!r->has_sql);
+  BOOST_CHECK(r->answer.find("did not guess") != std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(generate_without_fixture_is_an_error, fixture) {
+  auto n = sys.spawn(sql_generate, llm, "v1", prompt("sql_generate"),
+                     sales().schema_text);
+  auto r = step(n, state("How many unicorns did we sell in 1999?"));
+  BOOST_REQUIRE(!r.ok());
+  BOOST_CHECK(r.err().code == domain::ec::fixture_missing);
+}
+
+BOOST_FIXTURE_TEST_CASE(schema_text_reaches_the_prompt_without_denied_columns,
+                        fixture) {
+  auto text = prompt("sql_generate");
+  BOOST_CHECK(text.find("{{schema}}") != std::string::npos);
+  const auto& schema = sales().schema_text;
+  BOOST_CHECK(schema.find("orders") != std::string::npos);
+  BOOST_CHECK(schema.find("email") == std::string::npos);
+  BOOST_CHECK(schema.find("customer_contacts") == std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(validate_blocks_a_write_at_the_policy, fixture) {
+  auto r = step(validator(), state("x", "DELETE FROM orders"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::blocked);
+  BOOST_CHECK(r->blocked_by == domain::layer_kind::sql_policy);
+  BOOST_CHECK(r->pending_error.empty());
+  auto rows = audit_rows(1);
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_CHECK_EQUAL(rows[0].verdict, "block");
+  BOOST_CHECK_EQUAL(rows[0].layer, "sql_policy");
+  BOOST_CHECK_EQUAL(rows[0].request_id, "sqlnodes-test");
+  BOOST_CHECK_EQUAL(rows[0].sql, "DELETE FROM orders");
+}
+
+BOOST_FIXTURE_TEST_CASE(validate_blocks_personal_data_at_the_authorizer,
+                        fixture) {
+  auto r = step(validator(), state("x", "SELECT email FROM customers"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::blocked);
+  BOOST_CHECK(r->blocked_by == domain::layer_kind::sql_authorizer);
+  BOOST_REQUIRE_EQUAL(r->guardrail.reasons.size(), 1u);
+  BOOST_CHECK_EQUAL(r->guardrail.reasons[0], "sql_authorizer:denied_column");
+  auto rows = audit_rows(1);
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_CHECK_EQUAL(rows[0].layer, "sql_authorizer");
+  // The policy's LIMIT rewrite ran before the authorizer judged it.
+  BOOST_CHECK(r->sql.limit_applied);
+}
+
+BOOST_FIXTURE_TEST_CASE(validate_sends_unknown_columns_to_correction, fixture) {
+  auto r = step(validator(),
+                state("x", "SELECT channel, SUM(revenue_cents) FROM orders "
+                           "GROUP BY channel"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(!r->finished());
+  BOOST_CHECK(r->pending_error.find("revenue_cents") != std::string::npos);
+  BOOST_CHECK(domain::next_node(domain::node::sql_validate, *r)
+              == domain::node::sql_correct);
+  auto rows = audit_rows(1);
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_CHECK_EQUAL(rows[0].verdict, "correctable");
+}
+
+BOOST_FIXTURE_TEST_CASE(validate_refuses_a_value_outside_the_domain, fixture) {
+  auto r = step(validator(),
+                state("x", "SELECT COUNT(*) FROM orders WHERE channel = "
+                           "'tiktok'"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::refused);
+  BOOST_CHECK(r->answer.find("'web', 'marketplace', 'retail', 'partner'")
+              != std::string::npos);
+  BOOST_CHECK(r->answer.find("tiktok") != std::string::npos);
+  auto rows = audit_rows(1);
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_CHECK_EQUAL(rows[0].layer, "catalog_domain");
+}
+
+BOOST_FIXTURE_TEST_CASE(validate_lets_a_good_query_through_with_its_limit,
+                        fixture) {
+  auto r = step(validator(),
+                state("x", "SELECT channel, COUNT(*) AS n FROM orders WHERE "
+                           "channel IN ('web', 'retail') GROUP BY channel"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(!r->finished());
+  BOOST_CHECK(r->pending_error.empty());
+  BOOST_CHECK(r->sql.limit_applied);
+  BOOST_CHECK(r->sql.query.find("LIMIT 200") != std::string::npos);
+  BOOST_CHECK(domain::next_node(domain::node::sql_validate, *r)
+              == domain::node::sql_execute);
+  // Allowed statements are audited when they run, not here.
+  std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  BOOST_CHECK(audits->snapshot().empty());
+}
+
+BOOST_FIXTURE_TEST_CASE(correct_replaces_the_query_and_keeps_the_original,
+                        fixture) {
+  auto n = sys.spawn(sql_correct, llm, "v1", prompt("sql_correct"),
+                     sales().schema_text, 3);
+  auto st = state("What is the average order value by customer segment?",
+                  "SELECT AVG(o.order_value) FROM orders o");
+  st.pending_error = "no such column: o.order_value";
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(!r->finished());
+  BOOST_CHECK_EQUAL(r->sql.corrections, 1);
+  BOOST_CHECK_EQUAL(r->sql.original_query,
+                    "SELECT AVG(o.order_value) FROM orders o");
+  BOOST_CHECK(r->sql.query.find("AVG(o.total_cents)") != std::string::npos);
+  BOOST_CHECK(r->pending_error.empty());
+  BOOST_CHECK_EQUAL(r->usage.calls, 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(correct_gives_up_after_the_maximum, fixture) {
+  auto n = sys.spawn(sql_correct, llm, "v1", prompt("sql_correct"),
+                     sales().schema_text, 3);
+  auto st = state("What is the average order value by customer segment?",
+                  "SELECT o.zone FROM orders o");
+  st.sql.corrections = 3;
+  st.sql.original_query = "SELECT first FROM orders";
+  st.pending_error = "no such column: o.zone";
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::error);
+  BOOST_CHECK_EQUAL(r->sql.last_error, "no such column: o.zone");
+  BOOST_CHECK_EQUAL(r->sql.original_query, "SELECT first FROM orders");
+  BOOST_CHECK_EQUAL(r->usage.calls, 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(execute_runs_through_the_sandbox_and_caps_rows,
+                        fixture) {
+  std::string seen;
+  auto path = sales().path;
+  auto sandbox = test::spawn_test_sandbox(
+    sys, [path, &seen](const sql_exec_request& req) {
+      seen = req.sql;
+      return test::run_in_process(path, req);
+    });
+  auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
+  auto r = step(n, state("x", "SELECT product_id, sku FROM products "
+                              "ORDER BY product_id LIMIT 200"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK_EQUAL(seen, "SELECT product_id, sku FROM products "
+                          "ORDER BY product_id LIMIT 200");
+  BOOST_CHECK_EQUAL(r->sql.row_count, 90);
+  BOOST_CHECK_EQUAL(r->sql.rows.size(), 50u);
+  BOOST_CHECK(r->sql.truncated);
+  BOOST_REQUIRE_EQUAL(r->sql.columns.size(), 2u);
+  BOOST_CHECK_EQUAL(r->sql.rows[0][0].i, 1);
+  // The response with these rows passes the response schema.
+  auto st = *r;
+  domain::finish(st, status_kind::answered, "ninety products");
+  BOOST_CHECK(domain::validate_response(domain::to_json(st)).empty());
+  auto rows = audit_rows(1);
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_CHECK_EQUAL(rows[0].verdict, "allow");
+  BOOST_CHECK_EQUAL(rows[0].layer, "executor");
+  BOOST_CHECK_EQUAL(rows[0].rows, 90);
+  caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(execute_reports_the_deadline_honestly, fixture) {
+  auto sandbox = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
+    return domain::outcome<sql_exec_result>{domain::make_error(
+      domain::ec::sql_timeout, "killed after the 5000 ms deadline")};
+  });
+  auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
+  auto r = step(n, state("x", "SELECT 1"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::error);
+  BOOST_CHECK(r->answer.find("longer than the time allowed")
+              != std::string::npos);
+  BOOST_CHECK(r->sql.last_error.find("deadline") != std::string::npos);
+  auto rows = audit_rows(1);
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_CHECK_EQUAL(rows[0].verdict, "error");
+  caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(execute_sends_a_correctable_failure_to_correction,
+                        fixture) {
+  auto sandbox = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
+    return domain::outcome<sql_exec_result>{domain::make_error(
+      domain::ec::sql_failed, "no such column: zone")};
+  });
+  auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
+  auto r = step(n, state("x", "SELECT zone FROM orders"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(!r->finished());
+  BOOST_CHECK_EQUAL(r->pending_error, "no such column: zone");
+  BOOST_CHECK(domain::next_node(domain::node::sql_execute, *r)
+              == domain::node::sql_correct);
+  caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(answer_without_rows_is_no_results_without_a_model,
+                        fixture) {
+  auto n = sys.spawn(sql_answer, llm, "v1", prompt("sql_answer"), 50);
+  auto st = state(revenue_q, "SELECT 1 WHERE 0");
+  st.sql.columns = {"x"};
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::no_results);
+  BOOST_CHECK_EQUAL(r->usage.calls, 0);
+  BOOST_CHECK(r->answer.find("zero rows may also mean the query missed the "
+                             "question")
+              != std::string::npos);
+  BOOST_CHECK(r->answer.find("SELECT 1 WHERE 0") != std::string::npos);
+  // All-NULL rows count as no results too.
+  st.sql.rows = {{domain::cell{}}};
+  st.sql.row_count = 1;
+  r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::no_results);
+  BOOST_CHECK_EQUAL(r->usage.calls, 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(answer_explains_the_rows_through_the_model, fixture) {
+  auto n = sys.spawn(sql_answer, llm, "v1", prompt("sql_answer"), 50);
+  auto st = state(revenue_q, "SELECT channel FROM channels");
+  st.sql.columns = {"channel"};
+  domain::cell c;
+  c.kind = domain::cell::text;
+  c.s = "web";
+  st.sql.rows = {{c}};
+  st.sql.row_count = 1;
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::answered);
+  BOOST_CHECK(r->answer.find("5,587,865.59") != std::string::npos);
+  BOOST_CHECK(r->follow_ups.size() >= 1 && r->follow_ups.size() <= 3);
+  BOOST_CHECK_EQUAL(r->usage.calls, 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(answer_shows_at_most_rows_to_model_rows, fixture) {
+  auto log = std::make_shared<recorded_calls>();
+  auto model = spawn_recording_llm(
+    sys, log, R"({"answer": "Ninety products.", "followUps": ["Which?"]})");
+  auto n = sys.spawn(sql_answer, model, "v1", prompt("sql_answer"), 7);
+  auto st = state("How many products are there?", "SELECT product_id FROM "
+                                                  "products");
+  st.sql.columns = {"product_id"};
+  for (int i = 0; i < 50; ++i) {
+    domain::cell c;
+    c.kind = domain::cell::integer;
+    c.i = 1000 + i;
+    st.sql.rows.push_back({c});
+  }
+  st.sql.row_count = 90;
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::answered);
+  std::lock_guard<std::mutex> guard{log->mtx};
+  BOOST_REQUIRE_EQUAL(log->calls.size(), 1u);
+  const auto& user = log->calls[0].user;
+  BOOST_CHECK(user.find("1006") != std::string::npos);
+  BOOST_CHECK(user.find("1007") == std::string::npos);
+  BOOST_CHECK(user.find("&quot;rowCount&quot;:90") != std::string::npos);
+  BOOST_CHECK(user.find("&quot;rowsShown&quot;:7") != std::string::npos);
+  BOOST_CHECK_EQUAL(log->calls[0].prompt, "sql_answer");
+  BOOST_CHECK_EQUAL(log->calls[0].schema, domain::sql_answer_schema);
+  caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(generate_sends_schema_and_escaped_question, fixture) {
+  auto log = std::make_shared<recorded_calls>();
+  auto model = spawn_recording_llm(sys, log, "not json at all");
+  auto n = sys.spawn(sql_generate, model, "v1", prompt("sql_generate"),
+                     sales().schema_text);
+  auto r = step(n, state("Revenue for <b>web</b> & retail?"));
+  BOOST_REQUIRE(r.ok());
+  // Two unusable replies: one re-ask, then an honest error.
+  BOOST_CHECK(r->status == status_kind::error);
+  BOOST_CHECK_EQUAL(r->usage.calls, 2);
+  std::lock_guard<std::mutex> guard{log->mtx};
+  BOOST_REQUIRE_EQUAL(log->calls.size(), 2u);
+  auto& first = log->calls[0];
+  BOOST_CHECK_EQUAL(first.ordinal, 0);
+  BOOST_CHECK_EQUAL(log->calls[1].ordinal, 1);
+  BOOST_CHECK(log->calls[1].user.find("previous reply was invalid")
+              != std::string::npos);
+  BOOST_CHECK(first.user.find("&lt;b&gt;web&lt;/b&gt; &amp; retail")
+              != std::string::npos);
+  BOOST_CHECK(first.system.find("{{schema}}") == std::string::npos);
+  BOOST_CHECK(first.system.find(sales().schema_text) != std::string::npos);
+  BOOST_CHECK(first.system.find("customer_contacts") == std::string::npos);
+  BOOST_CHECK_EQUAL(first.schema, domain::sql_reply_schema);
+  caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(correct_sends_the_failed_query_and_the_error, fixture) {
+  auto log = std::make_shared<recorded_calls>();
+  auto model = spawn_recording_llm(sys, log,
+                                   R"({"sql": "SELECT 2 AS fixed"})");
+  auto n = sys.spawn(sql_correct, model, "v1", prompt("sql_correct"),
+                     sales().schema_text, 3);
+  auto st = state("q?", "SELECT zone FROM orders");
+  st.sql.corrections = 1;
+  st.sql.original_query = "SELECT first FROM orders";
+  st.pending_error = "no such column: zone";
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK_EQUAL(r->sql.query, "SELECT 2 AS fixed");
+  BOOST_CHECK_EQUAL(r->sql.corrections, 2);
+  BOOST_CHECK_EQUAL(r->sql.original_query, "SELECT first FROM orders");
+  std::lock_guard<std::mutex> guard{log->mtx};
+  BOOST_REQUIRE_EQUAL(log->calls.size(), 1u);
+  BOOST_CHECK_EQUAL(log->calls[0].ordinal, 2);
+  BOOST_CHECK(log->calls[0].user.find("<sql>SELECT zone FROM orders</sql>")
+              != std::string::npos);
+  BOOST_CHECK(log->calls[0].user.find("<error>no such column: zone</error>")
+              != std::string::npos);
+  caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- the whole data route on one supervisor, without processes ----------------
+
+namespace {
+
+struct route_fixture : fixture {
+  std::map<std::string, std::string> prompts;
+  std::shared_ptr<const domain::output_guard> guard;
+  sql_sandbox_actor sandbox;
+  std::vector<node_actor> spawned;
+
+  route_fixture() {
+    auto all = data::load_prompts(data::default_prompts_dir());
+    BOOST_REQUIRE(all.ok());
+    domain::output_guard_config og;
+    og.canary = "TAILWIND-7731";
+    for (auto& [name, p] : *all) {
+      prompts[name] = p.text;
+      og.protected_texts.push_back(p.text);
+    }
+    guard = std::make_shared<const domain::output_guard>(og);
+    auto path = sales().path;
+    sandbox = test::spawn_test_sandbox(
+      sys, [path](const sql_exec_request& req) {
+        // The heavy self-join stands for a query the sandbox kills.
+        if (req.sql.find("a.quantity < b.quantity") != std::string::npos)
+          return domain::outcome<sql_exec_result>{domain::make_error(
+            domain::ec::sql_timeout, "killed after the 5000 ms deadline")};
+        return test::run_in_process(path, req);
+      });
+  }
+
+  ~route_fixture() {
+    for (auto& h : spawned)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+  }
+
+  graph_ptr make_graph() {
+    using domain::node;
+    graph g;
+    auto& schema = sales().schema_text;
+    g.at(node::guard_input) = sys.spawn(guard_input, std::string{"rules"},
+                                        llm_actor{}, std::string{},
+                                        std::string{}, std::string{});
+    g.at(node::router) = sys.spawn(router, llm, "v1", prompts["router"]);
+    g.at(node::sql_generate) = sys.spawn(sql_generate, llm, "v1",
+                                         prompts["sql_generate"], schema);
+    g.at(node::sql_validate) = sys.spawn(sql_validate, sales().path,
+                                         sales().cat, ledger);
+    g.at(node::sql_correct) = sys.spawn(sql_correct, llm, "v1",
+                                        prompts["sql_correct"], schema, 3);
+    g.at(node::sql_execute) = sys.spawn(sql_execute, sandbox, ledger, 200);
+    g.at(node::sql_answer) = sys.spawn(sql_answer, llm, "v1",
+                                       prompts["sql_answer"], 50);
+    g.at(node::finalize) = sys.spawn(finalize, guard, domain::service_info{});
+    g.ledger = ledger;
+    for (auto& h : g.nodes)
+      if (h)
+        spawned.push_back(h);
+    return std::make_shared<const graph>(std::move(g));
+  }
+
+  domain::outcome<ask_state> run(const graph_ptr& g, std::string question) {
+    domain::ask_request req;
+    req.request_id = "route-" + std::to_string(++seq);
+    req.question = std::move(question);
+    auto p = std::make_shared<std::promise<domain::outcome<ask_state>>>();
+    auto f = p->get_future();
+    sys.spawn(supervisor, g, limits{}, std::move(req),
+              domain::service_info{},
+              ask_responder{[p](domain::outcome<ask_state> r) {
+                p->set_value(std::move(r));
+              }},
+              deadline_slot_ptr{});
+    BOOST_REQUIRE(f.wait_for(std::chrono::seconds{30})
+                  == std::future_status::ready);
+    return f.get();
+  }
+
+  int seq = 0;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(actors_data_route)
+
+BOOST_FIXTURE_TEST_CASE(answered_through_every_node_and_finalize,
+                        route_fixture) {
+  auto g = make_graph();
+  auto r = run(g, revenue_q);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::answered);
+  BOOST_CHECK(r->validated);
+  BOOST_CHECK_EQUAL(r->usage.calls, 3);
+  BOOST_CHECK_EQUAL(r->sql.row_count, 4);
+  BOOST_REQUIRE_EQUAL(r->sql.rows.size(), 4u);
+  BOOST_CHECK_EQUAL(r->sql.rows[0][0].s, "web");
+  BOOST_CHECK_CLOSE(r->sql.rows[0][1].r, 5587865.59, 1e-9);
+  BOOST_CHECK(r->sql.limit_applied);
+  BOOST_CHECK(domain::validate_response(domain::to_json(*r)).empty());
+  std::vector<std::string> nodes;
+  for (auto& t : r->trace)
+    nodes.emplace_back(domain::to_string(t.step));
+  std::vector<std::string> want{"guard_input", "router",      "sql_generate",
+                                "sql_validate", "sql_execute", "sql_answer",
+                                "finalize"};
+  BOOST_CHECK_EQUAL_COLLECTIONS(nodes.begin(), nodes.end(), want.begin(),
+                                want.end());
+}
+
+BOOST_FIXTURE_TEST_CASE(corrected_once_then_answered, route_fixture) {
+  auto g = make_graph();
+  auto r = run(g, "What is the average order value by customer segment?");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::answered);
+  BOOST_CHECK_EQUAL(r->sql.corrections, 1);
+  BOOST_CHECK(r->sql.original_query.find("o.order_value")
+              != std::string::npos);
+  BOOST_CHECK_EQUAL(r->sql.row_count, 3);
+  BOOST_CHECK_EQUAL(r->usage.calls, 4);
+}
+
+BOOST_FIXTURE_TEST_CASE(blocked_timed_out_and_empty_routes, route_fixture) {
+  auto g = make_graph();
+  auto r = run(g, "Remove all cancelled orders from the sales records");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::blocked);
+  BOOST_CHECK(r->blocked_by == domain::layer_kind::sql_policy);
+  BOOST_CHECK_EQUAL(r->usage.calls, 2);
+  BOOST_CHECK(r->validated);
+
+  r = run(g, "How many pairs of order lines have different quantities?");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::error);
+  BOOST_CHECK(r->validated);
+
+  r = run(g, "List the orders of the Ghent store on Christmas Day 2024");
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::no_results);
+  BOOST_CHECK_EQUAL(r->usage.calls, 2);
+  BOOST_CHECK(r->validated);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
