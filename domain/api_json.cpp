@@ -337,14 +337,6 @@ void check_meta(checker& c, const json::object& o, const std::string& p) {
 
 } // namespace
 
-size_t count_code_points(std::string_view text) noexcept {
-  size_t n = 0;
-  for (char ch : text)
-    if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80)
-      ++n;
-  return n;
-}
-
 outcome<ask_request> parse_ask_body(std::string_view body,
                                     const ask_body_limits& lim) {
   boost::system::error_code parse_ec;

@@ -49,7 +49,4 @@ std::vector<issue> validate_response(const boost::json::value& v);
 /// there are some.
 std::string error_body(const error& e, std::string_view request_id);
 
-/// Counts UTF-8 code points (continuation bytes are not counted).
-size_t count_code_points(std::string_view text) noexcept;
-
 } // namespace candor::domain

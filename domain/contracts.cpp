@@ -4,32 +4,38 @@
 #include <boost/json/value.hpp>
 
 #include "domain/records.hpp"
+#include "domain/reply_json.hpp"
+#include "domain/text.hpp"
 
 namespace candor::domain {
 
 namespace {
 
 error parse_failed(std::string what) {
-  return make_error(ec::llm_parse_failed, std::move(what));
-}
-
-size_t code_points(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    n += (c & 0xC0) != 0x80;
-  return n;
+  return reply_parse_failed(std::move(what));
 }
 
 } // namespace
 
-outcome<router_decision> parse_router_reply(std::string_view text) {
+outcome<boost::json::object> parse_reply_object(std::string_view text,
+                                                size_t max_bytes) {
+  if (text.size() > max_bytes)
+    return parse_failed("reply is longer than " + std::to_string(max_bytes)
+                        + " bytes");
   boost::system::error_code jec;
   auto v = boost::json::parse(text, jec);
   if (jec)
     return parse_failed("reply is not valid JSON: " + jec.message());
   if (!v.is_object())
     return parse_failed("reply must be a JSON object");
-  auto& o = v.as_object();
+  return std::move(v.as_object());
+}
+
+outcome<router_decision> parse_router_reply(std::string_view text) {
+  auto parsed = parse_reply_object(text);
+  if (!parsed)
+    return parsed.err();
+  auto& o = parsed.value();
   std::string problems;
   router_decision out;
   for (auto& kv : o)
@@ -44,7 +50,7 @@ outcome<router_decision> parse_router_reply(std::string_view text) {
   }
   if (auto* r = o.if_contains("reason"); r && r->is_string()) {
     out.reason = std::string{r->as_string()};
-    auto n = code_points(out.reason);
+    auto n = count_code_points(out.reason);
     if (n < 3 || n > 200)
       problems += "'reason' must have 3 to 200 characters; ";
   } else {
@@ -58,16 +64,10 @@ outcome<router_decision> parse_router_reply(std::string_view text) {
 }
 
 outcome<rag_reply> parse_rag_reply(std::string_view text) {
-  if (text.size() > rag_reply_max_bytes)
-    return parse_failed("reply is longer than "
-                        + std::to_string(rag_reply_max_bytes) + " bytes");
-  boost::system::error_code jec;
-  auto v = boost::json::parse(text, jec);
-  if (jec)
-    return parse_failed("reply is not valid JSON: " + jec.message());
-  if (!v.is_object())
-    return parse_failed("reply must be a JSON object");
-  auto& o = v.as_object();
+  auto parsed = parse_reply_object(text, rag_reply_max_bytes);
+  if (!parsed)
+    return parsed.err();
+  auto& o = parsed.value();
   std::string problems;
   rag_reply out;
   for (auto& kv : o)
@@ -85,7 +85,7 @@ outcome<rag_reply> parse_rag_reply(std::string_view text) {
   flag("confident", out.confident);
   if (auto* a = o.if_contains("answer"); a && a->is_string()) {
     out.answer = std::string{a->as_string()};
-    auto n = code_points(out.answer);
+    auto n = count_code_points(out.answer);
     if (n > rag_answer_max_chars)
       problems += "'answer' must have at most "
                   + std::to_string(rag_answer_max_chars) + " characters; ";
@@ -105,7 +105,7 @@ outcome<rag_reply> parse_rag_reply(std::string_view text) {
           problems += "'citedChunkIds' entries must be strings; ";
           break;
         }
-        auto n = code_points(id.as_string());
+        auto n = count_code_points(id.as_string());
         if (n == 0 || n > rag_cited_id_max_chars) {
           problems += "'citedChunkIds' entries must have 1 to "
                       + std::to_string(rag_cited_id_max_chars)

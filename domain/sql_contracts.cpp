@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "domain/reply_json.hpp"
 #include "domain/text.hpp"
 
 namespace candor::domain {
@@ -10,14 +11,7 @@ namespace candor::domain {
 namespace {
 
 error parse_failed(std::string what) {
-  return make_error(ec::llm_parse_failed, std::move(what));
-}
-
-size_t code_points(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    n += (c & 0xC0) != 0x80;
-  return n;
+  return reply_parse_failed(std::move(what));
 }
 
 /// Drops a surrounding Markdown code fence (```json ... ```).
@@ -57,7 +51,7 @@ void read_follow_ups(const boost::json::object& o, size_t min, bool required,
       return;
     }
     std::string q{trim_ascii(std::string_view{x.as_string()})};
-    auto n = code_points(q);
+    auto n = count_code_points(q);
     if (n < 3 || n > 200) {
       problems += "each follow-up question must have 3 to 200 characters; ";
       return;
@@ -67,13 +61,7 @@ void read_follow_ups(const boost::json::object& o, size_t min, bool required,
 }
 
 outcome<boost::json::object> parse_object(std::string_view text) {
-  boost::system::error_code jec;
-  auto v = boost::json::parse(text, jec);
-  if (jec)
-    return parse_failed("reply is not valid JSON: " + jec.message());
-  if (!v.is_object())
-    return parse_failed("reply must be a JSON object");
-  return std::move(v.as_object());
+  return parse_reply_object(text);
 }
 
 error finish_problems(std::string& problems) {
@@ -130,7 +118,7 @@ outcome<sql_answer_reply> parse_sql_answer_reply(std::string_view text) {
       problems += "unknown field '" + std::string{kv.key()} + "'; ";
   if (auto* a = o->if_contains("answer"); a && a->is_string()) {
     out.answer = std::string{trim_ascii(std::string_view{a->as_string()})};
-    auto n = code_points(out.answer);
+    auto n = count_code_points(out.answer);
     if (n < 1 || n > 2000)
       problems += "'answer' must have 1 to 2000 characters; ";
   } else {

@@ -335,4 +335,12 @@ bool valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
+size_t count_code_points(std::string_view text) noexcept {
+  size_t n = 0;
+  for (char ch : text)
+    if ((static_cast<unsigned char>(ch) & 0xC0) != 0x80)
+      ++n;
+  return n;
+}
+
 } // namespace candor::domain

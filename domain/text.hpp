@@ -54,4 +54,7 @@ constexpr std::string_view trim_ascii(std::string_view s) noexcept {
   return s;
 }
 
+/// Counts UTF-8 code points (continuation bytes are not counted).
+size_t count_code_points(std::string_view text) noexcept;
+
 } // namespace candor::domain
