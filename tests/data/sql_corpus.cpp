@@ -26,6 +26,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -350,7 +351,8 @@ BOOST_AUTO_TEST_CASE(dangerous_statements_layer_by_layer) {
       }
       BOOST_TEST_MESSAGE(e.id << ": static " << (s_block ? "block" : "allow")
                               << ", authorizer "
-                              << (g_block ? "block" : domain::sql::to_string(g.verdict))
+                              << (g_block ? std::string_view{"block"}
+                                          : domain::sql::to_string(g.verdict))
                               << ", executor "
                               << (x_block ? "block (" + x.err().message
                                               + ")"
@@ -379,7 +381,7 @@ BOOST_AUTO_TEST_CASE(dangerous_statements_layer_by_layer) {
   BOOST_TEST(*after == s.fingerprint);
 }
 
-BOOST_AUTO_TEST_CASE(writes_fail_in_the_executor_after_pragmas_try_to_lift_limits) {
+BOOST_AUTO_TEST_CASE(executor_writes_fail_after_pragmas_lift_limits) {
   // Without the authorizer, the executor runs the corpus' PRAGMAs: lifting
   // query_only succeeds, but the file is still opened read-only and
   // immutable, so every write of the corpus still fails; the heap limit
