@@ -3,6 +3,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/model_call.hpp"
 #include "domain/contracts.hpp"
 #include "domain/text.hpp"
 
@@ -14,15 +15,27 @@ using domain::ask_state;
 using rag_ptr = node_actor::stateful_pointer<rag_answer_state>;
 
 /// Ends the request with an error the client can read, and why.
-void fail(ask_state& st, const char* why) {
-  domain::add_warning(st, why);
+void fail(ask_state& st, std::string_view why) {
+  domain::add_warning(st, std::string{why});
   domain::finish(st, domain::status_kind::error,
                  std::string{domain::texts::unusable_answer});
 }
 
-void ask_model(rag_ptr self, caf::typed_response_promise<ask_state> rp,
-               std::shared_ptr<ask_state> st, int32_t ordinal,
-               std::string problems) {
+/// One re-ask, flagged `llm_reply_repaired`; an unusable reply is an error.
+std::shared_ptr<const reask_policy> rag_policy() {
+  static const auto policy = [] {
+    auto p = std::make_shared<reask_policy>();
+    p->repair_warning = "llm_reply_repaired";
+    p->on_unusable = [](ask_state& st, std::string_view why) {
+      fail(st, why);
+    };
+    return std::shared_ptr<const reask_policy>{std::move(p)};
+  }();
+  return policy;
+}
+
+void ask_rag_model(rag_ptr self, caf::typed_response_promise<ask_state> rp,
+                   std::shared_ptr<ask_state> st) {
   llm_request req;
   req.request_id = st->request.request_id;
   req.prompt = "rag_answer";
@@ -30,51 +43,16 @@ void ask_model(rag_ptr self, caf::typed_response_promise<ask_state> rp,
   req.key = st->request.question;
   req.system = self->state.system_prompt;
   req.user = rag_user_message(*st);
-  if (!problems.empty())
-    req.user += "\nYour previous reply was invalid: "
-                + domain::escape_xml(problems)
-                + ". Reply again with the JSON object only.";
   req.chaos = st->request.chaos;
-  req.budget = st->llm_budget;
   req.max_tokens = 600;
-  req.ordinal = ordinal;
-  self->request(self->state.llm, caf::infinite, atom::call_v, std::move(req))
-    .then(
-      [self, rp, st, ordinal](llm_reply& reply) mutable {
-        domain::accumulate(st->usage, reply.usage);
-        st->llm_budget -= reply.usage.calls;
-        if (reply.finish_reason == "length") {
-          // A cut reply is not re-asked: it would be cut again.
-          fail(*st, "llm_truncated");
-          rp.deliver(std::move(*st));
-          return;
-        }
-        auto parsed = domain::parse_rag_reply(reply.text);
-        if (parsed) {
-          st->model_refused = parsed->refused;
-          st->confident = parsed->confident;
-          st->answer = std::move(parsed->answer);
-          st->cited_ids = std::move(parsed->cited_chunk_ids);
-          rp.deliver(std::move(*st));
-        } else if (ordinal == 0 && st->llm_budget > 0) {
-          domain::add_warning(*st, "llm_reply_repaired");
-          ask_model(self, rp, st, 1, parsed.err().message);
-        } else {
-          fail(*st, "llm_parse_failed");
-          rp.deliver(std::move(*st));
-        }
-      },
-      [rp, st](caf::error& err) mutable {
-        auto e = to_domain(err);
-        if (e.code == domain::ec::llm_budget_exceeded) {
-          domain::add_warning(*st, "llm_budget_exceeded");
-          domain::finish(*st, domain::status_kind::error,
-                         std::string{domain::texts::budget_exceeded});
-          rp.deliver(std::move(*st));
-          return;
-        }
-        rp.deliver(std::move(err));
-      });
+  ask_model(self, self->state.llm, std::move(req), std::move(st),
+            std::move(rp), rag_policy(), domain::parse_rag_reply,
+            [](ask_state& st, domain::rag_reply& parsed) {
+              st.model_refused = parsed.refused;
+              st.confident = parsed.confident;
+              st.answer = std::move(parsed.answer);
+              st.cited_ids = std::move(parsed.cited_chunk_ids);
+            });
 }
 
 } // namespace
@@ -109,7 +87,7 @@ rag_answer(node_actor::stateful_pointer<rag_answer_state> self, llm_actor llm,
         return std::move(in);
       }
       auto rp = self->make_response_promise<ask_state>();
-      ask_model(self, rp, std::make_shared<ask_state>(std::move(in)), 0, {});
+      ask_rag_model(self, rp, std::make_shared<ask_state>(std::move(in)));
       return rp;
     },
   };

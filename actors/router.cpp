@@ -3,6 +3,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
+#include "actors/model_call.hpp"
 #include "domain/contracts.hpp"
 #include "domain/text.hpp"
 
@@ -30,10 +31,21 @@ constexpr const char* router_schema
     R"("reason":{"type":"string"}},)"
     R"("required":["route","reason"],"additionalProperties":false})";
 
-/// Asks the model; `ordinal` 1 is the single re-ask after a bad reply.
-void ask_model(router_ptr self, caf::typed_response_promise<ask_state> rp,
-               std::shared_ptr<ask_state> st, int32_t ordinal,
-               std::string problems) {
+/// One re-ask; an unusable reply refuses the question as out of scope.
+std::shared_ptr<const reask_policy> router_policy() {
+  static const auto policy = [] {
+    auto p = std::make_shared<reask_policy>();
+    p->on_unusable = [](ask_state& st, std::string_view why) {
+      fall_back(st, std::string{why});
+    };
+    return std::shared_ptr<const reask_policy>{std::move(p)};
+  }();
+  return policy;
+}
+
+void ask_router_model(router_ptr self,
+                      caf::typed_response_promise<ask_state> rp,
+                      std::shared_ptr<ask_state> st) {
   llm_request req;
   req.request_id = st->request.request_id;
   req.prompt = "router";
@@ -42,48 +54,15 @@ void ask_model(router_ptr self, caf::typed_response_promise<ask_state> rp,
   req.system = self->state.system_prompt;
   req.user = "<question>" + domain::escape_xml(st->request.question)
              + "</question>";
-  if (!problems.empty())
-    req.user += "\nYour previous reply was invalid: " + problems
-                + ". Reply again with the JSON object only.";
   req.chaos = st->request.chaos;
-  req.budget = st->llm_budget;
   req.max_tokens = 200;
-  req.ordinal = ordinal;
   req.schema = router_schema;
-  self->request(self->state.llm, caf::infinite, atom::call_v, std::move(req))
-    .then(
-      [self, rp, st, ordinal](llm_reply& reply) mutable {
-        domain::accumulate(st->usage, reply.usage);
-        st->llm_budget -= reply.usage.calls;
-        if (reply.finish_reason == "length") {
-          fall_back(*st, "llm_truncated");
-          rp.deliver(std::move(*st));
-          return;
-        }
-        auto decision = domain::parse_router_reply(reply.text);
-        if (decision) {
-          st->route = decision->route;
-          st->route_reason = decision->reason;
-          rp.deliver(std::move(*st));
-        } else if (ordinal == 0 && st->llm_budget > 0) {
-          ask_model(self, rp, st, 1, decision.err().message);
-        } else {
-          fall_back(*st, "llm_parse_failed");
-          rp.deliver(std::move(*st));
-        }
-      },
-      [rp, st](caf::error& err) mutable {
-        auto e = to_domain(err);
-        if (e.code == domain::ec::llm_budget_exceeded) {
-          st->route = domain::route_kind::none;
-          domain::add_warning(*st, "llm_budget_exceeded");
-          domain::finish(*st, domain::status_kind::error,
-                         std::string{domain::texts::budget_exceeded});
-          rp.deliver(std::move(*st));
-          return;
-        }
-        rp.deliver(std::move(err));
-      });
+  ask_model(self, self->state.llm, std::move(req), std::move(st),
+            std::move(rp), router_policy(), domain::parse_router_reply,
+            [](ask_state& st, domain::router_decision& decision) {
+              st.route = decision.route;
+              st.route_reason = std::move(decision.reason);
+            });
 }
 
 } // namespace
@@ -103,7 +82,7 @@ router(node_actor::stateful_pointer<router_state> self, llm_actor llm,
         return std::move(in);
       }
       auto rp = self->make_response_promise<ask_state>();
-      ask_model(self, rp, std::make_shared<ask_state>(std::move(in)), 0, {});
+      ask_router_model(self, rp, std::make_shared<ask_state>(std::move(in)));
       return rp;
     },
   };
