@@ -273,7 +273,8 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
             sqlite3_column_text(st.get(), i));
           auto n = static_cast<size_t>(sqlite3_column_bytes(st.get(), i));
           auto s = clean_text(p != nullptr ? p : "", p != nullptr ? n : 0);
-          bytes += s.size() * 2 + 4;
+          // Worst case once serialized: every byte a \u00XX escape.
+          bytes += s.size() * 6 + 4;
           row.emplace_back(std::move(s));
           break;
         }
@@ -985,7 +986,10 @@ executor_process::run(const sql_exec_request& req,
       return domain::make_error(domain::ec::shutting_down,
                                 "the SQL sandbox is stopping");
     case read_status::closed: {
-      auto how = reap();
+      // A read error is not always an exit: kill first so that the wait
+      // cannot block (a signal to an unreaped child is harmless, and its
+      // status still tells how it ended).
+      auto how = kill();
       return executor_error("the executor process died (" + how + ")");
     }
     case read_status::too_large: {

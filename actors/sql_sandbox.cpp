@@ -114,9 +114,14 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
       // that this statement does not pay for it.
       if (s.proc.running() && s.proc.check_gone())
         notify(self, worker_event::crashed, 0);
-      if (!s.proc.running() && !start_process(self))
-        return to_caf(domain::ec::sql_executor_failed,
-                      "no SQL executor process could be started");
+      if (!s.proc.running()) {
+        // On failure a retry is scheduled, so that the slot comes back
+        // once starting works again instead of staying lost.
+        start_or_retry(self);
+        if (!s.proc.running())
+          return to_caf(domain::ec::sql_executor_failed,
+                        "no SQL executor process could be started");
+      }
       auto rp = self->make_response_promise<sql_exec_result>();
       auto pid = s.proc.pid();
       auto res = s.proc.run(req, std::chrono::milliseconds{req.deadline_ms},

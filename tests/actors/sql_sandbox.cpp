@@ -620,6 +620,32 @@ BOOST_AUTO_TEST_CASE(a_missing_database_fails_fast) {
   BOOST_CHECK(r.err().code == domain::ec::sql_executor_failed);
 }
 
+BOOST_AUTO_TEST_CASE(a_slot_whose_restart_failed_comes_back) {
+  // The executor dies while idle and cannot be restarted at first (its
+  // database is gone): that statement fails, and the slot must keep
+  // retrying instead of staying lost once the database is back.
+  test::temp_dir dir{"candor-sandbox-restart"};
+  auto path = dir.file("sales.db");
+  std::filesystem::copy_file(shared_db(), path);
+  auto s = settings_for(false, 1);
+  s.exec.db_path = path;
+  s.idle_check = 60s; // only the statement notices the death
+  pool p{s};
+  BOOST_REQUIRE(p.wait_health(pool_full));
+  auto pid = static_cast<pid_t>(
+    p.health().at("executors").as_array()[0].at("pid").as_int64());
+  std::filesystem::rename(path, path + ".away");
+  BOOST_REQUIRE_EQUAL(::kill(pid, SIGKILL), 0);
+  std::this_thread::sleep_for(50ms);
+  auto r = p.exec("SELECT count(*) FROM orders");
+  BOOST_REQUIRE(!r.ok());
+  BOOST_CHECK(r.err().code == domain::ec::sql_executor_failed);
+  std::filesystem::rename(path + ".away", path);
+  BOOST_CHECK(p.wait_health(pool_full));
+  auto again = p.exec("SELECT count(*) FROM orders");
+  BOOST_CHECK_MESSAGE(again.ok(), (again.ok() ? "" : again.err().message));
+}
+
 BOOST_AUTO_TEST_CASE(shutdown_leaves_no_children) {
   std::set<pid_t> seen;
   {
