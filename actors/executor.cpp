@@ -827,6 +827,9 @@ executor_process::start(const executor_settings& settings,
   posix_spawn_file_actions_init(&fa);
   posix_spawnattr_init(&attr);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  // Nothing the executor runs may write into the server's output; stderr
+  // stays for its setup diagnostics (JSON log lines).
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, child_end, child_socket_fd);
   posix_spawn_file_actions_addclosefrom_np(&fa, child_socket_fd + 1);
   sigset_t mask;
