@@ -1,0 +1,121 @@
+#pragma once
+
+// Internal to net/: the server's state and the connection sessions it
+// owns, shared by net/server.cpp (accepting, signals, stopping) and
+// net/session.cpp (one HTTP connection). Not for other folders.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/error.hpp>
+
+#include "domain/config.hpp"
+#include "domain/service.hpp"
+#include "net/server.hpp"
+
+namespace candor::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+
+namespace detail {
+
+class session;
+
+/// State shared by the server and the service callbacks: callbacks may post
+/// back to a connection only while `open` (the server exists), and the
+/// session registry lives here so sessions can leave it at any time.
+struct hub {
+  std::mutex mtx;
+  bool open = true;
+  bool stopping = false;
+  uint64_t next_id = 0;
+  std::unordered_map<uint64_t, std::weak_ptr<session>> sessions;
+};
+
+} // namespace detail
+
+using strand_t = asio::strand<asio::io_context::executor_type>;
+using detail::hub;
+using detail::session;
+
+// -- the server's state -------------------------------------------------------
+
+struct server::impl {
+  domain::service& svc;
+  domain::config cfg;
+  asio::io_context ioc;
+  strand_t control; ///< serialises the acceptor, the signals and stopping
+  tcp::acceptor acceptor;
+  asio::signal_set signals;
+  std::shared_ptr<hub> shared = std::make_shared<hub>();
+  bool listening = false;
+  bool stopping = false; ///< on `control`
+  bool finished = false; ///< on `control`
+  std::atomic<bool> draining{false};
+  std::mutex flight_mtx;
+  int64_t in_flight = 0;
+
+  impl(domain::service& s, const domain::config& c)
+    : svc(s),
+      cfg(c),
+      ioc(std::max(1, c.http.threads)),
+      control(asio::make_strand(ioc)),
+      acceptor(control),
+      signals(control) {
+    // nop
+  }
+
+  ~impl();
+
+  void do_accept();
+  void on_accept(beast::error_code ec, tcp::socket socket);
+  void on_signal(beast::error_code ec, int sig);
+  void request_stop(std::string_view why);
+  void maybe_finish();
+
+  /// Takes one in-flight slot; false when max_in_flight are taken.
+  bool acquire_slot() {
+    std::lock_guard<std::mutex> guard{flight_mtx};
+    if (in_flight >= cfg.http.max_in_flight)
+      return false;
+    svc.in_flight(++in_flight);
+    return true;
+  }
+
+  void release_slot() {
+    std::lock_guard<std::mutex> guard{flight_mtx};
+    svc.in_flight(--in_flight);
+  }
+};
+
+namespace detail {
+
+/// A new connection session (not started yet).
+std::shared_ptr<session> make_session(server::impl& srv,
+                                      std::shared_ptr<hub> h, uint64_t id,
+                                      tcp::socket&& socket);
+
+/// Starts reading the first request.
+void start_session(const std::shared_ptr<session>& s);
+
+/// Graceful stop, posted to the session's strand: an idle connection
+/// closes now, a request in progress is answered with Connection: close.
+void shutdown_session(std::shared_ptr<session> s);
+
+/// Server destruction (no Asio thread runs): closes the socket and breaks
+/// the self-reference of a request still waiting for the service.
+void abandon_session(const std::shared_ptr<session>& s);
+
+} // namespace detail
+
+} // namespace candor::net

@@ -1,0 +1,718 @@
+// One HTTP connection of the server: reading with deadlines and limits,
+// routing, the hand-off to the service and the error contract.
+
+#include "net/server_impl.hpp"
+
+#include <pthread.h>
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/bind_handler.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/serialize.hpp>
+#include "domain/api_json.hpp"
+#include "domain/log.hpp"
+#include "domain/records.hpp"
+#include "net/http_util.hpp"
+
+namespace candor::net {
+
+namespace http = beast::http;
+
+namespace {
+
+constexpr size_t header_limit_bytes = 8192;
+constexpr std::string_view continue_100 = "HTTP/1.1 100 Continue\r\n\r\n";
+
+int64_t wall_us() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch())
+    .count();
+}
+
+std::string fresh_uuid() {
+  return domain::new_request_id();
+}
+
+std::chrono::milliseconds ms(int64_t x) {
+  return std::chrono::milliseconds{std::max<int64_t>(x, 1)};
+}
+
+const boost::system::error_category& http_category() {
+  return http::make_error_code(http::error::end_of_stream).category();
+}
+
+} // namespace
+
+namespace detail {
+
+// -- one connection -----------------------------------------------------------
+
+/// What is known about the request being served, for the response headers
+/// and the ledger row.
+struct request_ctx {
+  std::string request_id;
+  bool id_replaced = false;
+  int64_t ts_us = 0;
+  std::chrono::steady_clock::time_point start;
+  std::string method;
+  std::string path;
+  std::string question;
+  route_id route = route_id::unknown;
+  bool keep_alive = true;
+  bool recorded = false;
+};
+
+/// Extra response headers for errors.
+struct error_opts {
+  std::string_view allow;
+  bool www_authenticate = false;
+  bool retry_after = false;
+  bool close = false;
+};
+
+error_opts closing() {
+  error_opts o;
+  o.close = true;
+  return o;
+}
+
+error_opts retry_later() {
+  error_opts o;
+  o.retry_after = true;
+  return o;
+}
+
+error_opts allowing(std::string_view methods) {
+  error_opts o;
+  o.allow = methods;
+  return o;
+}
+
+class session : public std::enable_shared_from_this<session> {
+public:
+  session(server::impl& srv, std::shared_ptr<hub> h, uint64_t id,
+          tcp::socket&& socket)
+    : srv_(srv), hub_(std::move(h)), id_(id), stream_(std::move(socket)) {
+    // nop
+  }
+
+  /// May run while the server is being destroyed (pending handlers are
+  /// destroyed with the io_context): then `hub_->open` is false and `srv_`
+  /// is not touched.
+  ~session() {
+    bool notify = false;
+    {
+      std::lock_guard<std::mutex> guard{hub_->mtx};
+      hub_->sessions.erase(id_);
+      notify = hub_->open && hub_->stopping && hub_->sessions.empty();
+    }
+    if (notify) {
+      auto* srv = &srv_;
+      asio::post(srv_.control, [srv] { srv->maybe_finish(); });
+    }
+  }
+
+  void start() {
+    asio::dispatch(stream_.get_executor(),
+                   beast::bind_front_handler(&session::do_read_request,
+                                             shared_from_this()));
+  }
+
+  /// Graceful stop (on the session's strand): an idle connection closes now,
+  /// a request being read or processed is answered with Connection: close.
+  void shutdown() {
+    stopping_ = true;
+    if (phase_ == phase::idle)
+      stream_.cancel();
+  }
+
+  /// Server destruction (no Asio thread runs): breaks the self-reference of
+  /// a request still waiting for the service.
+  void abandon() {
+    beast::error_code ec;
+    stream_.socket().close(ec);
+    pending_self_.reset();
+  }
+
+  auto executor() {
+    return stream_.get_executor();
+  }
+
+private:
+  enum class phase { idle, reading, processing, writing, closed };
+
+  // -- reading ----------------------------------------------------------------
+
+  void do_read_request() {
+    parser_.emplace();
+    parser_->header_limit(header_limit_bytes);
+    parser_->body_limit(static_cast<uint64_t>(
+      std::max<int64_t>(srv_.cfg.http.body_limit_bytes, 0)));
+    ctx_ = request_ctx{};
+    linger_ = false;
+    phase_ = phase::idle;
+    if (stopping_ || srv_.draining.load()) {
+      do_close(false);
+      return;
+    }
+    if (buffer_.size() > 0) {
+      start_header();
+      return;
+    }
+    // Idle keep-alive: wait for the first byte of the next request.
+    stream_.expires_after(ms(srv_.cfg.http.idle_timeout_ms));
+    stream_.async_read_some(buffer_.prepare(4096),
+                            beast::bind_front_handler(&session::on_first_bytes,
+                                                      shared_from_this()));
+  }
+
+  void on_first_bytes(beast::error_code ec, size_t n) {
+    if (ec) {
+      do_close(false);
+      return;
+    }
+    buffer_.commit(n);
+    start_header();
+  }
+
+  void start_header() {
+    phase_ = phase::reading;
+    ctx_.ts_us = wall_us();
+    ctx_.start = std::chrono::steady_clock::now();
+    // The header must be complete within header_timeout_ms of its first
+    // byte; a client that trickles bytes is cut off.
+    stream_.expires_after(ms(srv_.cfg.http.header_timeout_ms));
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&session::on_header,
+                                                      shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, size_t) {
+    if (ec) {
+      on_read_error(ec);
+      return;
+    }
+    auto& req = parser_->get();
+    ctx_.method = std::string{req.method_string()};
+    auto raw = std::string_view{req.target()};
+    ctx_.path = std::string{raw.substr(0, raw.find('?'))};
+    ctx_.keep_alive = req.keep_alive();
+    if (auto it = req.find("X-Request-Id"); it != req.end()) {
+      auto given = std::string_view{it->value()};
+      if (valid_request_id(given)) {
+        ctx_.request_id = std::string{given};
+      } else {
+        ctx_.request_id = fresh_uuid();
+        ctx_.id_replaced = true;
+      }
+    } else {
+      ctx_.request_id = fresh_uuid();
+    }
+    // Refuse an oversized body before reading it.
+    auto len = parser_->content_length();
+    if (len && *len > static_cast<uint64_t>(srv_.cfg.http.body_limit_bytes)) {
+      linger_ = true;
+      send_error(too_large(), closing());
+      return;
+    }
+    if (beast::iequals(req[http::field::expect], "100-continue")) {
+      stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
+      asio::async_write(stream_, asio::buffer(continue_100),
+                        beast::bind_front_handler(&session::on_continue,
+                                                  shared_from_this()));
+      return;
+    }
+    read_body();
+  }
+
+  void on_continue(beast::error_code ec, size_t) {
+    if (ec) {
+      do_close(false);
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
+    http::async_read(stream_, buffer_, *parser_,
+                     beast::bind_front_handler(&session::on_body,
+                                               shared_from_this()));
+  }
+
+  void on_body(beast::error_code ec, size_t) {
+    if (ec) {
+      on_read_error(ec);
+      return;
+    }
+    stream_.expires_never();
+    handle_request();
+  }
+
+  /// Socket errors, timeouts and a client that went away close the
+  /// connection; malformed or oversized requests get an error first.
+  void on_read_error(beast::error_code ec) {
+    if (ec.category() != http_category() || ec == http::error::end_of_stream
+        || ec == http::error::partial_message) {
+      if (ec == beast::error::timeout)
+        domain::log_event(domain::log_level::info, "http_read_timeout",
+                          {{"phase", parser_->is_header_done() ? "body"
+                                                               : "header"}});
+      do_close(false);
+      return;
+    }
+    if (ctx_.request_id.empty())
+      ctx_.request_id = fresh_uuid();
+    linger_ = true;
+    if (ec == http::error::body_limit) {
+      send_error(too_large(), closing());
+    } else if (ec == http::error::header_limit) {
+      send_error(domain::make_error(domain::ec::invalid_request,
+                                    "request header is too large (limit "
+                                      + std::to_string(header_limit_bytes)
+                                      + " bytes)"),
+                 closing());
+    } else {
+      send_error(domain::make_error(domain::ec::invalid_request,
+                                    "malformed HTTP request: " + ec.message()),
+                 closing());
+    }
+  }
+
+  domain::error too_large() const {
+    return domain::make_error(domain::ec::payload_too_large,
+                              "request body exceeds "
+                                + std::to_string(
+                                  srv_.cfg.http.body_limit_bytes)
+                                + " bytes");
+  }
+
+  // -- routing ----------------------------------------------------------------
+
+  void handle_request() {
+    auto& req = parser_->get();
+    auto tgt = parse_target(req.target());
+    if (!tgt) {
+      send_error(tgt.err());
+      return;
+    }
+    std::string id;
+    ctx_.route = match_route(tgt->path, id);
+    if (ctx_.route == route_id::unknown) {
+      send_error(domain::make_error(domain::ec::not_found,
+                                    "no route for " + tgt->path));
+      return;
+    }
+    auto allow = allowed_methods(ctx_.route);
+    if (req.method_string() != allow) {
+      send_error(domain::make_error(domain::ec::method_not_allowed,
+                                    "method " + ctx_.method
+                                      + " is not allowed on " + tgt->path),
+                 allowing(allow));
+      return;
+    }
+    switch (ctx_.route) {
+      case route_id::ask:
+        handle_ask();
+        return;
+      case route_id::stats:
+        handle_stats(*tgt);
+        return;
+      case route_id::metrics:
+        send(http::status::ok, srv_.svc.metrics(),
+             "text/plain; version=0.0.4; charset=utf-8");
+        return;
+      case route_id::health:
+        begin_service_call(false);
+        srv_.svc.health(text_callback());
+        return;
+      case route_id::runs:
+        if (!valid_request_id(id)) {
+          send_error(domain::make_error(domain::ec::not_found,
+                                        "no run with that id"));
+          return;
+        }
+        if (!try_begin_service_call())
+          return;
+        srv_.svc.run(std::move(id), text_callback());
+        return;
+      case route_id::demo_questions:
+        if (!try_begin_service_call())
+          return;
+        srv_.svc.demo_questions(text_callback());
+        return;
+      case route_id::admin_reindex:
+        handle_reindex();
+        return;
+      case route_id::unknown:
+        break;
+    }
+  }
+
+  void handle_ask() {
+    auto& req = parser_->get();
+    if (!is_json_media_type(req[http::field::content_type])) {
+      send_error(domain::make_error(domain::ec::unsupported_media_type,
+                                    "Content-Type must be application/json"));
+      return;
+    }
+    auto parsed = domain::parse_ask_body(req.body());
+    if (!parsed) {
+      send_error(parsed.err());
+      return;
+    }
+    auto ask = std::move(*parsed);
+    ctx_.question = ask.question;
+    if (srv_.cfg.llm.allow_chaos) {
+      if (auto it = req.find("X-Candor-Chaos"); it != req.end()
+          && !domain::parse_chaos(std::string_view{it->value()}, ask.chaos)) {
+        auto e = domain::make_error(domain::ec::invalid_request,
+                                    "unknown chaos mode");
+        e.issues.push_back(
+          {"headers.X-Candor-Chaos",
+           "must be primary_timeout_once, primary_down or all_down"});
+        send_error(std::move(e));
+        return;
+      }
+    }
+    ask.request_id = ctx_.request_id;
+    ask.received_us = ctx_.ts_us;
+    if (ctx_.id_replaced)
+      ask.warnings.emplace_back("request_id_replaced");
+    if (!try_begin_service_call())
+      return;
+    using ask_result = domain::outcome<domain::ask_state>;
+    srv_.svc.ask(std::move(ask), make_callback<ask_result>(&session::on_ask));
+  }
+
+  /// POST /admin/reindex: reloads the retrieval index. Disabled (404)
+  /// unless CANDOR_RETRIEVAL_ADMIN_TOKEN is set; the bearer token is
+  /// compared in constant time.
+  void handle_reindex() {
+    const auto& expected = srv_.cfg.retrieval.admin_token;
+    if (expected.empty()) {
+      send_error(domain::make_error(
+        domain::ec::not_found,
+        "re-indexing over HTTP is disabled: set "
+        "CANDOR_RETRIEVAL_ADMIN_TOKEN to enable POST /admin/reindex"));
+      return;
+    }
+    auto& req = parser_->get();
+    auto given = bearer_token(req[http::field::authorization]);
+    if (given.empty() || !constant_time_equal(given, expected)) {
+      error_opts o;
+      o.www_authenticate = true;
+      send_error(domain::make_error(domain::ec::unauthorized,
+                                    "a valid bearer token is required"),
+                 o);
+      return;
+    }
+    domain::log_event(domain::log_level::info, "reindex_requested",
+                      {{"requestId", ctx_.request_id}, {"via", "http"}});
+    if (!try_begin_service_call())
+      return;
+    srv_.svc.reindex(text_callback());
+  }
+
+  void handle_stats(const target& tgt) {
+    std::string since = "24h";
+    auto e = domain::make_error(domain::ec::invalid_request,
+                                "invalid query parameters");
+    bool seen = false;
+    for (const auto& [key, value] : tgt.query) {
+      if (key != "since") {
+        e.issues.push_back({key, "unknown parameter"});
+      } else if (seen) {
+        e.issues.push_back({"since", "given more than once"});
+      } else {
+        seen = true;
+        since = value;
+        if (!valid_stats_window(since))
+          e.issues.push_back({"since", "must be one of 15m, 1h, 24h, 7d"});
+      }
+    }
+    if (!e.issues.empty()) {
+      send_error(std::move(e));
+      return;
+    }
+    if (!try_begin_service_call())
+      return;
+    srv_.svc.stats(std::move(since), text_callback());
+  }
+
+  // -- the hand-off to the service --------------------------------------------
+
+  /// Takes an in-flight slot or answers 503 overloaded.
+  bool try_begin_service_call() {
+    if (!srv_.acquire_slot()) {
+      send_error(domain::make_error(domain::ec::overloaded,
+                                    "too many requests in flight, retry "
+                                    "later"),
+                 retry_later());
+      return false;
+    }
+    begin_service_call(true);
+    return true;
+  }
+
+  void begin_service_call(bool holds_slot) {
+    slot_held_ = holds_slot;
+    phase_ = phase::processing;
+    pending_self_ = shared_from_this();
+  }
+
+  /// A service callback: from whatever thread it runs on, it only posts the
+  /// result to this session's strand, and only while the server exists.
+  template <class Result>
+  std::function<void(Result)> make_callback(void (session::*fn)(Result)) {
+    return [h = hub_, w = weak_from_this(), fn](Result r) {
+      std::lock_guard<std::mutex> guard{h->mtx};
+      if (!h->open)
+        return;
+      auto s = w.lock();
+      if (!s)
+        return;
+      auto ex = s->executor();
+      asio::post(ex, [s = std::move(s), r = std::move(r), fn]() mutable {
+        ((*s).*fn)(std::move(r));
+      });
+    };
+  }
+
+  domain::service::text_callback text_callback() {
+    return make_callback<domain::outcome<std::string>>(&session::on_text);
+  }
+
+  void end_service_call() {
+    if (slot_held_) {
+      slot_held_ = false;
+      srv_.release_slot();
+    }
+  }
+
+  void on_ask(domain::outcome<domain::ask_state> r) {
+    auto self = std::move(pending_self_);
+    end_service_call();
+    if (!r) {
+      send_error(r.err());
+      return;
+    }
+    auto& st = *r;
+    auto body = domain::to_json(st);
+    // The finalize node validated the state already (`validated`); a state
+    // that did not pass through it is checked here before it is written.
+    auto issues = st.validated ? std::vector<domain::issue>{}
+                               : domain::validate_response(body);
+    if (!issues.empty()) {
+      boost::json::array list;
+      for (const auto& i : issues)
+        list.emplace_back(i.path + ": " + i.message);
+      domain::log_event(domain::log_level::error, "response_invalid",
+                        {{"requestId", ctx_.request_id},
+                         {"issues", std::move(list)}});
+      send_error(domain::make_error(domain::ec::internal,
+                                    "the response failed validation"));
+      return;
+    }
+    record(200, &st, {});
+    send(http::status::ok, boost::json::serialize(body), "application/json");
+  }
+
+  void on_text(domain::outcome<std::string> r) {
+    auto self = std::move(pending_self_);
+    end_service_call();
+    if (!r) {
+      send_error(r.err());
+      return;
+    }
+    send(http::status::ok, std::move(*r), "application/json");
+  }
+
+  // -- writing ----------------------------------------------------------------
+
+  /// One ledger row per /ask and per HTTP error.
+  void record(int status, const domain::ask_state* st,
+              std::string_view error) {
+    if (ctx_.recorded)
+      return;
+    ctx_.recorded = true;
+    domain::request_record rec;
+    rec.request_id = ctx_.request_id;
+    rec.ts_us = ctx_.ts_us != 0 ? ctx_.ts_us : wall_us();
+    rec.method = ctx_.method;
+    rec.path = ctx_.path;
+    rec.http_status = status;
+    rec.error = std::string{error};
+    if (ctx_.start != std::chrono::steady_clock::time_point{})
+      rec.latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::steady_clock::now() - ctx_.start)
+                         .count();
+    rec.question = domain::cut_utf8(ctx_.question, 200);
+    if (st != nullptr) {
+      domain::record_outcome(rec, *st);
+    } else if (ctx_.id_replaced && ctx_.route == route_id::ask) {
+      rec.warnings.emplace_back("request_id_replaced");
+    }
+    srv_.svc.completed(std::move(rec));
+  }
+
+  void send_error(const domain::error& e, error_opts opts = {}) {
+    if (ctx_.request_id.empty())
+      ctx_.request_id = fresh_uuid();
+    auto status = http_status(e.code);
+    record(status, nullptr, domain::to_string(e.code));
+    res_ = {};
+    if (!opts.allow.empty())
+      res_.set(http::field::allow, opts.allow);
+    if (opts.www_authenticate)
+      res_.set(http::field::www_authenticate, "Bearer realm=\"candor\"");
+    if (opts.retry_after)
+      res_.set(http::field::retry_after,
+               std::to_string(srv_.cfg.http.retry_after_seconds));
+    if (opts.close)
+      ctx_.keep_alive = false;
+    write(static_cast<http::status>(status),
+          domain::error_body(e, ctx_.request_id), "application/json");
+  }
+
+  void send(http::status status, std::string body,
+            std::string_view content_type) {
+    res_ = {};
+    write(status, std::move(body), content_type);
+  }
+
+  void write(http::status status, std::string body,
+             std::string_view content_type) {
+    res_.version(11);
+    res_.result(status);
+    res_.set(http::field::content_type, content_type);
+    res_.set("X-Request-Id", ctx_.request_id);
+    res_.set("X-Content-Type-Options", "nosniff");
+    res_.set(http::field::cache_control, "no-store");
+    res_.keep_alive(ctx_.keep_alive && !stopping_ && !srv_.draining.load());
+    res_.body() = std::move(body);
+    res_.prepare_payload();
+    phase_ = phase::writing;
+    stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
+    http::async_write(stream_, res_,
+                      beast::bind_front_handler(&session::on_write,
+                                                shared_from_this()));
+  }
+
+  void on_write(beast::error_code ec, size_t) {
+    if (ec) {
+      do_close(false);
+      return;
+    }
+    if (!res_.keep_alive() || stopping_) {
+      do_close(linger_);
+      return;
+    }
+    do_read_request();
+  }
+
+  // -- closing ----------------------------------------------------------------
+
+  /// Half-closes; with `linger`, drains what the client still sends for a
+  /// moment so that it reads the error instead of a reset.
+  void do_close(bool linger) {
+    phase_ = phase::closed;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (!linger || ec) {
+      stream_.socket().close(ec);
+      return;
+    }
+    drained_ = 0;
+    stream_.expires_after(std::chrono::milliseconds{500});
+    do_drain();
+  }
+
+  void do_drain() {
+    stream_.async_read_some(asio::buffer(drain_),
+                            beast::bind_front_handler(&session::on_drain,
+                                                      shared_from_this()));
+  }
+
+  void on_drain(beast::error_code ec, size_t n) {
+    drained_ += n;
+    if (ec || drained_ > (1u << 20)) {
+      beast::error_code ignored;
+      stream_.socket().close(ignored);
+      return;
+    }
+    do_drain();
+  }
+
+  server::impl& srv_;
+  std::shared_ptr<hub> hub_;
+  uint64_t id_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> res_;
+  request_ctx ctx_;
+  phase phase_ = phase::idle;
+  bool stopping_ = false;
+  bool linger_ = false;
+  bool slot_held_ = false;
+  /// Keeps the session alive while the service works on its request (no
+  /// Asio operation is pending then).
+  std::shared_ptr<session> pending_self_;
+  std::array<char, 4096> drain_{};
+  size_t drained_ = 0;
+};
+
+} // namespace detail
+
+namespace detail {
+
+std::shared_ptr<session> make_session(server::impl& srv,
+                                      std::shared_ptr<hub> h, uint64_t id,
+                                      tcp::socket&& socket) {
+  return std::make_shared<session>(srv, std::move(h), id, std::move(socket));
+}
+
+void start_session(const std::shared_ptr<session>& s) {
+  s->start();
+}
+
+void shutdown_session(std::shared_ptr<session> s) {
+  auto ex = s->executor();
+  asio::post(ex, [s = std::move(s)] { s->shutdown(); });
+}
+
+void abandon_session(const std::shared_ptr<session>& s) {
+  s->abandon();
+}
+
+} // namespace detail
+
+} // namespace candor::net
