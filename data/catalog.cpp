@@ -175,14 +175,11 @@ domain::outcome<std::vector<db_object>> schema_objects(database& db) {
   if (!stmt)
     return stmt.err();
   std::vector<db_object> out;
-  for (;;) {
-    auto res = stmt->step();
-    if (!res)
-      return res.err();
-    if (*res == step_result::done)
-      return out;
-    out.push_back({stmt->column_text(0), stmt->column_text(1)});
-  }
+  if (auto err = for_each_row(*stmt, [&out](statement& row) {
+        out.push_back({row.column_text(0), row.column_text(1)});
+      }))
+    return err;
+  return out;
 }
 
 domain::outcome<std::vector<db_column>> table_columns(database& db,
@@ -194,15 +191,12 @@ domain::outcome<std::vector<db_column>> table_columns(database& db,
   if (auto err = stmt->bind_text(1, table))
     return err;
   std::vector<db_column> out;
-  for (;;) {
-    auto res = stmt->step();
-    if (!res)
-      return res.err();
-    if (*res == step_result::done)
-      return out;
-    out.push_back({stmt->column_text(0), stmt->column_text(1),
-                   stmt->column_int64(2) != 0, stmt->column_int64(3)});
-  }
+  if (auto err = for_each_row(*stmt, [&out](statement& row) {
+        out.push_back({row.column_text(0), row.column_text(1),
+                       row.column_int64(2) != 0, row.column_int64(3)});
+      }))
+    return err;
+  return out;
 }
 
 struct db_reference {
@@ -220,15 +214,12 @@ table_references(database& db, std::string_view table) {
   if (auto err = stmt->bind_text(1, table))
     return err;
   std::vector<db_reference> out;
-  for (;;) {
-    auto res = stmt->step();
-    if (!res)
-      return res.err();
-    if (*res == step_result::done)
-      return out;
-    out.push_back(
-      {stmt->column_text(0), stmt->column_text(1), stmt->column_text(2)});
-  }
+  if (auto err = for_each_row(*stmt, [&out](statement& row) {
+        out.push_back(
+          {row.column_text(0), row.column_text(1), row.column_text(2)});
+      }))
+    return err;
+  return out;
 }
 
 void append_list(std::string& out, const std::vector<std::string>& items,

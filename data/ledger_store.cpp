@@ -240,19 +240,6 @@ json::array warnings_from_json(const std::string& text) {
   return std::move(val.as_array());
 }
 
-/// Steps `stmt` through every row, calling `on_row` for each.
-template <class F>
-domain::error for_each_row(statement& stmt, F on_row) {
-  for (;;) {
-    auto res = stmt.step();
-    if (!res)
-      return res.err();
-    if (*res == step_result::done)
-      return {};
-    on_row(stmt);
-  }
-}
-
 /// True when `path` names a plain file (not `:memory:` or a `file:` URI).
 bool plain_file(const std::string& path) {
   return !path.empty() && path != ":memory:" && path.rfind("file:", 0) != 0;

@@ -207,6 +207,20 @@ private:
   domain::error bind_error_;
 };
 
+/// Steps `stmt` to its end and calls `row(stmt)` for every row; the first
+/// failed step is the result.
+template <class F>
+domain::error for_each_row(statement& stmt, F&& row) {
+  for (;;) {
+    auto res = stmt.step();
+    if (!res)
+      return res.err();
+    if (*res == step_result::done)
+      return {};
+    row(stmt);
+  }
+}
+
 // -- transaction --------------------------------------------------------------
 
 /// How a transaction takes its locks (see SQLite's BEGIN).
