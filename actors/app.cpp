@@ -21,6 +21,7 @@
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"
 #include "domain/output_guard.hpp"
+#include "domain/response_guard.hpp"
 
 namespace candor::actors {
 
@@ -162,15 +163,11 @@ app::start(const domain::config& cfg,
   if (!prompts)
     return prompts.err();
   setup.prompts = std::move(*prompts);
-  domain::output_guard_config og;
-  og.canary = cfg.guardrail.canary;
+  std::vector<std::string> prompt_texts;
   for (auto& [name, pr] : setup.prompts)
-    og.protected_texts.push_back(pr.text);
-  og.allowed_echoes = {std::string{domain::texts::out_of_scope},
-                       std::string{domain::texts::input_blocked},
-                       std::string{domain::texts::weak_evidence},
-                       std::string{domain::texts::unsupported_answer},
-                       std::string{domain::texts::unusable_answer}};
+    prompt_texts.push_back(pr.text);
+  auto og = domain::product_output_guard_config(cfg.guardrail.canary,
+                                                std::move(prompt_texts));
   setup.output_guard = std::make_shared<const domain::output_guard>(og);
   // Create (or migrate) the ledger schema now, so a broken database is a
   // startup error rather than a dead actor.

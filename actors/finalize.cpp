@@ -4,48 +4,11 @@
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"
 #include "domain/output_guard.hpp"
+#include "domain/response_guard.hpp"
 
 namespace candor::actors {
 
-namespace {
-
 using domain::ask_state;
-
-/// Runs the output guard over everything that leaves the server. Returns
-/// the reason of the first leak, or an empty string.
-std::string guard_output(const domain::output_guard& guard, ask_state& st) {
-  const auto& spans = st.redacted_spans;
-  // The route reason is model text too: withhold it on a leak.
-  if (auto r = guard.check(st.route_reason, spans); !r.empty()) {
-    st.route_reason = std::string{domain::texts::route_reason_withheld};
-    return r;
-  }
-  if (st.has_sql) {
-    std::string joined = st.sql.query + "\n" + st.sql.original_query + "\n"
-                         + st.sql.last_error;
-    for (auto& c : st.sql.columns)
-      joined += "\n" + c;
-    for (auto& row : st.sql.rows)
-      for (auto& c : row)
-        joined += "\n" + c.s;
-    if (auto r = guard.check(joined, spans); !r.empty()) {
-      st.sql.query = "(withheld by the output guard)";
-      st.sql.original_query.clear();
-      st.sql.columns.clear();
-      st.sql.rows.clear();
-      st.sql.last_error.clear();
-      return r;
-    }
-  }
-  if (auto r = guard.check(st.answer, spans); !r.empty())
-    return r;
-  for (auto& f : st.follow_ups)
-    if (auto r = guard.check(f, spans); !r.empty())
-      return r;
-  return {};
-}
-
-} // namespace
 
 node_actor::behavior_type
 finalize(node_actor::stateful_pointer<finalize_state> self,
@@ -66,7 +29,7 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
         domain::finish(st, domain::status_kind::error,
                        std::string{domain::texts::response_invalid});
       }
-      if (auto reason = guard_output(*self->state.guard, st);
+      if (auto reason = domain::guard_response(*self->state.guard, st);
           !reason.empty()) {
         st.follow_ups.clear();
         st.citations.clear();

@@ -19,6 +19,9 @@
 #include "eval/sql_guard_tool.hpp"
 #include "eval/ablation.hpp"
 #include "eval/calibrate.hpp"
+#include "eval/layer_runner.hpp"
+#include "data/prompts.hpp"
+#include "data/sales_setup.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
@@ -53,6 +56,10 @@ Commands:
             calibration split of eval/retrieval.v1.json; --write FILE sets it
   ablation  recall@3, MRR and refusal accuracy of every retrieval mode at two
             chunk sizes on the test split of eval/retrieval.v1.json
+  layers    run every attack of eval/attacks.v1.json through every defence
+            layer on its own and print the attack x layer matrix; exit 1
+            when an attack passes every layer or a write is stopped by
+            fewer than 2 layers
 
 Every command accepts --data-dir DIR and --config FILE, and --help.
 Configuration: conf/candor.json (built in) < --config FILE < CANDOR_* environment
@@ -595,6 +602,115 @@ int cmd_ablation(int argc, char** argv) {
   return exit_ok;
 }
 
+/// `candor layers`: the attack x defence-layer matrix and its gate.
+int cmd_layers(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("json", "print the matrix as JSON")(
+    "attacks", po::value<std::string>(),
+    "attack set (default: eval/attacks.v1.json of the source tree)")(
+    "db", po::value<std::string>(),
+    "sales database (default: <data-dir>/sales.db, generated when absent)")(
+    "budget-ms", po::value<int64_t>()->default_value(1000),
+    "time the connection layer alone may run a statement (100..60000); "
+    "one still running counts as passed");
+  po::variables_map vm;
+  if (auto rc = parse(
+        argc, argv, desc, nullptr,
+        "Usage: candor layers [--json] [--attacks FILE] [--db FILE] "
+        "[options]\n\nRuns each attack through each defence layer that "
+        "applies to it, each layer on its own: input rules and the input "
+        "model (direct), the ingestion sanitizer (indirect), the SQL static "
+        "policy, the authorizer, the hardened connection and the executor "
+        "process with its own guard off (sql, and the SQL a direct attack "
+        "would make a model write), the output guard (output, and what a "
+        "model that obeyed a direct or indirect attack would reply). "
+        "Prints the matrix, per-layer totals, the differences from the "
+        "expected layers and the gate. Exit 0 when the gate passes, 1 when "
+        "an attack passes every layer, a write is stopped by fewer than 2 "
+        "layers or a layer cannot run, 2 on bad usage or a bad attack "
+        "file.\n",
+        vm);
+      rc >= 0)
+    return rc;
+  auto budget = vm["budget-ms"].as<int64_t>();
+  if (budget < 100 || budget > 60000) {
+    std::cerr << "candor: --budget-ms must be 100 to 60000\n";
+    return exit_usage;
+  }
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  auto set = eval::load_attacks(vm.count("attacks")
+                                  ? vm["attacks"].as<std::string>()
+                                  : eval::default_attacks_path());
+  if (!set) {
+    std::cerr << "candor: " << set.err().message << "\n";
+    return exit_usage;
+  }
+  std::string db;
+  if (vm.count("db")) {
+    db = vm["db"].as<std::string>();
+    if (!std::filesystem::exists(db)) {
+      std::cerr << "candor: no sales database at " << db << "\n";
+      return exit_usage;
+    }
+  } else {
+    if (!ensure_data_dir(*cfg))
+      return exit_failure;
+    auto cat = data::catalog::load_default();
+    if (!cat)
+      return start_failure(cat.err());
+    auto sales = data::prepare_sales(
+      cfg->data_dir, cfg->sql.seed,
+      std::make_shared<const data::catalog>(std::move(*cat)), {});
+    if (!sales)
+      return start_failure(sales.err());
+    db = sales->path;
+  }
+  auto prompts = data::load_prompts(data::default_prompts_dir());
+  if (!prompts)
+    return start_failure(prompts.err());
+  eval::layer_runner_options opts;
+  opts.sales_db = db;
+  opts.canary = cfg->guardrail.canary;
+  for (auto& [name, pr] : *prompts)
+    opts.prompt_texts.push_back(pr.text);
+  opts.fixtures_dir = cfg->fixtures_path();
+  opts.scripted_provider = cfg->llm.provider == "fake";
+  opts.heap_limit_mb = cfg->sql.heap_limit_mb;
+  opts.connection_budget_ms = budget;
+  opts.executor.executable = "/proc/self/exe";
+  opts.executor.memory_mb = cfg->sql.executor_memory_mb;
+  opts.executor.heap_limit_mb = cfg->sql.heap_limit_mb;
+  opts.executor.cpu_seconds = cfg->sql.executor_cpu_seconds;
+  opts.deadline_ms = cfg->sql.deadline_ms;
+  opts.max_rows = cfg->sql.max_rows;
+  auto runner = eval::layer_runner::open(std::move(opts));
+  if (!runner)
+    return start_failure(runner.err());
+  auto started = std::chrono::steady_clock::now();
+  auto rows = runner->run_all(
+    set->attacks, [](size_t done, size_t total, const std::string& id) {
+      std::cerr << "\rlayers: " << done << "/" << total << " " << id
+                << "            " << std::flush;
+    });
+  std::cerr << "\n";
+  if (!rows) {
+    std::cerr << "candor: layers: " << rows.err().message << "\n";
+    return exit_failure;
+  }
+  auto seconds = std::chrono::duration<double>(
+                   std::chrono::steady_clock::now() - started)
+                   .count();
+  if (vm.count("json"))
+    std::cout << boost::json::serialize(eval::to_json(*rows)) << "\n";
+  else
+    std::cout << eval::format_matrix(*rows);
+  std::cerr << "layers: " << rows->size() << " attacks in "
+            << static_cast<int64_t>(seconds * 10) / 10.0 << " s\n";
+  return eval::check_gate(*rows).empty() ? exit_ok : exit_failure;
+}
+
 /// The hidden `candor executor` subcommand: one sandboxed SQL executor
 /// process, started by the SQL sandbox (actors/executor.hpp) with its socket
 /// on a descriptor. Not for interactive use.
@@ -634,6 +750,8 @@ int main(int argc, char** argv) {
     return cmd_calibrate(argc - 1, argv + 1);
   if (cmd == "ablation")
     return cmd_ablation(argc - 1, argv + 1);
+  if (cmd == "layers")
+    return cmd_layers(argc - 1, argv + 1);
   if (cmd == "executor") // hidden: the SQL sandbox starts it
     return cmd_executor(argc - 1, argv + 1);
   std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;

@@ -11,6 +11,7 @@
 #include "data/catalog.hpp"
 #include "data/sql_guard.hpp"
 #include "domain/sql_policy.hpp"
+#include "eval/executor_layer.hpp"
 
 namespace candor::eval {
 
@@ -82,59 +83,24 @@ json::object bad_input(json::value id, int64_t line, std::string reason) {
   return obj;
 }
 
-/// The executor layer: a sandboxed process, restarted when a statement
-/// kills it.
-struct executor_layer {
-  const guard_tool_options* opts = nullptr;
-  actors::executor_settings settings;
-  actors::executor_process proc;
-
-  json::object judge(std::string_view sql) {
-    json::object obj;
-    if (opts == nullptr || !opts->executor) {
-      obj["verdict"] = "not_available";
-      obj["message"] = "the executor layer was not asked for";
-      return obj;
-    }
-    if (!proc.running()) {
-      auto started = actors::executor_process::spawn(settings);
-      if (!started) {
-        obj["verdict"] = "error";
-        obj["rule"] = "executor_unavailable";
-        obj["message"] = started.err().message;
-        return obj;
-      }
-      proc = std::move(*started);
-    }
-    actors::sql_exec_request req;
-    req.sql = std::string{sql};
-    req.max_rows = opts->max_rows;
-    auto res = proc.run(req, std::chrono::milliseconds{opts->deadline_ms});
-    if (res) {
-      obj["verdict"] = "allow";
-      obj["rule"] = nullptr;
-      obj["message"] = nullptr;
-      obj["rowCount"] = res->row_count;
-      obj["truncated"] = res->truncated;
-      obj["elapsedUs"] = res->elapsed_us;
-      return obj;
-    }
-    obj["verdict"] = "block";
-    switch (res.err().code) {
-      case domain::ec::sql_timeout:
-        obj["rule"] = "sql_timeout";
-        break;
-      case domain::ec::sql_executor_failed:
-        obj["rule"] = "executor_died";
-        break;
-      default:
-        obj["rule"] = "sql_failed";
-        break;
-    }
-    obj["message"] = res.err().message;
+/// The executor layer's verdict as the tool prints it.
+json::object executor_json(const executor_verdict& v) {
+  json::object obj;
+  obj["verdict"] = v.verdict;
+  if (v.verdict == "not_available") {
+    obj["message"] = v.message;
     return obj;
   }
-};
+  obj["rule"] = v.rule.empty() ? json::value{nullptr} : json::value(v.rule);
+  obj["message"] = v.message.empty() ? json::value{nullptr}
+                                     : json::value(v.message);
+  if (v.ran()) {
+    obj["rowCount"] = v.row_count;
+    obj["truncated"] = v.truncated;
+    obj["elapsedUs"] = v.elapsed_us;
+  }
+  return obj;
+}
 
 /// Judges one statement with every layer and builds its output line.
 json::object judge(json::value id, int64_t line, std::string_view sql,
@@ -159,8 +125,8 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
   if (guarded.allowed())
     auth_layer["plan"] = guarded.plan;
   layers["authorizer"] = std::move(auth_layer);
-  auto executor = exec.judge(policy.allowed() ? std::string_view{policy.sql}
-                                              : sql);
+  auto executor = executor_json(exec.judge(
+    policy.allowed() ? std::string_view{policy.sql} : sql));
   bool executor_blocks = executor["verdict"] == "block"
                          || executor["verdict"] == "error";
   json::object executor_reason;
@@ -254,12 +220,10 @@ run_sql_guard_tool(std::istream& in, std::ostream& out,
   auto guard = data::sql_guard::open(sales_db_path, std::move(allow));
   if (!guard)
     return guard.err();
-  executor_layer exec;
-  exec.opts = &opts;
-  if (opts.executor) {
-    exec.settings = *opts.executor;
-    exec.settings.db_path = sales_db_path;
-  }
+  auto settings = opts.executor;
+  if (settings)
+    settings->db_path = sales_db_path;
+  executor_layer exec{std::move(settings), opts.deadline_ms, opts.max_rows};
   guard_tool_summary summary;
   int64_t line = 0;
   while (auto next = read_line(in)) {
