@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 
+#include <re2/re2.h>
+
 #include "domain/text.hpp"
 
 namespace candor::domain {
@@ -81,6 +83,57 @@ void for_each_shingle(std::string_view norm, size_t k, F fn) {
   }
 }
 
+/// Words that carry no content: an attacker can drop, add or swap them
+/// ("and" for "&") without changing what a leaked sentence says.
+bool is_function_word(std::string_view w) noexcept {
+  static constexpr std::string_view words[] = {
+    "a",  "an", "and", "are", "as", "at", "be", "by", "for", "from", "in",
+    "is", "it", "of", "on", "or",  "so", "that", "the", "then", "this",
+    "to", "was", "with"};
+  for (auto x : words)
+    if (w == x)
+      return true;
+  return false;
+}
+
+/// A normalized text without its function words.
+std::string content_words(std::string_view norm) {
+  std::string out;
+  size_t i = 0;
+  while (i <= norm.size()) {
+    auto end = norm.find(' ', i);
+    if (end == std::string_view::npos)
+      end = norm.size();
+    auto w = norm.substr(i, end - i);
+    if (!w.empty() && !is_function_word(w)) {
+      if (!out.empty())
+        out.push_back(' ');
+      out.append(w);
+    }
+    i = end + 1;
+  }
+  return out;
+}
+
+/// Calls `fn(hash)` for each `k`-word shingle of a normalized text and of
+/// its content words, so that a copy with function words changed still
+/// shares shingles with the original.
+template <class F>
+void for_each_leak_shingle(std::string_view norm, size_t k, F fn) {
+  for_each_shingle(norm, k, fn);
+  for_each_shingle(content_words(norm), k, fn);
+}
+
+/// A Markdown image or an HTML <img> whose source is on another host: a
+/// client that renders the answer fetches it, and its URL can carry data
+/// out (the query string of an attacker's image).
+const re2::RE2& remote_image_pattern() {
+  static const re2::RE2 re{
+    R"re((?i)!\[[^\]\n]{0,500}\]\(\s*<?\s*(?:[a-z][a-z0-9+.-]*:)?//)re"
+    R"re(|<\s*img\b[^>]{0,500}?\bsrc\s*=\s*["']?\s*(?:[a-z][a-z0-9+.-]*:)?//)re"};
+  return re;
+}
+
 size_t word_count(std::string_view norm) {
   if (norm.empty())
     return 0;
@@ -98,8 +151,8 @@ output_guard::output_guard(output_guard_config cfg)
   std::vector<std::string> echo_texts;
   for (const auto& e : cfg.allowed_echoes) {
     echo_texts.push_back(normalize(e));
-    for_each_shingle(echo_texts.back(), words_,
-                     [&](uint64_t x) { echoes.insert(x); });
+    for_each_leak_shingle(echo_texts.back(), words_,
+                          [&](uint64_t x) { echoes.insert(x); });
   }
   for (const auto& p : cfg.protected_texts) {
     auto norm = normalize(p);
@@ -114,7 +167,7 @@ output_guard::output_guard(output_guard_config cfg)
         short_phrases_.push_back(std::move(norm));
       continue;
     }
-    for_each_shingle(norm, words_, [&](uint64_t x) {
+    for_each_leak_shingle(norm, words_, [&](uint64_t x) {
       if (echoes.count(x) == 0)
         shingles_.insert(x);
     });
@@ -137,7 +190,7 @@ output_guard::check(std::string_view text,
   }
   // Shingles of the outgoing text, computed once for steps 2 and 3.
   std::unordered_set<uint64_t> mine;
-  for_each_shingle(norm, words_, [&](uint64_t x) { mine.insert(x); });
+  for_each_leak_shingle(norm, words_, [&](uint64_t x) { mine.insert(x); });
   // 2. Spans the sanitizer removed from passages.
   for (const auto& span : redacted_spans) {
     auto s = normalize(span);
@@ -149,7 +202,7 @@ output_guard::check(std::string_view text,
       continue;
     }
     bool shared = false;
-    for_each_shingle(s, words_, [&](uint64_t x) {
+    for_each_leak_shingle(s, words_, [&](uint64_t x) {
       shared = shared || mine.count(x) > 0;
     });
     if (shared)
@@ -162,6 +215,9 @@ output_guard::check(std::string_view text,
   for (const auto& phrase : short_phrases_)
     if (contains_phrase(norm, phrase))
       return "prompt_leak";
+  // 4. Images that would be fetched from another host when rendered.
+  if (re2::RE2::PartialMatch(text, remote_image_pattern()))
+    return "remote_image";
   return {};
 }
 

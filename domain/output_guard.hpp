@@ -41,12 +41,19 @@ struct output_guard_config {
 /// 3. `"prompt_leak"`: the text shares a shingle with a protected text
 ///    that no allowed echo contains. A protected text shorter than
 ///    `shingle_words` words is checked as a whole phrase instead.
+/// 4. `"remote_image"`: a Markdown image or an HTML `<img>` whose source is
+///    an absolute URL (`http://`, `https://`, `//`, any scheme): rendering
+///    it fetches the URL, which can carry data to another host.
+///
+/// Shingles (steps 2 and 3) are taken twice: over all words and over the
+/// content words only (function words such as "and", "the", "to" left
+/// out), so a copy with function words dropped or swapped still matches.
 class output_guard {
 public:
   explicit output_guard(output_guard_config cfg);
 
   /// Empty string = clean; otherwise the reason: "canary",
-  /// "redacted_span" or "prompt_leak".
+  /// "redacted_span", "prompt_leak" or "remote_image".
   std::string check(std::string_view text,
                     const std::vector<std::string>& redacted_spans) const;
 
