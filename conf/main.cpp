@@ -19,9 +19,8 @@
 #include "eval/sql_guard_tool.hpp"
 #include "eval/ablation.hpp"
 #include "eval/calibrate.hpp"
-#include "eval/layer_runner.hpp"
-#include "data/prompts.hpp"
-#include "data/sales_setup.hpp"
+#include "eval/attacks.hpp"
+#include "eval/layers_command.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
@@ -640,75 +639,15 @@ int cmd_layers(int argc, char** argv) {
   auto cfg = configure(vm, {});
   if (!cfg)
     return config_failure(cfg.err());
-  auto set = eval::load_attacks(vm.count("attacks")
-                                  ? vm["attacks"].as<std::string>()
-                                  : eval::default_attacks_path());
-  if (!set) {
-    std::cerr << "candor: " << set.err().message << "\n";
-    return exit_usage;
-  }
-  std::string db;
-  if (vm.count("db")) {
-    db = vm["db"].as<std::string>();
-    if (!std::filesystem::exists(db)) {
-      std::cerr << "candor: no sales database at " << db << "\n";
-      return exit_usage;
-    }
-  } else {
-    if (!ensure_data_dir(*cfg))
-      return exit_failure;
-    auto cat = data::catalog::load_default();
-    if (!cat)
-      return start_failure(cat.err());
-    auto sales = data::prepare_sales(
-      cfg->data_dir, cfg->sql.seed,
-      std::make_shared<const data::catalog>(std::move(*cat)), {});
-    if (!sales)
-      return start_failure(sales.err());
-    db = sales->path;
-  }
-  auto prompts = data::load_prompts(data::default_prompts_dir());
-  if (!prompts)
-    return start_failure(prompts.err());
-  eval::layer_runner_options opts;
-  opts.sales_db = db;
-  opts.canary = cfg->guardrail.canary;
-  for (auto& [name, pr] : *prompts)
-    opts.prompt_texts.push_back(pr.text);
-  opts.fixtures_dir = cfg->fixtures_path();
-  opts.scripted_provider = cfg->llm.provider == "fake";
-  opts.heap_limit_mb = cfg->sql.heap_limit_mb;
-  opts.connection_budget_ms = budget;
-  opts.executor.executable = "/proc/self/exe";
-  opts.executor.memory_mb = cfg->sql.executor_memory_mb;
-  opts.executor.heap_limit_mb = cfg->sql.heap_limit_mb;
-  opts.executor.cpu_seconds = cfg->sql.executor_cpu_seconds;
-  opts.deadline_ms = cfg->sql.deadline_ms;
-  opts.max_rows = cfg->sql.max_rows;
-  auto runner = eval::layer_runner::open(std::move(opts));
-  if (!runner)
-    return start_failure(runner.err());
-  auto started = std::chrono::steady_clock::now();
-  auto rows = runner->run_all(
-    set->attacks, [](size_t done, size_t total, const std::string& id) {
-      std::cerr << "\rlayers: " << done << "/" << total << " " << id
-                << "            " << std::flush;
-    });
-  std::cerr << "\n";
-  if (!rows) {
-    std::cerr << "candor: layers: " << rows.err().message << "\n";
-    return exit_failure;
-  }
-  auto seconds = std::chrono::duration<double>(
-                   std::chrono::steady_clock::now() - started)
-                   .count();
-  if (vm.count("json"))
-    std::cout << boost::json::serialize(eval::to_json(*rows)) << "\n";
-  else
-    std::cout << eval::format_matrix(*rows);
-  std::cerr << "layers: " << rows->size() << " attacks in "
-            << static_cast<int64_t>(seconds * 10) / 10.0 << " s\n";
-  return eval::check_gate(*rows).empty() ? exit_ok : exit_failure;
+  eval::layers_command_options opts;
+  opts.cfg = *cfg;
+  opts.attacks_path = vm.count("attacks") ? vm["attacks"].as<std::string>()
+                                          : eval::default_attacks_path();
+  if (vm.count("db"))
+    opts.db = vm["db"].as<std::string>();
+  opts.budget_ms = budget;
+  opts.json = vm.count("json") > 0;
+  return eval::run_layers_command(opts, std::cout, std::cerr);
 }
 
 /// The hidden `candor executor` subcommand: one sandboxed SQL executor
