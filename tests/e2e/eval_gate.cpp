@@ -158,8 +158,7 @@ BOOST_AUTO_TEST_CASE(live_runs_against_an_openai_compatible_endpoint) {
                          reports},
                         {{"CANDOR_DATA_DIR", dir.file("data")},
                          {"CANDOR_LLM_BASE_URL", stub.base_url()},
-                         {"CANDOR_LLM_MODEL", "stub-model"},
-                         {"CANDOR_LLM_FALLBACK_MODEL", ""}});
+                         {"CANDOR_LLM_MODEL", "stub-model"}});
   BOOST_CHECK_MESSAGE(res.exit_code == 0, res.out << res.err);
   // Two routed questions reached the endpoint; the injection never did.
   BOOST_CHECK_EQUAL(stub.requests(), 2);
