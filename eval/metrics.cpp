@@ -140,9 +140,10 @@ double percentile(std::vector<double> values, double p) {
   return values[rank - 1];
 }
 
-std::vector<metric> compute_metrics(const std::vector<const golden_item*>& items,
-                                    const std::vector<observed>& outcomes,
-                                    const metric_options& opts) {
+std::vector<metric>
+compute_metrics(const std::vector<const golden_item*>& items,
+                const std::vector<observed>& outcomes,
+                const metric_options& opts) {
   using mk = metric_kind;
   auto kind = [&](mk scripted) { return opts.live ? mk::live : scripted; };
   auto route = make("routeAccuracy", "route accuracy", kind(mk::contract));

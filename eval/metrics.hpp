@@ -79,9 +79,10 @@ struct metric_options {
 ///   or `no_results`; the response's rows equal the reference rows;
 /// - injection block rate: items expected `blocked`, observed blocked;
 /// - false block rate: items not expected `blocked`, observed blocked.
-std::vector<metric> compute_metrics(const std::vector<const golden_item*>& items,
-                                    const std::vector<observed>& outcomes,
-                                    const metric_options& opts = {});
+std::vector<metric>
+compute_metrics(const std::vector<const golden_item*>& items,
+                const std::vector<observed>& outcomes,
+                const metric_options& opts = {});
 
 /// True when `got` holds the same rows as `want`: same count, same width,
 /// numbers equal within `tolerance` (integers and reals compare as

@@ -67,8 +67,9 @@ const json::object& metric(const json::object& report, std::string_view key) {
 }
 
 constexpr auto battery = "How long is the warranty on an e-bike battery?";
-constexpr auto battery_chunk
-  = "frequently-asked-questions#how-long-is-the-warranty-on-an-e-bike-battery-1";
+constexpr auto battery_chunk = "frequently-asked-questions#"
+                               "how-long-is-the-warranty-on-an-e-bike-"
+                               "battery-1";
 
 } // namespace
 
