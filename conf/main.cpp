@@ -21,6 +21,7 @@
 #include "eval/calibrate.hpp"
 #include "eval/attacks.hpp"
 #include "eval/layers_command.hpp"
+#include "eval/eval.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
@@ -59,6 +60,8 @@ Commands:
             layer on its own and print the attack x layer matrix; exit 1
             when an attack passes every layer or a write is stopped by
             fewer than 2 layers
+  eval      run the golden questions (eval/golden.v1.json) through the
+            service and gate on eval/thresholds.json; exit 1 on a miss
 
 Every command accepts --data-dir DIR and --config FILE, and --help.
 Configuration: conf/candor.json (built in) < --config FILE < CANDOR_* environment
@@ -650,6 +653,63 @@ int cmd_layers(int argc, char** argv) {
   return eval::run_layers_command(opts, std::cout, std::cerr);
 }
 
+/// `candor eval`: the golden set through the service, gated on thresholds.
+int cmd_eval(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("split", po::value<std::string>()->default_value("test"),
+                     "golden split: test, calibration or all")(
+    "live", "use the configured model endpoint (CANDOR_LLM_*) and the live "
+            "thresholds")("json", "print the report as JSON")(
+    "golden", po::value<std::string>(),
+    "golden set (default: eval/golden.v1.json of the source tree)")(
+    "thresholds", po::value<std::string>(),
+    "thresholds file (default: eval/thresholds.json of the source tree)")(
+    "report-dir", po::value<std::string>(),
+    "where the Markdown and JSON reports go (default: eval/reports of the "
+    "source tree)")("limit", po::value<size_t>(),
+                    "run only the first N items of the split");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor eval [--split test|calibration|all] "
+                      "[--live] [--json] [options]\n\nRuns every golden "
+                      "question of the split through the same service as "
+                      "the HTTP API, measures route accuracy, recall@3, MRR, "
+                      "refusal accuracy, citation validity, SQL execution "
+                      "accuracy, injection block rate and false block rate, "
+                      "compares them with the profile's thresholds (scripted, "
+                      "or live with --live) and prints the report. Exit 0 "
+                      "when every threshold holds, 1 when one is missed, 2 "
+                      "on bad usage.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  eval::eval_command cmd;
+  cmd.gate.split = vm["split"].as<std::string>();
+  cmd.gate.live = vm.count("live") > 0;
+  cmd.json = vm.count("json") > 0;
+  if (vm.count("limit"))
+    cmd.gate.limit = vm["limit"].as<size_t>();
+  for (auto [flag, field] : {std::pair{"golden", &cmd.golden_path},
+                             std::pair{"thresholds", &cmd.thresholds_path},
+                             std::pair{"report-dir", &cmd.report_dir}})
+    if (vm.count(flag))
+      *field = vm[flag].as<std::string>();
+  // One log line per question would bury the report.
+  auto cfg = configure(vm, {{"log.level", "warn"}});
+  if (!cfg)
+    return config_failure(cfg.err());
+  if (auto err = eval::check_eval_command(cmd, *cfg)) {
+    std::cerr << "candor: eval: " << err.message << "\n";
+    return exit_usage;
+  }
+  auto a = start_app(*cfg);
+  if (!a)
+    return start_failure(a.err());
+  auto rc = eval::run_eval_command(**a, *cfg, cmd, std::cout, std::cerr);
+  (*a)->shutdown();
+  return rc;
+}
+
 /// The hidden `candor executor` subcommand: one sandboxed SQL executor
 /// process, started by the SQL sandbox (actors/executor.hpp) with its socket
 /// on a descriptor. Not for interactive use.
@@ -691,6 +751,8 @@ int main(int argc, char** argv) {
     return cmd_ablation(argc - 1, argv + 1);
   if (cmd == "layers")
     return cmd_layers(argc - 1, argv + 1);
+  if (cmd == "eval")
+    return cmd_eval(argc - 1, argv + 1);
   if (cmd == "executor") // hidden: the SQL sandbox starts it
     return cmd_executor(argc - 1, argv + 1);
   std::cerr << "candor: unknown command '" << cmd << "'\n\n" << top_help;
