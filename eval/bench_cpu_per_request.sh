@@ -9,8 +9,10 @@
 # Starts BUILD_DIR/candor serve on a free loopback port with a temporary
 # data directory, warms each target up, then for each target runs
 # `wrk -t2 -c64` for BENCH_SECONDS while `perf stat -e
-# task-clock,context-switches` watches the server process, and prints
-# requests, CPU µs per request, context switches per request and req/s.
+# task-clock,context-switches,raw_syscalls:sys_enter` watches the server
+# process, and prints requests, CPU µs per request, context switches and
+# system calls per request (the last one hardly depends on the machine's
+# load) and req/s.
 # Ends with the machine's load average so figures can be judged.
 #
 # Environment:
@@ -97,14 +99,14 @@ wrk_run() {
   grep -oE 'requests=[0-9]+' <<<"$line" | cut -d= -f2
 }
 
-printf '%-10s %9s %10s %12s %10s\n' target requests 'cpu us/req' \
-  'ctxsw/req' 'req/s'
+printf '%-10s %9s %10s %10s %10s %8s\n' target requests 'cpu us/req' \
+  'ctxsw/req' 'sysc/req' 'req/s'
 for t in $targets; do
   code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \
            -H 'Content-Type: application/json' --data "${body[$t]}" "$url") || code=000
   [[ $code == 200 ]] || die "candor answered $code to ${body[$t]}"
   wrk_run "${body[$t]}" 2 >/dev/null # warm-up
-  perf stat -x, -e task-clock,context-switches -p "$pid" \
+  perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -p "$pid" \
     -o "$work/perf-$t.txt" &
   perf_pid=$!
   sleep 0.2
@@ -113,9 +115,13 @@ for t in $targets; do
   wait "$perf_pid" || true
   clock_ms=$(awk -F, '$3 ~ /task-clock/ {print $1}' "$work/perf-$t.txt")
   cs=$(awk -F, '$3 ~ /context-switches/ {print $1}' "$work/perf-$t.txt")
-  [[ -n $clock_ms && -n $cs ]] || die "no perf figures: $(cat "$work/perf-$t.txt")"
-  awk -v n="$n" -v ms="$clock_ms" -v cs="$cs" -v s="$secs" -v t="$t" 'BEGIN {
-    printf "%-10s %9d %10.1f %12.2f %10.0f\n", t, n, ms * 1000 / n, cs / n, n / s
+  sc=$(awk -F, '$3 ~ /sys_enter/ {print $1}' "$work/perf-$t.txt")
+  [[ -n $clock_ms && -n $cs && -n $sc ]] ||
+    die "no perf figures: $(cat "$work/perf-$t.txt")"
+  awk -v n="$n" -v ms="$clock_ms" -v cs="$cs" -v sc="$sc" -v s="$secs" \
+      -v t="$t" 'BEGIN {
+    printf "%-10s %9d %10.1f %10.2f %10.2f %8.0f\n", t, n, ms * 1000 / n,
+           cs / n, sc / n, n / s
   }'
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)  (2 cores;" \
