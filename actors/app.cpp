@@ -97,9 +97,14 @@ struct app::impl {
   std::unique_ptr<caf::actor_system> sys;
   guardian_actor guardian;
   bool stopped = false;
-  /// The current ledger, published by the guardian (see on_ledger).
+  /// The current ledger, published by the guardian (see on_ledger), and
+  /// the inbox through which request rows reach it. Pushing a row and
+  /// reading the handle happen under `ledger_mtx`, as does publishing a new
+  /// ledger, so a row queued around a ledger restart is never left without
+  /// a ledger that was told about it.
   std::mutex ledger_mtx;
   ledger_actor ledger;
+  ledger_inbox_ptr inbox = std::make_shared<ledger_inbox>();
 
   /// Sends a request to the guardian from any thread without blocking and
   /// hands the reply (or error) to `cb`.
@@ -236,9 +241,12 @@ app::start(const domain::config& cfg,
   p->info.cost_is_fictional = cfg.llm.provider == "fake";
   setup.info = p->info;
   setup.metrics = p->metrics;
+  setup.ledger_inbox = p->inbox;
   setup.on_ledger = [raw = p.get()](const ledger_actor& h) {
     std::lock_guard<std::mutex> guard{raw->ledger_mtx};
     raw->ledger = h;
+    if (h && raw->inbox->size() > 0)
+      caf::anon_send(h, atom::internal_v, atom::put_v);
   };
   p->caf_cfg = std::make_unique<caf::actor_system_config>();
   add_message_types(*p->caf_cfg);
@@ -402,14 +410,18 @@ void app::completed(domain::request_record rec) {
                                       : domain::log_level::info;
   domain::log_event(level, "request", std::move(line));
   ledger_actor ledger;
+  bool tell = false;
   {
     std::lock_guard<std::mutex> guard{p.ledger_mtx};
     ledger = p.ledger;
+    if (ledger)
+      tell = p.inbox->push(std::move(rec),
+                           static_cast<size_t>(p.cfg.ledger.max_batch));
   }
-  if (ledger)
-    caf::anon_send(ledger, atom::put_v, std::move(rec));
-  else
+  if (!ledger)
     caf::anon_send(p.guardian, atom::put_v, std::move(rec));
+  else if (tell)
+    caf::anon_send(ledger, atom::internal_v, atom::put_v);
 }
 
 void app::reindex(text_callback cb) {

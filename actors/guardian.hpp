@@ -39,6 +39,9 @@ struct services_setup {
   /// Told about every (re)spawned ledger, so that request rows can go to it
   /// directly instead of through the guardian.
   std::function<void(const ledger_actor&)> on_ledger;
+  /// Where the HTTP side queues request rows for the ledger (null: they
+  /// arrive as messages only).
+  ledger_inbox_ptr ledger_inbox;
   /// The HTTP client of the openai provider (null for the scripted one).
   std::shared_ptr<domain::http_transport> transport;
   /// The data branch: sales database, catalog, schema text, row counts

@@ -198,6 +198,8 @@ using ledger_actor = caf::typed_actor<
   caf::replies_to<atom::flush>::with<int64_t>,
   // Timer: flush what is queued.
   caf::reacts_to<atom::internal, atom::tick>,
+  // The inbox of request rows (ledger_inbox) has rows to collect.
+  caf::reacts_to<atom::internal, atom::put>,
   // The writer committed everything up to flush `ticket`; `written` rows
   // so far.
   caf::reacts_to<atom::internal, atom::flush, uint64_t, int64_t>>;

@@ -107,9 +107,52 @@ int64_t now_us() {
 
 } // namespace
 
+// -- ledger_inbox -------------------------------------------------------------
+
+bool ledger_inbox::push(domain::request_record rec, size_t max_batch) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  rows_.push_back(std::move(rec));
+  bool tell = !told_ || (max_batch > 0 && rows_.size() % max_batch == 0);
+  told_ = true;
+  return tell;
+}
+
+std::vector<domain::request_record> ledger_inbox::take() {
+  std::vector<domain::request_record> out;
+  std::lock_guard<std::mutex> guard{mtx_};
+  out.swap(rows_);
+  told_ = false;
+  return out;
+}
+
+size_t ledger_inbox::size() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return rows_.size();
+}
+
+namespace {
+
+/// Queues a request row and the trace that travels with it.
+void add_request(data::ledger_batch& b, domain::request_record&& r) {
+  if (!r.steps.empty())
+    b.traces.push_back({r.request_id, r.ts_us, std::move(r.steps)});
+  b.requests.push_back(std::move(r));
+}
+
+/// Moves the rows waiting in the inbox (if any) into the batch.
+void collect(ledger_state& s) {
+  if (!s.settings.inbox)
+    return;
+  for (auto& r : s.settings.inbox->take())
+    add_request(s.batch, std::move(r));
+}
+
+} // namespace
+
 ledger_state::ledger_state() = default;
 
 ledger_state::~ledger_state() {
+  collect(*this);
   if (writer && !batch.empty())
     writer->submit(std::move(batch), nullptr);
   writer.reset(); // drains and joins
@@ -142,24 +185,40 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
     s.writer->submit(std::move(s.batch), std::move(done));
     s.batch = {};
   };
-  // Hands over a full batch at once, else arms the timer once.
-  auto queued = [self, hand_over] {
+  // Arms the flush timer once.
+  auto arm = [self] {
     auto& s = self->state;
-    if (s.batch.size() >= s.settings.max_batch) {
-      hand_over(0);
-    } else if (!s.tick_pending) {
-      s.tick_pending = true;
-      self->delayed_send(self, s.settings.flush_interval, atom::internal_v,
-                         atom::tick_v);
-    }
+    if (s.tick_pending)
+      return;
+    s.tick_pending = true;
+    self->delayed_send(self, s.settings.flush_interval, atom::internal_v,
+                       atom::tick_v);
   };
+  // Hands over a full batch at once, else arms the timer.
+  auto queued = [self, hand_over, arm] {
+    if (self->state.batch.size() >= self->state.settings.max_batch)
+      hand_over(0);
+    else
+      arm();
+  };
+  // A restarted ledger collects what its predecessor left in the inbox.
+  if (self->state.settings.inbox && self->state.settings.inbox->size() > 0)
+    arm();
   return {
     [self, queued](atom::put, domain::request_record& r) {
-      auto& b = self->state.batch;
-      if (!r.steps.empty())
-        b.traces.push_back({r.request_id, r.ts_us, std::move(r.steps)});
-      b.requests.push_back(std::move(r));
+      add_request(self->state.batch, std::move(r));
       queued();
+    },
+    [self, hand_over, arm](atom::internal, atom::put) {
+      // Rows wait in the inbox until the timer, unless a batch is full.
+      auto& s = self->state;
+      if (s.settings.inbox
+          && s.settings.inbox->size() >= s.settings.max_batch) {
+        collect(s);
+        hand_over(0);
+      } else {
+        arm();
+      }
     },
     [self, queued](atom::put, domain::llm_call_record& r) {
       self->state.batch.llm_calls.push_back(std::move(r));
@@ -178,11 +237,13 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
       auto ticket = s.next_ticket++;
       auto rp = self->make_response_promise<int64_t>();
       s.waiting.emplace(ticket, rp);
+      collect(s);
       hand_over(ticket);
       return rp;
     },
     [self, hand_over](atom::internal, atom::tick) {
       self->state.tick_pending = false;
+      collect(self->state);
       if (!self->state.batch.empty())
         hand_over(0);
     },

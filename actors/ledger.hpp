@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
@@ -15,10 +17,40 @@
 
 namespace candor::actors {
 
+/// Request rows on their way from the HTTP threads to the ledger actor.
+/// Sending each row as a message would schedule the ledger (and often wake
+/// a scheduler thread) once per request; rows put here are collected by the
+/// ledger on its flush timer instead, and the ledger is told only about the
+/// first row since it last collected (so that it arms the timer) and about
+/// every full batch. The ledger stays the only writer: it alone takes rows
+/// out of the inbox and writes them.
+class ledger_inbox {
+public:
+  /// Queues a row. True when the ledger must be told (the inbox was empty
+  /// since the ledger last collected it, or it holds `max_batch` rows more).
+  bool push(domain::request_record rec, size_t max_batch);
+
+  /// Moves every queued row out.
+  std::vector<domain::request_record> take();
+
+  size_t size() const;
+
+private:
+  mutable std::mutex mtx_;
+  std::vector<domain::request_record> rows_;
+  /// The ledger was told about the rows queued now.
+  bool told_ = false;
+};
+
+using ledger_inbox_ptr = std::shared_ptr<ledger_inbox>;
+
 struct ledger_settings {
   std::string path;
   std::chrono::milliseconds flush_interval{50};
   size_t max_batch = 512;
+  /// Request rows queued outside the mailbox (null: rows only arrive as
+  /// messages). A restarted ledger takes over the same inbox.
+  ledger_inbox_ptr inbox;
 };
 
 class ledger_writer;

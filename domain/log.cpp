@@ -1,7 +1,12 @@
 #include "domain/log.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -34,12 +39,80 @@ std::string iso_now() {
   auto now = system_clock::now();
   auto secs = system_clock::to_time_t(now);
   auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
+  // The date and time part changes once a second: format it only then.
+  thread_local std::time_t cached_secs = -1;
+  thread_local char cached[24];
+  thread_local size_t cached_len = 0;
+  if (secs != cached_secs) {
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    cached_len = std::strftime(cached, sizeof cached, "%Y-%m-%dT%H:%M:%S",
+                               &tm);
+    cached_secs = secs;
+  }
   char buf[32];
-  auto n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof buf - n, ".%03dZ", static_cast<int>(ms));
+  std::memcpy(buf, cached, cached_len);
+  std::snprintf(buf + cached_len, sizeof buf - cached_len, ".%03dZ",
+                static_cast<int>(ms));
   return buf;
+}
+
+void write_all(std::string_view text) {
+  size_t off = 0;
+  while (off < text.size()) {
+    auto n = ::write(STDERR_FILENO, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    off += static_cast<size_t>(n);
+  }
+}
+
+/// Lines on their way to stderr. Threads that log at the same time share
+/// write(2) calls: a thread appends its line and, when no other thread is
+/// writing, writes everything pending (its own line and whatever others
+/// append meanwhile) until nothing is left. A thread that finds a writer
+/// at work leaves its line to it; warnings and errors wait until their
+/// line is written, so that a line logged right before the process ends
+/// is not lost.
+struct line_writer {
+  std::mutex mtx;
+  std::condition_variable cv;
+  std::string pending;
+  bool writing = false;
+  uint64_t appended = 0; ///< bytes appended so far
+  uint64_t written = 0;  ///< bytes written so far
+
+  void emit(std::string_view text, bool wait) {
+    std::unique_lock<std::mutex> lk{mtx};
+    pending.append(text);
+    appended += text.size();
+    auto mine = appended;
+    if (writing) {
+      if (wait)
+        cv.wait(lk, [&] { return written >= mine; });
+      return;
+    }
+    writing = true;
+    std::string buf;
+    while (!pending.empty()) {
+      buf.swap(pending);
+      auto upto = appended;
+      lk.unlock();
+      write_all(buf);
+      buf.clear();
+      lk.lock();
+      written = upto;
+      cv.notify_all();
+    }
+    writing = false;
+  }
+};
+
+line_writer& stderr_writer() {
+  static line_writer w;
+  return w;
 }
 
 void mask_strings(boost::json::value& v) {
@@ -88,15 +161,7 @@ void log_event(log_level level, std::string_view event,
     sink(text);
     return;
   }
-  static std::mutex mtx;
-  std::lock_guard<std::mutex> guard{mtx};
-  size_t off = 0;
-  while (off < text.size()) {
-    auto n = ::write(STDERR_FILENO, text.data() + off, text.size() - off);
-    if (n <= 0)
-      break;
-    off += static_cast<size_t>(n);
-  }
+  stderr_writer().emit(text, level >= log_level::warn);
 }
 
 } // namespace candor::domain

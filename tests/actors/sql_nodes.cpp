@@ -80,6 +80,7 @@ ledger_actor spawn_fake_ledger(caf::actor_system& sys,
       },
       [](atom::flush) { return int64_t{0}; },
       [](atom::internal, atom::tick) {},
+      [](atom::internal, atom::put) {},
       [](atom::internal, atom::flush, uint64_t, int64_t) {},
     };
   });

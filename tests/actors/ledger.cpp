@@ -1,0 +1,164 @@
+// The ledger's inbox of request rows: who is told when, and that every
+// queued row reaches the database (on the timer, on a full batch, when the
+// ledger stops).
+
+#include "actors/ledger.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include "tests/support/temp_dir.hpp"
+
+using namespace candor;
+using namespace candor::actors;
+
+namespace {
+
+domain::request_record row(int i) {
+  domain::request_record rec;
+  rec.request_id = "inbox-row-" + std::to_string(i);
+  rec.method = "POST";
+  rec.path = "/ask";
+  rec.http_status = 200;
+  rec.steps.push_back({domain::node::guard_input, "blocked", 12});
+  rec.steps.push_back({domain::node::finalize, "ok", 3});
+  return rec;
+}
+
+caf::actor_system_config& make_config(caf::actor_system_config& cfg) {
+  add_message_types(cfg);
+  return cfg;
+}
+
+struct fixture {
+  test::temp_dir dir{"candor-ledger"};
+  std::string path = (dir.path / "ledger.db").string();
+  caf::actor_system_config cfg;
+  caf::actor_system sys{make_config(cfg)};
+  ledger_inbox_ptr inbox = std::make_shared<ledger_inbox>();
+
+  ledger_actor spawn(std::chrono::milliseconds interval, size_t max_batch) {
+    // The schema exists before the reader below opens the file.
+    BOOST_REQUIRE(data::ledger_store::open(path, true).ok());
+    ledger_settings ls;
+    ls.path = path;
+    ls.flush_interval = interval;
+    ls.max_batch = max_batch;
+    ls.inbox = inbox;
+    return sys.spawn(ledger, ls, std::shared_ptr<telemetry>{});
+  }
+
+  /// Queues rows [from, to) as app::completed does, then tells the ledger
+  /// as often as the inbox said so (all at the end, so that the ledger sees
+  /// every row at its first look); returns how often.
+  int push(const ledger_actor& h, int from, int to, size_t max_batch) {
+    int told = 0;
+    for (int i = from; i < to; ++i)
+      if (inbox->push(row(i), max_batch))
+        ++told;
+    for (int i = 0; i < told; ++i)
+      caf::anon_send(h, atom::internal_v, atom::put_v);
+    return told;
+  }
+
+  /// Request rows in the database, read on a connection of our own.
+  int64_t rows() {
+    auto store = data::ledger_store::open(path, false);
+    BOOST_REQUIRE(store.ok());
+    auto n = store->count_requests();
+    BOOST_REQUIRE(n.ok());
+    return *n;
+  }
+
+  /// Waits up to 10 s for `n` rows.
+  bool wait_rows(int64_t n) {
+    for (int i = 0; i < 1000; ++i) {
+      if (rows() == n)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    return false;
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(actors_ledger_inbox)
+
+BOOST_AUTO_TEST_CASE(the_ledger_is_told_once_per_collection_and_batch) {
+  ledger_inbox box;
+  BOOST_CHECK(box.push(row(0), 4));  // first row: arm the timer
+  BOOST_CHECK(!box.push(row(1), 4)); // already told
+  BOOST_CHECK(!box.push(row(2), 4));
+  BOOST_CHECK(box.push(row(3), 4)); // a full batch
+  BOOST_CHECK(!box.push(row(4), 4));
+  BOOST_CHECK_EQUAL(box.size(), 5u);
+  auto taken = box.take();
+  BOOST_REQUIRE_EQUAL(taken.size(), 5u);
+  BOOST_CHECK_EQUAL(taken.front().request_id, "inbox-row-0");
+  BOOST_CHECK_EQUAL(taken.back().request_id, "inbox-row-4");
+  BOOST_CHECK_EQUAL(box.size(), 0u);
+  BOOST_CHECK(box.push(row(5), 4)); // collected: tell again
+}
+
+BOOST_FIXTURE_TEST_CASE(inbox_rows_are_written_on_the_timer, fixture) {
+  auto h = spawn(std::chrono::milliseconds{20}, 512);
+  BOOST_CHECK_EQUAL(push(h, 0, 50, 512), 1);
+  BOOST_CHECK(wait_rows(50));
+  // The next rows arm the timer again.
+  BOOST_CHECK_EQUAL(push(h, 50, 60, 512), 1);
+  BOOST_CHECK(wait_rows(60));
+  // Each row's trace travels with it.
+  auto store = data::ledger_store::open(path, false);
+  BOOST_REQUIRE(store.ok());
+  auto run = store->run_json("inbox-row-7");
+  BOOST_REQUIRE(run.ok());
+  BOOST_CHECK_NE(run->find("guard_input"), std::string::npos);
+  caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_full_inbox_is_written_without_the_timer, fixture) {
+  // A timer this long never fires during the test.
+  auto h = spawn(std::chrono::hours{1}, 8);
+  // Told at the first row, then at 8 and 16 rows.
+  BOOST_CHECK_EQUAL(push(h, 0, 16, 8), 3);
+  BOOST_CHECK(wait_rows(16));
+  caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_flush_collects_the_inbox, fixture) {
+  auto h = spawn(std::chrono::hours{1}, 512);
+  push(h, 0, 30, 512);
+  caf::scoped_actor self{sys};
+  int64_t written = -1;
+  self->request(h, std::chrono::seconds{10}, atom::flush_v)
+    .receive([&](int64_t n) { written = n; },
+             [&](caf::error& e) { BOOST_FAIL(caf::to_string(e)); });
+  BOOST_CHECK_EQUAL(written, 60); // 30 request rows and their 30 traces
+  BOOST_CHECK_EQUAL(rows(), 30);
+  caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stopping_ledger_writes_what_its_inbox_holds,
+                        fixture) {
+  auto h = spawn(std::chrono::hours{1}, 512);
+  // Rows the ledger was never told about (the inbox says it was).
+  inbox->push(row(0), 512);
+  for (int i = 1; i < 25; ++i)
+    inbox->push(row(i), 512);
+  caf::scoped_actor self{sys};
+  self->send_exit(h, caf::exit_reason::user_shutdown);
+  self->wait_for(h);
+  BOOST_CHECK_EQUAL(rows(), 25);
+  BOOST_CHECK_EQUAL(inbox->size(), 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
