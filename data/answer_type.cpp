@@ -37,6 +37,14 @@ bool is_quantity(std::string_view t) {
   return is_number(t) || is_number_word(t);
 }
 
+/// A quantity, or a word that counts one unit or a few ("a week", "a few
+/// days", "several months", "the same day").
+bool is_loose_quantity(std::string_view t) {
+  return is_quantity(t)
+         || one_of(t, {"a", "an", "few", "several", "same", "next", "each",
+                       "every", "per"});
+}
+
 // -- the question's side ------------------------------------------------------
 
 /// The question's tokens with a few sequence tests.
@@ -74,6 +82,31 @@ struct question_view {
       if (one_of(t[i], ws))
         return true;
     return false;
+  }
+
+  /// The first (`first`) or last word of the noun phrase after `wh`
+  /// ("what is the recommended retail price of ..." gives "recommended"
+  /// and "price"): an optional copula and determiner are skipped, and the
+  /// phrase ends before a preposition or a verb of the question's frame,
+  /// or after four words. Empty when `wh` is missing.
+  std::string_view asked_noun(std::string_view wh, bool first) const {
+    auto at = std::find(t.begin(), t.end(), wh);
+    if (at == t.end())
+      return {};
+    ++at;
+    if (at != t.end() && one_of(*at, {"is", "are", "was", "were"}))
+      ++at;
+    if (at != t.end() && one_of(*at, {"the", "a", "an", "your", "my"}))
+      ++at;
+    auto end = at;
+    while (end != t.end() && end - at < 4
+           && !one_of(*end, {"of", "for", "on", "in", "at", "to", "does",
+                             "do", "did", "is", "are", "will", "would",
+                             "can", "should", "with", "when", "if"}))
+      ++end;
+    if (end == at)
+      return {};
+    return first ? *at : *(end - 1);
   }
 
   /// A wh-question (what, which, how) rather than a yes/no one.
@@ -173,8 +206,6 @@ answer_type expected_answer_type(std::string_view question) {
   if ((q.has_any({"phone", "telephone"}) && q.has("number"))
       || (q.has("number") && q.has_any({"call", "ring", "dial"})))
     return answer_type::phone;
-  if (q.has_any({"weigh", "weighs", "weight", "heavy"}))
-    return answer_type::weight;
   if (q.has("torque"))
     return answer_type::torque;
   if (q.has("pressure"))
@@ -185,6 +216,8 @@ answer_type expected_answer_type(std::string_view question) {
     return answer_type::ratio;
   if (q.has_seq({"what", "capacity"}) || q.has_seq({"which", "capacity"}))
     return answer_type::energy;
+  if (q.has_any({"weigh", "weighs", "weight", "heavy"}))
+    return answer_type::weight;
   if (q.followed_by({"what"}, {"discount", "discounts"}, 2)
       || q.followed_by({"which"}, {"discount", "discounts"}, 2)
       || q.followed_by({"how", "much"}, {"discount"}, 1))
@@ -213,9 +246,16 @@ answer_type expected_answer_type(std::string_view question) {
           || q.followed_by({"how", "much"},
                            {"is", "are", "was", "does", "do", "will"}, 1)))
     return answer_type::money;
-  if ((q.has("what") || q.has("which")) && !q.has("how")
-      && q.has_any({"cost", "costs", "price", "prices", "fee", "fees", "pay",
-                    "paid"}))
+  // "What does it cost", "what do I pay", "what is the price of": the
+  // money word is what is asked, not a word elsewhere in the question
+  // ("Which retailers qualify for a price match?").
+  constexpr std::array<std::string_view, 6> asked_money = {
+    "price", "prices", "cost", "costs", "fee", "fees"};
+  if ((q.has("what") && q.has_any({"cost", "costs", "pay", "paid"}))
+      || one_of(q.asked_noun("what", true), asked_money)
+      || one_of(q.asked_noun("what", false), asked_money)
+      || one_of(q.asked_noun("which", true), asked_money)
+      || one_of(q.asked_noun("which", false), asked_money))
     return answer_type::money;
   if (q.has_seq({"how", "many"}) || q.has_seq({"how", "much"}))
     return answer_type::count;
@@ -230,12 +270,12 @@ namespace {
 /// after it ("30 working days", "5-year").
 template <class Ws = words>
 bool quantity_then(const std::vector<std::string>& t, const Ws& units,
-                   size_t gap = 2) {
+                   size_t gap = 2, bool loose = false) {
   for (size_t i = 0; i < t.size(); ++i) {
     if (!one_of(t[i], units))
       continue;
     for (size_t j = i; j > 0 && i - j < gap + 1; --j)
-      if (is_quantity(t[j - 1]))
+      if (loose ? is_loose_quantity(t[j - 1]) : is_quantity(t[j - 1]))
         return true;
   }
   return false;
@@ -269,7 +309,8 @@ bool is_money(const std::vector<std::string>& t) {
   return has_pair(t, "no", "charge")
          || has_pair(t, "no", "cost") || has_pair(t, "our", "expense")
          || has_pair(t, "our", "cost") || has_pair(t, "costs", "nothing")
-         || has_pair(t, "pay", "nothing");
+         || has_pair(t, "pay", "nothing") || has_pair(t, "we", "pay")
+         || has_pair(t, "we", "cover");
 }
 
 /// A digit run of seven digits or more, allowing spaces, '-', '.', '(',
@@ -304,7 +345,16 @@ bool is_time_of_day(const std::vector<std::string>& t) {
       continue;
     if (i + 2 < t.size() && t[i + 1] == ":" && is_number(t[i + 2]))
       return true;
-    if (i + 1 < t.size() && one_of(t[i + 1], {"am", "pm"}))
+    if (i + 1 < t.size() && one_of(t[i + 1], {"am", "pm", "clock"}))
+      return true;
+    // "2 p.m." and "9 a.m."
+    if (i + 2 < t.size() && one_of(t[i + 1], {"a", "p"}) && t[i + 2] == "m")
+      return true;
+    // "14.00": hours and two-digit minutes.
+    auto dot = t[i].find('.');
+    if (dot != std::string::npos && dot <= 2 && t[i].size() == dot + 3
+        && std::stoi(t[i].substr(0, dot)) <= 24
+        && std::stoi(t[i].substr(dot + 1)) <= 59)
       return true;
   }
   return false;
@@ -335,10 +385,9 @@ bool holds(std::string_view text, const std::vector<std::string>& t,
         return is_quantity(x);
       });
     case answer_type::duration:
-      return quantity_then(t, duration_units, 3)
+      return quantity_then(t, duration_units, 3, true)
              || has_any_token(t, {"lifetime", "immediately", "overnight",
-                                  "indefinitely", "instantly"})
-             || has_pair(t, "same", "day") || has_pair(t, "next", "day");
+                                  "indefinitely", "instantly"});
     case answer_type::frequency:
       return has_any_token(t, {"every", "once", "twice", "daily", "weekly",
                                "monthly", "yearly", "annually", "annual",
