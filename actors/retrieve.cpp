@@ -21,10 +21,15 @@ void run_retrieval(const data::retrieval_snapshot& snap,
   auto hits = snap.search(q, static_cast<size_t>(std::max(cfg.top_k, 1)),
                           cfg.mode);
   st.service.embedder = snap.fingerprint(cfg.mode);
-  auto evidence = data::evidence_score(snap, q, hits);
-  if (hits.empty() || evidence < cfg.threshold) {
+  auto evidence = data::evidence_details(snap, q, hits);
+  if (hits.empty() || evidence.score < cfg.threshold) {
     // Refused before any model call: nothing is worth showing to one.
     domain::add_warning(st, "weak_evidence");
+    // Say which check refused when it was the answer-type gate: the
+    // question asks for a kind of answer (a price, a weight, ...) that no
+    // retrieved passage states.
+    if (!evidence.type_found)
+      domain::add_warning(st, "answer_type_not_stated");
     domain::finish(st, domain::status_kind::refused,
                    std::string{domain::texts::weak_evidence});
     return;

@@ -21,22 +21,43 @@ bool any_phrase_in(const std::vector<std::vector<std::string>>& phrases,
   return false;
 }
 
+/// A distinct query term: its weight and its thesaurus alternatives.
+struct term_info {
+  std::string term;
+  double weight = 0;
+  std::vector<std::vector<std::string>> alternatives;
+};
+
+/// The BM25 IDF of `term`, or `unseen` when the corpus never uses it.
+double idf_or(const retrieval_snapshot& snap, const std::string& term,
+              double unseen) {
+  auto v = snap.bm25().embed_query_terms({term});
+  return v.size() > 0 ? snap.bm25().idf(v.index[0]) : unseen;
+}
+
+bool known(const retrieval_snapshot& snap, const std::string& term) {
+  return snap.bm25().embed_query_terms({term}).size() > 0;
+}
+
 } // namespace
 
 evidence_features evidence_details(const retrieval_snapshot& snap,
                                    std::string_view query,
-                                   const std::vector<search_hit>& hits) {
+                                   const std::vector<search_hit>& hits,
+                                   const evidence_options& opts) {
   // For each hit: the TF-IDF cosine of the (expanded) question and the
   // passage, times the share of the question's informative terms the
   // passage contains (each distinct term weighted by its BM25 IDF; a term
   // the corpus never uses weighs most; a term counts as present when a
-  // thesaurus equivalent of its phrase is). The best hit's product, times
-  // the share of the question's weight the corpus knows at all: a passage
-  // must both resemble the question and cover what it asks about, and a
-  // question about something no document mentions ("CEO", "IBAN") is
-  // unanswerable however well its other words match. In [0, 1]. Computed
-  // from the passages themselves, so it is the same whichever mode ranked
-  // them.
+  // thesaurus equivalent of its phrase is). Only passages stating the
+  // kind of answer the question asks for (a price, a weight, ...) count,
+  // and one missing a name the question uses ("Volt City") counts less.
+  // The best hit's product, times the share of the question's weight the
+  // corpus knows at all: a passage must both resemble the question and
+  // cover what it asks about, and a question about something no document
+  // mentions ("CEO", "IBAN") is unanswerable however well its other words
+  // match. In [0, 1]. Computed from the passages themselves, so it is the
+  // same whichever mode ranked them.
   evidence_features out;
   if (hits.empty())
     return out;
@@ -45,12 +66,6 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
   if (q.terms.empty())
     return out;
   auto qvec = snap.tfidf().embed_query_terms(q.search_terms());
-  // Distinct query terms with their weight and their alternatives.
-  struct term_info {
-    std::string term;
-    double weight = 0;
-    std::vector<std::vector<std::string>> alternatives;
-  };
   std::vector<term_info> infos;
   auto n = static_cast<double>(std::max<size_t>(snap.size(), 1));
   auto unseen = std::log((n + 0.5) / 0.5);
@@ -59,12 +74,7 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
     auto it = std::find_if(infos.begin(), infos.end(),
                            [&](const term_info& x) { return x.term == t; });
     if (it == infos.end()) {
-      term_info x;
-      x.term = t;
-      auto v = snap.bm25().embed_query_terms({t});
-      x.weight = v.size() > 0 ? snap.bm25().idf(v.index[0]) : unseen;
-      x.weight = std::max(x.weight, 0.01);
-      infos.push_back(std::move(x));
+      infos.push_back({t, std::max(idf_or(snap, t, unseen), 0.01), {}});
       it = infos.end() - 1;
     }
     for (const auto& e : q.expansions)
@@ -81,46 +91,65 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
   // talk about at all, which a passage's other matches cannot make up for.
   double unknown = 0;
   for (const auto& x : infos) {
-    auto known = [&](const std::string& t) {
-      return snap.bm25().embed_query_terms({t}).size() > 0;
-    };
     bool alt_known = std::any_of(
       x.alternatives.begin(), x.alternatives.end(),
       [&](const std::vector<std::string>& p) {
-        return std::all_of(p.begin(), p.end(), known);
+        return std::all_of(p.begin(), p.end(), [&](const std::string& t) {
+          return known(snap, t);
+        });
       });
-    if (!known(x.term) && !alt_known)
+    if (!known(snap, x.term) && !alt_known)
       unknown += x.weight;
   }
-  auto oov_share = unknown / total;
-  out.oov_share = oov_share;
+  out.oov_share = unknown / total;
+  out.type = opts.check_answer_type ? expected_answer_type(query)
+                                    : answer_type::none;
+  // Names the question uses that the corpus knows and that are not on
+  // nearly every page.
+  std::vector<std::string> names;
+  if (opts.name_penalty < 1)
+    for (auto& t : named_terms(query, analysis))
+      if (known(snap, t))
+        names.push_back(std::move(t));
+  out.type_found = false;
   double best = -1;
   for (size_t i = 0; i < hits.size(); ++i) {
     const auto& h = hits[i];
     if (h.index >= snap.size())
       continue;
-    auto terms = analyze(indexed_text(snap.chunks()[h.index]), analysis);
+    const auto& c = snap.chunks()[h.index];
+    if (!mask_has(snap.answer_types(h.index), out.type))
+      continue;
+    out.type_found = true;
+    auto terms = analyze(indexed_text(c), analysis);
     auto cosine = dot(qvec, snap.tfidf().embed_document_terms(terms));
     std::set<std::string> present(terms.begin(), terms.end());
     double covered = 0;
     for (const auto& x : infos)
       if (present.count(x.term) || any_phrase_in(x.alternatives, present))
         covered += x.weight;
-    auto coverage = covered / total;
+    std::vector<std::string> missing;
+    for (const auto& t : names)
+      if (!present.count(t))
+        missing.push_back(t);
+    auto coverage = covered / total
+                    * (missing.empty() ? 1.0 : opts.name_penalty);
     if (cosine * coverage > best) {
       best = cosine * coverage;
       out.best = i;
       out.cosine = cosine;
       out.coverage = coverage;
+      out.missing_names = std::move(missing);
     }
   }
-  out.score = std::max(0.0, out.cosine * out.coverage * (1 - oov_share));
+  out.score = std::max(0.0, out.cosine * out.coverage * (1 - out.oov_share));
   return out;
 }
 
 double evidence_score(const retrieval_snapshot& snap, std::string_view query,
-                      const std::vector<search_hit>& hits) {
-  return evidence_details(snap, query, hits).score;
+                      const std::vector<search_hit>& hits,
+                      const evidence_options& opts) {
+  return evidence_details(snap, query, hits, opts).score;
 }
 
 } // namespace candor::data

@@ -1,5 +1,7 @@
 #include "data/index_store.hpp"
 
+#include "data/answer_type.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -190,6 +192,9 @@ retrieval_snapshot::retrieval_snapshot(
                std::make_move_iterator(terms.end()));
   }
   documents_ = docs.size();
+  answer_types_.reserve(chunks_.size());
+  for (const auto& c : chunks_)
+    answer_types_.push_back(answer_type_mask(c.text));
   {
     // The heading field: a section's heading path (empty for a document's
     // introduction, whose heading is the title).

@@ -101,6 +101,14 @@ struct search_options {
   /// unchanged. `search_hit::bm25` includes this part. 0.2 was chosen on
   /// the calibration split; 0 disables it.
   double heading_weight = 0.2;
+  /// Expected answer type (data/answer_type.hpp): when the question asks
+  /// for a kind of answer (a price, a duration, a phone number, ...), a
+  /// chunk whose text states none has its score multiplied by this, and
+  /// the candidates looked at go `answer_type_depth` deeper than k so that
+  /// a chunk stating one can move up. The component scores stay
+  /// unweighted. Chosen on the calibration split; 1 disables it.
+  double answer_type_weight = 0.6;
+  size_t answer_type_depth = 10;
 };
 
 /// Inverted lists over vector indices, each sorted by weight (descending),
@@ -173,6 +181,12 @@ public:
     return params_;
   }
 
+  /// The answer types chunk `i`'s text states (`answer_type_mask`),
+  /// computed when the snapshot is assembled.
+  uint32_t answer_types(size_t i) const noexcept {
+    return i < answer_types_.size() ? answer_types_[i] : 0;
+  }
+
   /// Total postings (both lists), a size figure for logs and /health.
   size_t posting_count() const noexcept {
     return tfidf_postings_.size() + bm25_postings_.size();
@@ -233,6 +247,8 @@ private:
   bm25_embedder heading_bm25_;
   posting_lists heading_postings_;
   posting_lists document_postings_;
+  /// `answer_type_mask` of each chunk's text.
+  std::vector<uint32_t> answer_types_;
   std::string fingerprints_[3];
 };
 

@@ -1,6 +1,7 @@
 #include "data/query.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace candor::data {
@@ -210,6 +211,35 @@ analyzed_query analyze_query(std::string_view text,
     }
   }
   return q;
+}
+
+std::vector<std::string> named_terms(std::string_view text,
+                                     const analyzer_options& opts) {
+  std::vector<std::string> out;
+  bool sentence_start = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (!std::isalnum(c)) {
+      if (c == '.' || c == '?' || c == '!' || c == ':' || c == ';')
+        sentence_start = true;
+      ++i;
+      continue;
+    }
+    auto end = i;
+    while (end < text.size()
+           && std::isalnum(static_cast<unsigned char>(text[end])))
+      ++end;
+    auto word = text.substr(i, end - i);
+    bool capital = std::isupper(c) && word.size() >= 2;
+    if (capital && !sentence_start)
+      for (auto& t : analyze(word, opts))
+        if (std::find(out.begin(), out.end(), t) == out.end())
+          out.push_back(std::move(t));
+    sentence_start = false;
+    i = end;
+  }
+  return out;
 }
 
 size_t thesaurus_size(const analyzer_options& opts) {

@@ -37,6 +37,14 @@ struct analyzed_query {
 analyzed_query analyze_query(std::string_view text,
                              const analyzer_options& opts = {});
 
+/// Terms of the names in `text`: words of two letters or more written with
+/// a capital that do not start a sentence ("Volt City", "Black Friday",
+/// "VAT"), analyzed like the rest of the query, each once, in order. A
+/// question naming a product, place or event can only be answered by a
+/// passage that names it too.
+std::vector<std::string> named_terms(std::string_view text,
+                                     const analyzer_options& opts = {});
+
 /// Number of phrase groups in the built-in thesaurus (for tests).
 size_t thesaurus_size(const analyzer_options& opts = {});
 

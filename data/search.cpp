@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "data/answer_type.hpp"
 #include "data/query.hpp"
 
 namespace candor::data {
@@ -267,14 +268,23 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     relevance = document_relevance(bm25_terms);
   const auto* rel = dw > 0 ? &relevance : nullptr;
   auto weighted = opts.intro_weight >= 0 && opts.intro_weight < 1;
+  auto type = opts.answer_type_weight >= 0 && opts.answer_type_weight < 1
+                ? expected_answer_type(query)
+                : answer_type::none;
   auto prior = [&](uint32_t doc) {
     const auto& c = chunks_[doc];
-    return weighted && c.heading == c.doc_title ? opts.intro_weight : 1.0;
+    auto p = weighted && c.heading == c.doc_title ? opts.intro_weight : 1.0;
+    if (!mask_has(answer_types_[doc], type))
+      p *= opts.answer_type_weight;
+    return p;
   };
   if (mode == search_mode::tfidf || mode == search_mode::bm25) {
     // With the prior, an introduction can drop below a chunk ranked after
     // it: look past k by at most one introduction per document.
+    // The answer-type prior can likewise demote chunks ranked before k.
     auto extra = weighted ? std::min<size_t>(documents_, 64) : 0;
+    if (type != answer_type::none)
+      extra += opts.answer_type_depth;
     auto tfidf = mode == search_mode::tfidf;
     auto list = tfidf ? top(tfidf_postings_, tfidf_.embed_query_terms(terms),
                             k + extra, opts.prune_ratio, rel,
@@ -295,7 +305,8 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     return hits;
   }
   // Reciprocal-rank fusion.
-  auto depth = std::max<size_t>(k, params_.fusion_depth);
+  auto depth = std::max<size_t>(k, params_.fusion_depth)
+               + (type != answer_type::none ? opts.answer_type_depth : 0);
   auto a = top(tfidf_postings_, tfidf_.embed_query_terms(terms), depth,
                opts.prune_ratio, rel, dw);
   auto b = top(bm25_postings_, bm25_.embed_query_terms(bm25_terms), depth,

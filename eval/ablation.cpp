@@ -287,7 +287,11 @@ std::string explain_split(const data::retrieval_snapshot& snap,
     out << q->id << " " << (q->answerable ? "A" : "U") << " rank " << rank
         << " ev " << fixed(evidence, 4) << " cos " << fixed(ev.cosine, 3)
         << " cov " << fixed(ev.coverage, 3) << " oov "
-        << fixed(ev.oov_share, 3) << " scores";
+        << fixed(ev.oov_share, 3) << " type " << data::to_string(ev.type)
+        << (ev.type_found ? "" : " (none stated)");
+    for (const auto& m : ev.missing_names)
+      out << " -name:" << m;
+    out << " scores";
     for (const auto& h : top)
       out << " " << fixed(h.score, 3);
     out << " |";

@@ -159,7 +159,9 @@ build_snapshot(const std::string& kb_dir, size_t chunk_size,
 /// Per-question diagnostics for developing the mechanism: one line per
 /// question of `split` with its id, class, the 1-based rank of the first
 /// expected chunk within `depth` ("-" when missing; "u" for unanswerable
-/// questions), its evidence and the evidence's parts, the top `k` scores
+/// questions), its evidence and the evidence's parts (with the expected
+/// answer type, "(none stated)" when no hit states one, and each named
+/// term missing from the best hit as "-name:<term>"), the top `k` scores
 /// and chunk ids, the question, each query term's IDF and whether the top
 /// hits hold it, and for a miss the expected sections. The CLI allows it
 /// on the calibration split only.

@@ -10,8 +10,9 @@
 /// the synthetic corpus, PASS/MISS against "P99 < 5 ms at 100,000 chunks"
 /// with the server's search options; then, unless --no-exhaustive, the
 /// same table with pruning off, to show what the pruning buys; with
-/// --compare-parts, also the table with the document-level part and the
-/// heading field off (`search_options`), to show what they cost.
+/// --compare-parts, also the table with the document-level part, the
+/// heading field and the answer-type prior off (`search_options`), to
+/// show what they cost.
 /// Exits 0 unless --strict is given and a mode misses the target (or the
 /// corpus cannot be read).
 
@@ -321,13 +322,15 @@ int main(int argc, char** argv) {
   bool pass
     = report("synthetic corpus", *synthetic, opts, served, true, sink);
   if (opts.compare_parts) {
-    // Reference only: the ranking without the document-level part and the
-    // heading field, to show what they cost in the same run.
+    // Reference only: the ranking without the document-level part, the
+    // heading field and the answer-type prior, to show what they cost in
+    // the same run.
     auto plain = served;
     plain.document_weight = 0;
     plain.heading_weight = 0;
-    report("synthetic corpus, document level and heading field off "
-           "(reference)",
+    plain.answer_type_weight = 1;
+    report("synthetic corpus, document level, heading field and answer "
+           "type off (reference)",
            *synthetic, opts, plain, false, sink);
   }
   if (!opts.skip_exhaustive) {

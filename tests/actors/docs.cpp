@@ -187,6 +187,22 @@ BOOST_FIXTURE_TEST_CASE(weak_evidence_is_refused_without_a_model_call,
                  cfg.retrieval.threshold);
 }
 
+BOOST_FIXTURE_TEST_CASE(a_type_no_passage_states_is_refused_and_named,
+                        docs_fixture) {
+  // Asks for a weight; the documents state none.
+  auto r = ask("How much does the Volt City e-bike weigh?",
+               domain::route_kind::docs);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == domain::status_kind::refused);
+  BOOST_CHECK_EQUAL(r->usage.calls, 0);
+  BOOST_CHECK(has_warning(*r, "weak_evidence"));
+  BOOST_CHECK(has_warning(*r, "answer_type_not_stated"));
+  // A weak question without an answer type gets no such warning.
+  auto weak = ask(weak_q, domain::route_kind::docs);
+  BOOST_REQUIRE(weak.ok());
+  BOOST_CHECK(!has_warning(*weak, "answer_type_not_stated"));
+}
+
 BOOST_FIXTURE_TEST_CASE(poisoned_passage_never_reaches_the_model,
                         docs_fixture) {
   auto r = ask(poison_q);

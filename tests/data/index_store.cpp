@@ -192,7 +192,8 @@ BOOST_FIXTURE_TEST_CASE(bm25_in_memory_agrees_with_fts5, corpus_fixture) {
   exact.prune_ratio = 0;
   exact.intro_weight = 1;    // FTS5 knows no ranking prior,
   exact.document_weight = 0; // no document-level part
-  exact.heading_weight = 0;  // and no heading field
+  exact.heading_weight = 0;  // no heading field
+  exact.answer_type_weight = 1; // and no answer-type prior
   for (const auto& q : sample_queries) {
     auto ours = snap->search(q, 10, search_mode::bm25, exact);
     auto ref = fts5_search(*db, q, 10);
@@ -424,6 +425,7 @@ BOOST_AUTO_TEST_CASE(document_and_heading_parts_follow_their_formulas) {
     plain.intro_weight = 1;
     plain.document_weight = 0;
     plain.heading_weight = 0;
+    plain.answer_type_weight = 1;
     auto base = snap->search(q, sorted.size(), search_mode::bm25, plain);
     BOOST_REQUIRE(!base.empty());
     std::vector<double> raw(sorted.size(), 0.0);
