@@ -54,8 +54,10 @@ cell input_rules_cell(const std::string& question) {
                                 : "below the block level: " + matched);
 }
 
-cell policy_cell(std::string_view sql) {
-  auto r = domain::sql::check_sql(sql);
+/// The cell of a SQL layer's verdict (the static policy's and the
+/// authorizer's results share these three fields).
+template <class Result>
+cell verdict_cell(const Result& r) {
   switch (r.verdict) {
     case domain::sql::verdict_kind::block:
       return stopped(r.rule + ": " + short_detail(r.message));
@@ -67,17 +69,12 @@ cell policy_cell(std::string_view sql) {
   return passed("allowed");
 }
 
+cell policy_cell(std::string_view sql) {
+  return verdict_cell(domain::sql::check_sql(sql));
+}
+
 cell authorizer_cell(data::sql_guard& guard, std::string_view sql) {
-  auto r = guard.check(sql);
-  switch (r.verdict) {
-    case domain::sql::verdict_kind::block:
-      return stopped(r.rule + ": " + short_detail(r.message));
-    case domain::sql::verdict_kind::correctable:
-      return passed("correctable " + r.rule + " (sent back to the model)");
-    case domain::sql::verdict_kind::allow:
-      break;
-  }
-  return passed("allowed");
+  return verdict_cell(guard.check(sql));
 }
 
 /// Puts a model reply where the attack says it appears in the response.

@@ -38,6 +38,7 @@
 #include "data/sqlite.hpp"
 #include "domain/records.hpp"
 #include "domain/text.hpp"
+#include "tests/support/sales_db.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace candor;
@@ -47,17 +48,8 @@ using actors::sql_exec_result;
 
 namespace {
 
-/// A sales database generated once for the suite.
 const std::string& shared_db() {
-  static test::temp_dir dir{"candor-sandbox"};
-  static const std::string db = [] {
-    auto path = dir.file("sales.db");
-    auto summary = data::generate_sales(path, 42, {});
-    BOOST_REQUIRE_MESSAGE(summary.ok(),
-                          (summary.ok() ? "" : summary.err().message));
-    return path;
-  }();
-  return db;
+  return test::shared_sales_db();
 }
 
 actors::sandbox_settings settings_for(bool unguarded, int32_t pool = 2,

@@ -17,6 +17,7 @@
 #include "domain/build_info.hpp"
 #include "eval/attacks.hpp"
 #include "eval/layer_runner.hpp"
+#include "tests/support/sales_db.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace candor;
@@ -43,15 +44,7 @@ std::string gate_text(const std::vector<attack_row>& rows) {
 }
 
 const std::string& shared_db() {
-  static test::temp_dir dir{"candor-layers"};
-  static const std::string db = [] {
-    auto path = dir.file("sales.db");
-    auto summary = data::generate_sales(path, 42, {});
-    BOOST_REQUIRE_MESSAGE(summary.ok(),
-                          (summary.ok() ? "" : summary.err().message));
-    return path;
-  }();
-  return db;
+  return test::shared_sales_db();
 }
 
 layer_runner open_runner(std::string fixtures_dir = {}) {

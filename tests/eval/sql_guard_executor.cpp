@@ -11,6 +11,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "data/sales_gen.hpp"
+#include "tests/support/sales_db.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace candor;
@@ -19,15 +20,7 @@ namespace json = boost::json;
 namespace {
 
 const std::string& shared_db() {
-  static test::temp_dir dir{"candor-sqlguardexec"};
-  static const std::string db = [] {
-    auto path = dir.file("sales.db");
-    auto summary = data::generate_sales(path, 42, {});
-    BOOST_REQUIRE_MESSAGE(summary.ok(),
-                          (summary.ok() ? "" : summary.err().message));
-    return path;
-  }();
-  return db;
+  return test::shared_sales_db();
 }
 
 std::vector<json::object> run_tool(const std::string& input,

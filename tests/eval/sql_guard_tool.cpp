@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "data/sales_gen.hpp"
+#include "tests/support/sales_db.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace candor;
@@ -15,18 +16,8 @@ namespace json = boost::json;
 
 namespace {
 
-/// A sales database generated once for the whole suite (it takes about a
-/// second); the directory is removed at exit.
 const std::string& shared_db() {
-  static test::temp_dir dir{"candor-sqlguardtool"};
-  static const std::string db = [] {
-    auto path = dir.file("sales.db");
-    auto summary = data::generate_sales(path, 42, {});
-    BOOST_REQUIRE_MESSAGE(summary.ok(),
-                          (summary.ok() ? "" : summary.err().message));
-    return path;
-  }();
-  return db;
+  return test::shared_sales_db();
 }
 
 struct sales_fixture {
