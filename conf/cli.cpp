@@ -1,0 +1,88 @@
+#include "conf/cli.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+#include "net/llm_client.hpp"
+
+namespace candor::cli {
+
+po::options_description common_options() {
+  po::options_description d{"Common options"};
+  d.add_options()("help,h", "show this help")(
+    "data-dir", po::value<std::string>(),
+    "directory for databases (default: var/, created on first start)")(
+    "config", po::value<std::string>(),
+    "JSON file overriding the built-in defaults (same keys as conf/candor.json)");
+  return d;
+}
+
+/// Parses options; prints help or errors. Returns -1 to continue.
+int parse(int argc, char** argv, const po::options_description& desc,
+          const po::positional_options_description* pos, const char* usage,
+          po::variables_map& vm) {
+  try {
+    po::command_line_parser parser{argc, argv};
+    parser.options(desc);
+    if (pos)
+      parser.positional(*pos);
+    po::store(parser.run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "candor: " << e.what() << "\n" << usage << "\n" << desc;
+    return exit_usage;
+  }
+  if (vm.count("help")) {
+    std::cout << usage << "\n" << desc;
+    return exit_ok;
+  }
+  return -1;
+}
+
+domain::outcome<domain::config>
+configure(const po::variables_map& vm,
+          std::map<std::string, std::string> flags) {
+  if (vm.count("data-dir"))
+    flags["dataDir"] = vm["data-dir"].as<std::string>();
+  std::string file;
+  if (vm.count("config"))
+    file = vm["config"].as<std::string>();
+  return domain::load_config(domain::default_config_json(), file,
+                             domain::candor_environment(), flags);
+}
+
+int config_failure(const domain::error& e) {
+  std::cerr << "candor: configuration error: " << e.message << "\n";
+  return exit_usage;
+}
+
+/// Creates the data directory; false (after saying why) when it cannot.
+bool ensure_data_dir(const domain::config& cfg) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec)
+    std::cerr << "candor: cannot create data directory '" << cfg.data_dir
+              << "': " << ec.message() << "\n";
+  return !ec;
+}
+
+int start_failure(const domain::error& e) {
+  std::cerr << "candor: cannot start: " << e.message << "\n";
+  return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
+}
+
+/// Starts the service, with the model endpoint's HTTP client when the
+/// provider is "openai".
+domain::outcome<std::unique_ptr<actors::app>>
+start_app(const domain::config& cfg) {
+  std::shared_ptr<domain::http_transport> transport;
+  if (cfg.llm.provider == "openai") {
+    auto client = net::make_llm_client(net::client_options(cfg));
+    if (!client)
+      return client.err();
+    transport = std::move(*client);
+  }
+  return actors::app::start(cfg, std::move(transport));
+}
+
+} // namespace candor::cli
