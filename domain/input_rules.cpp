@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 #include <re2/re2.h>
+#include <re2/set.h>
 
 #include "domain/embedded.hpp"
 #include "domain/text.hpp"
@@ -14,6 +15,13 @@
 namespace candor::domain {
 
 namespace json = boost::json;
+
+struct compiled_set {
+  explicit compiled_set(const RE2::Options& opts)
+    : set(opts, RE2::UNANCHORED) {
+  }
+  RE2::Set set;
+};
 
 std::string_view to_string(severity x) noexcept {
   return x == severity::high ? "high" : "medium";
@@ -162,7 +170,47 @@ outcome<rule_set> rule_set::parse(std::string_view text) {
     out.rules_.push_back(std::move(r));
     out.compiled_.push_back(std::move(re));
   }
+  out.build_matchers();
   return out;
+}
+
+void rule_set::build_matchers() {
+  for (bool on_raw : {true, false}) {
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    auto cs = std::make_shared<compiled_set>(opts);
+    matcher m;
+    bool ok = true;
+    for (size_t i = 0; i < rules_.size() && ok; ++i) {
+      if (rules_[i].on_raw != on_raw)
+        continue;
+      ok = cs->set.Add(rules_[i].pattern, nullptr) >= 0;
+      m.rule_of.push_back(i);
+    }
+    if (m.rule_of.empty())
+      ; // no rule reads this form of the text
+    else if (ok && cs->set.Compile())
+      m.set = std::move(cs);
+    else
+      m.broken = true;
+    (on_raw ? raw_ : norm_) = std::move(m);
+  }
+}
+
+bool rule_set::match_set(const matcher& m, std::string_view text,
+                         std::vector<size_t>& hits) const {
+  if (m.broken)
+    return false;
+  if (!m.set)
+    return true;
+  std::vector<int> found;
+  RE2::Set::ErrorInfo info{};
+  if (!m.set->set.Match(re2::StringPiece{text.data(), text.size()}, &found,
+                        &info))
+    return info.kind == RE2::Set::kNoError; // no match, or a real failure
+  for (int k : found)
+    hits.push_back(m.rule_of[static_cast<size_t>(k)]);
+  return true;
 }
 
 const rule_set& rule_set::builtin() {
@@ -193,12 +241,24 @@ rule_verdict rule_set::evaluate(std::string_view raw_text,
   auto norm = normalize(raw_text);
   const re2::StringPiece raw_piece{raw_text.data(), raw_text.size()};
   const re2::StringPiece norm_piece{norm.data(), norm.size()};
+  // One pass per text form over every rule reading it (RE2::Set); a set
+  // that is missing or fails at match time (DFA memory) falls back to one
+  // match per rule, with the same result.
+  std::vector<size_t> hits;
+  bool from_sets = match_set(raw_, raw_text, hits)
+                   && match_set(norm_, norm, hits);
+  if (!from_sets) {
+    hits.clear();
+    for (size_t i = 0; i < rules_.size(); ++i)
+      if (RE2::PartialMatch(rules_[i].on_raw ? raw_piece : norm_piece,
+                            *compiled_[i]))
+        hits.push_back(i);
+  }
+  std::sort(hits.begin(), hits.end());
   rule_verdict v;
-  for (size_t i = 0; i < rules_.size(); ++i) {
+  for (size_t i : hits) {
     const auto& r = rules_[i];
     if (!scope_covers(r.scope, scope))
-      continue;
-    if (!RE2::PartialMatch(r.on_raw ? raw_piece : norm_piece, *compiled_[i]))
       continue;
     v.matched.push_back(r.name);
     if (r.sev == severity::high)

@@ -15,6 +15,8 @@ class RE2;
 
 namespace candor::domain {
 
+struct compiled_set; // an RE2::Set, defined in input_rules.cpp
+
 /// How much a single rule match counts.
 enum class severity : uint8_t { medium, high };
 
@@ -84,8 +86,28 @@ public:
   }
 
 private:
+  /// One pass over a text for all the rules that read it: an RE2::Set of
+  /// their patterns and, per set entry, the rule's index.
+  struct matcher {
+    std::shared_ptr<const compiled_set> set;
+    std::vector<size_t> rule_of;
+    bool broken = false; ///< rules of this form exist but RE2 refused the set
+  };
+
+  /// Builds the raw and normalized matchers (marked broken when RE2 cannot
+  /// compile a set; evaluate() then matches rule by rule).
+  void build_matchers();
+
+  /// Appends to `hits` the indices of the rules whose pattern occurs in
+  /// `text`, using the set when it has one; false when the set failed at
+  /// match time (the caller then falls back to one match per rule).
+  bool match_set(const matcher& m, std::string_view text,
+                 std::vector<size_t>& hits) const;
+
   std::vector<input_rule> rules_;
   std::vector<std::shared_ptr<const re2::RE2>> compiled_;
+  matcher raw_;
+  matcher norm_;
 };
 
 } // namespace candor::domain

@@ -188,9 +188,14 @@ output_guard::check(std::string_view text,
         && without_spaces(norm).find(canary_compact_) != std::string::npos)
       return "canary";
   }
-  // Shingles of the outgoing text, computed once for steps 2 and 3.
-  std::unordered_set<uint64_t> mine;
-  for_each_leak_shingle(norm, words_, [&](uint64_t x) { mine.insert(x); });
+  // Shingles of the outgoing text, computed once for steps 2 and 3 (a
+  // sorted vector: answers are short, and this runs on every response).
+  std::vector<uint64_t> mine;
+  for_each_leak_shingle(norm, words_, [&](uint64_t x) { mine.push_back(x); });
+  std::sort(mine.begin(), mine.end());
+  auto in_mine = [&](uint64_t x) {
+    return std::binary_search(mine.begin(), mine.end(), x);
+  };
   // 2. Spans the sanitizer removed from passages.
   for (const auto& span : redacted_spans) {
     auto s = normalize(span);
@@ -203,7 +208,7 @@ output_guard::check(std::string_view text,
     }
     bool shared = false;
     for_each_leak_shingle(s, words_, [&](uint64_t x) {
-      shared = shared || mine.count(x) > 0;
+      shared = shared || in_mine(x);
     });
     if (shared)
       return "redacted_span";
