@@ -408,7 +408,8 @@ void app::completed(domain::request_record rec) {
   }
   auto level = rec.http_status >= 500 ? domain::log_level::error
                                       : domain::log_level::info;
-  domain::log_event(level, "request", std::move(line));
+  domain::log_event(level, "request", std::move(line),
+                    domain::log_delivery::buffered);
   ledger_actor ledger;
   bool tell = false;
   {

@@ -107,6 +107,7 @@ int cmd_serve(int argc, char** argv) {
   srv.run();
   (*a)->shutdown();
   domain::log_event(domain::log_level::info, "stopped");
+  domain::flush_log();
   return exit_ok;
 }
 

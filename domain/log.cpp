@@ -9,8 +9,10 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <thread>
 #include <string>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <boost/json/serialize.hpp>
@@ -76,13 +78,36 @@ void write_all(std::string_view text) {
 /// at work leaves its line to it; warnings and errors wait until their
 /// line is written, so that a line logged right before the process ends
 /// is not lost.
+///
+/// Buffered lines (the per-request line, see `log_delivery`) are only
+/// appended; a flusher thread writes them every `flush_interval`, or as
+/// soon as `flush_bytes` are waiting, and any unbuffered line written in
+/// the meantime takes them along first, so the order of lines is kept.
+/// flush_log() and the end of the process write what is left.
 struct line_writer {
+  static constexpr auto flush_interval = std::chrono::milliseconds{20};
+  static constexpr size_t flush_bytes = 64 * 1024;
+
   std::mutex mtx;
-  std::condition_variable cv;
+  std::condition_variable cv;       ///< a write finished
+  std::condition_variable flush_cv; ///< the flusher has work or must stop
   std::string pending;
   bool writing = false;
+  bool stopping = false;
+  std::thread flusher;
   uint64_t appended = 0; ///< bytes appended so far
   uint64_t written = 0;  ///< bytes written so far
+
+  ~line_writer() {
+    {
+      std::lock_guard<std::mutex> lk{mtx};
+      stopping = true;
+    }
+    flush_cv.notify_all();
+    if (flusher.joinable())
+      flusher.join();
+    emit({}, true);
+  }
 
   void emit(std::string_view text, bool wait) {
     std::unique_lock<std::mutex> lk{mtx};
@@ -94,6 +119,27 @@ struct line_writer {
         cv.wait(lk, [&] { return written >= mine; });
       return;
     }
+    drain(lk);
+  }
+
+  void buffer(std::string_view text) {
+    std::unique_lock<std::mutex> lk{mtx};
+    if (stopping) {
+      lk.unlock();
+      emit(text, true);
+      return;
+    }
+    pending.append(text);
+    appended += text.size();
+    if (!flusher.joinable())
+      flusher = std::thread{[this] { run_flusher(); }};
+    if (pending.size() >= flush_bytes)
+      flush_cv.notify_one();
+  }
+
+  /// Writes until nothing is pending. Called with `lk` held and no other
+  /// writer at work; returns with `lk` held.
+  void drain(std::unique_lock<std::mutex>& lk) {
     writing = true;
     std::string buf;
     while (!pending.empty()) {
@@ -107,6 +153,18 @@ struct line_writer {
       cv.notify_all();
     }
     writing = false;
+  }
+
+  void run_flusher() {
+    pthread_setname_np(pthread_self(), "candor.log");
+    std::unique_lock<std::mutex> lk{mtx};
+    while (!stopping) {
+      flush_cv.wait_for(lk, flush_interval, [&] {
+        return stopping || pending.size() >= flush_bytes;
+      });
+      if (!writing && !pending.empty())
+        drain(lk);
+    }
   }
 };
 
@@ -142,8 +200,12 @@ void set_log_sink(void (*sink)(std::string_view line)) {
   sink_fn = sink;
 }
 
+void flush_log() {
+  stderr_writer().emit({}, true);
+}
+
 void log_event(log_level level, std::string_view event,
-               boost::json::object fields) {
+               boost::json::object fields, log_delivery delivery) {
   if (static_cast<int>(level) < min_level.load(std::memory_order_relaxed))
     return;
   boost::json::object line;
@@ -161,7 +223,11 @@ void log_event(log_level level, std::string_view event,
     sink(text);
     return;
   }
-  stderr_writer().emit(text, level >= log_level::warn);
+  auto& w = stderr_writer();
+  if (delivery == log_delivery::buffered && level < log_level::warn)
+    w.buffer(text);
+  else
+    w.emit(text, level >= log_level::warn);
 }
 
 } // namespace candor::domain

@@ -14,9 +14,22 @@ enum class log_level : int { debug = 0, info = 1, warn = 2, error = 3 };
 /// Sets the lowest level written ("debug", "info", "warn", "error").
 void set_log_level(std::string_view level);
 
-/// Writes one event line (thread-safe; one write(2) per line).
+/// How a line reaches stderr. `immediate`: written before log_event
+/// returns, or taken along by a write another thread is doing (warnings and
+/// errors always wait for their write). `buffered`: appended to a buffer
+/// that a flusher thread writes within 20 ms (or at 64 KiB), so that the
+/// line logged for every request costs no write(2) on the thread serving
+/// it; warnings and errors are never buffered. Order is kept across both.
+enum class log_delivery { immediate, buffered };
+
+/// Writes one event line (thread-safe).
 void log_event(log_level level, std::string_view event,
-               boost::json::object fields = {});
+               boost::json::object fields = {},
+               log_delivery delivery = log_delivery::immediate);
+
+/// Writes every buffered line before returning (shutdown; the end of the
+/// process does it too).
+void flush_log();
 
 /// Redirects log lines to a callback instead of stderr (tests). Passing an
 /// empty function restores stderr.
