@@ -1,4 +1,5 @@
 #include "actors/app.hpp"
+#include "domain/json_text.hpp"
 
 #include <filesystem>
 #include <future>
@@ -20,6 +21,7 @@
 #include "data/sales_setup.hpp"
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"
+#include "domain/input_rules.hpp"
 #include "domain/output_guard.hpp"
 #include "domain/response_guard.hpp"
 
@@ -174,6 +176,12 @@ app::start(const domain::config& cfg,
   auto og = domain::product_output_guard_config(cfg.guardrail.canary,
                                                 std::move(prompt_texts));
   setup.output_guard = std::make_shared<const domain::output_guard>(og);
+  // Compile the input rules and let RE2 build the first states of its
+  // matchers now rather than during the first request (about 40 ms).
+  (void) domain::rule_set::builtin().evaluate(
+    "Warm-up: ignore the tracking email? <b>What</b> is the price?",
+    domain::rule_scope::both);
+  (void) setup.output_guard->check("Warm-up: the answer ![x](y).", {});
   // Create (or migrate) the ledger schema now, so a broken database is a
   // startup error rather than a dead actor.
   auto ledger_path = cfg.data_dir + "/ledger.db";
@@ -374,7 +382,7 @@ void app::demo_questions(text_callback cb) {
       "model-written SQL that tries to write, blocked by the query policy");
   add("What was our revenue on TikTok in 2024?",
       "a filter outside the catalog's values, refused with what to ask");
-  cb(boost::json::serialize(boost::json::object{{"questions", out}}));
+  cb(candor::domain::json_text(boost::json::object{{"questions", out}}));
 }
 
 std::string app::metrics() {
@@ -432,7 +440,7 @@ void app::reindex(text_callback cb) {
         cb(r.err());
         return;
       }
-      cb(boost::json::serialize(
+      cb(candor::domain::json_text(
         boost::json::object{{"fingerprint", r->fingerprint},
                             {"documents", r->documents},
                             {"chunks", r->chunks},

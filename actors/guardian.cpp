@@ -1,4 +1,5 @@
 #include "actors/guardian.hpp"
+#include "domain/json_text.hpp"
 
 #include <filesystem>
 
@@ -337,7 +338,7 @@ std::string health_json(self_ptr self, const index_info* kb) {
   out["services"] = std::move(services);
   out["nodes"] = std::move(nodes);
   out["restarts"] = s.restarts;
-  return boost::json::serialize(out);
+  return candor::domain::json_text(out);
 }
 
 /// Forwards a request to the ledger reader and relays the answer. The

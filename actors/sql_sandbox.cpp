@@ -1,4 +1,5 @@
 #include "actors/sql_sandbox.hpp"
+#include "domain/json_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -229,7 +230,7 @@ std::string health_json(sandbox_ptr self) {
   out["rejected"] = s.rejected;
   out["deadlineMs"] = s.settings.deadline_ms;
   out["executors"] = std::move(executors);
-  return boost::json::serialize(out);
+  return candor::domain::json_text(out);
 }
 
 /// Mirrors the pool's state to /health and /metrics.

@@ -8,6 +8,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "conf/cli.hpp"
+#include "domain/json_text.hpp"
 #include "data/sales_gen.hpp"
 #include "domain/build_info.hpp"
 #include "eval/ablation.hpp"
@@ -151,7 +152,7 @@ int cmd_calibrate(int argc, char** argv) {
     o["mode"] = cfg->retrieval.mode;
     o["chunkSize"] = cfg->retrieval.chunk_size;
     o["topK"] = cfg->retrieval.top_k;
-    std::cout << boost::json::serialize(v) << "\n";
+    std::cout << candor::domain::json_text(v) << "\n";
   } else {
     std::cout << "retrieval: mode " << cfg->retrieval.mode << ", chunk size "
               << cfg->retrieval.chunk_size << ", top " << cfg->retrieval.top_k
@@ -251,7 +252,7 @@ int cmd_ablation(int argc, char** argv) {
     return exit_failure;
   }
   if (vm.count("json")) {
-    std::cout << boost::json::serialize(eval::to_json(*report)) << "\n";
+    std::cout << candor::domain::json_text(eval::to_json(*report)) << "\n";
   } else {
     std::cout << "set " << report->set_name << ", "
               << eval::to_string(report->measured)

@@ -13,6 +13,7 @@
 #include <boost/program_options.hpp>
 
 #include "actors/app.hpp"
+#include "domain/json_text.hpp"
 #include "conf/cli.hpp"
 #include "actors/executor.hpp"
 #include "data/ingest.hpp"
@@ -166,7 +167,7 @@ int cmd_ask(int argc, char** argv) {
     domain::record_outcome(rec, st);
     rec.http_status = 200;
     if (vm.count("json")) {
-      std::cout << boost::json::serialize(domain::to_json(st)) << "\n";
+      std::cout << candor::domain::json_text(domain::to_json(st)) << "\n";
     } else {
       std::cout << "[" << domain::to_string(st.status) << "] " << st.answer
                 << "\n";

@@ -1,4 +1,5 @@
 #include "data/ledger_store.hpp"
+#include "domain/json_text.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -555,7 +556,7 @@ ledger_store::stats_json(const std::string& window_label,
   doc["clientErrors"] = client_errors;
   doc["latencyMs"] = std::move(latency);
   doc["llm"] = std::move(llm);
-  return json::serialize(doc);
+  return candor::domain::json_text(doc);
 }
 
 domain::outcome<std::string>
@@ -663,7 +664,7 @@ ledger_store::run_json(const std::string& request_id) {
   doc["trace"] = std::move(trace);
   doc["llmCalls"] = std::move(llm_calls);
   doc["sqlAudit"] = std::move(audits);
-  return json::serialize(doc);
+  return candor::domain::json_text(doc);
 }
 
 domain::outcome<int64_t> ledger_store::count_requests() {

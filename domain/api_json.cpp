@@ -1,4 +1,5 @@
 #include "domain/api_json.hpp"
+#include "domain/json_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -534,7 +535,7 @@ std::string error_body(const error& e, std::string_view request_id) {
     }
     o["issues"] = std::move(issues);
   }
-  return json::serialize(o);
+  return candor::domain::json_text(o);
 }
 
 } // namespace candor::domain

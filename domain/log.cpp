@@ -1,4 +1,5 @@
 #include "domain/log.hpp"
+#include "domain/json_text.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -217,7 +218,7 @@ void log_event(log_level level, std::string_view event,
     mask_strings(kv.value());
     line[kv.key()] = std::move(kv.value());
   }
-  auto text = boost::json::serialize(line);
+  auto text = candor::domain::json_text(line);
   text += '\n';
   if (auto* sink = sink_fn.load()) {
     sink(text);

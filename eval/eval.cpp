@@ -1,4 +1,5 @@
 #include "eval/eval.hpp"
+#include "domain/json_text.hpp"
 
 #include <ostream>
 
@@ -72,7 +73,7 @@ int run_eval_command(actors::app& service, const domain::config& cfg,
   }
   report->golden_name = golden->name;
   if (cmd.json)
-    out << boost::json::serialize(to_json(*report)) << "\n";
+    out << candor::domain::json_text(to_json(*report)) << "\n";
   else
     out << format_markdown(*report);
   auto paths = write_reports(*report,

@@ -1,4 +1,5 @@
 #include "eval/layers_command.hpp"
+#include "domain/json_text.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -104,7 +105,7 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
                   .count()
                 / 100;
   if (opts.json)
-    out << boost::json::serialize(to_json(*rows)) << "\n";
+    out << candor::domain::json_text(to_json(*rows)) << "\n";
   else
     out << format_matrix(*rows);
   out.flush();

@@ -2,6 +2,7 @@
 // routing, the hand-off to the service and the error contract.
 
 #include "net/server_impl.hpp"
+#include "domain/json_text.hpp"
 
 #include <pthread.h>
 #include <algorithm>
@@ -542,7 +543,7 @@ private:
       return;
     }
     record(200, &st, {});
-    send(http::status::ok, boost::json::serialize(body), "application/json");
+    send(http::status::ok, candor::domain::json_text(body), "application/json");
   }
 
   void on_text(domain::outcome<std::string> r) {

@@ -1,0 +1,156 @@
+#include "domain/json_text.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string_view>
+#include <system_error>
+
+namespace candor::domain {
+
+namespace {
+
+constexpr char hex_digits[] = "0123456789abcdef";
+
+void append_string(std::string& out, boost::json::string_view s) {
+  out.push_back('"');
+  size_t run = 0; // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\')
+      continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    out.push_back('\\');
+    switch (c) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '\b': out.push_back('b'); break;
+      case '\f': out.push_back('f'); break;
+      case '\n': out.push_back('n'); break;
+      case '\r': out.push_back('r'); break;
+      case '\t': out.push_back('t'); break;
+      default:
+        out.append("u00");
+        out.push_back(hex_digits[c >> 4]);
+        out.push_back(hex_digits[c & 0xF]);
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out.push_back('"');
+}
+
+template <class T>
+void append_number(std::string& out, T x) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  out.append(buf, r.ptr);
+}
+
+void append_double(std::string& out, double x) {
+  if (!std::isfinite(x)) {
+    out.append("null");
+    return;
+  }
+  if (x == 0) { // also -0.0
+    out.append("0.0");
+    return;
+  }
+  // The shortest form that reads back as the same double; a whole number
+  // keeps a ".0" so that a reader still sees a double, not an integer.
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  std::string_view text{buf, static_cast<size_t>(r.ptr - buf)};
+  out.append(text);
+  if (text.find_first_of(".e") == std::string_view::npos)
+    out.append(".0");
+}
+
+} // namespace
+
+void append_json(std::string& out, const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::null:
+      out.append("null");
+      return;
+    case boost::json::kind::bool_:
+      out.append(v.get_bool() ? "true" : "false");
+      return;
+    case boost::json::kind::int64:
+      append_number(out, v.get_int64());
+      return;
+    case boost::json::kind::uint64:
+      append_number(out, v.get_uint64());
+      return;
+    case boost::json::kind::double_:
+      append_double(out, v.get_double());
+      return;
+    case boost::json::kind::string:
+      append_string(out, v.get_string());
+      return;
+    case boost::json::kind::array:
+      append_json(out, v.get_array());
+      return;
+    case boost::json::kind::object:
+      append_json(out, v.get_object());
+      return;
+  }
+}
+
+void append_json(std::string& out, const boost::json::array& a) {
+  out.push_back('[');
+  bool first = true;
+  for (const auto& x : a) {
+    if (!first)
+      out.push_back(',');
+    first = false;
+    append_json(out, x);
+  }
+  out.push_back(']');
+}
+
+void append_json(std::string& out, const boost::json::object& o) {
+  out.push_back('{');
+  bool first = true;
+  for (const auto& kv : o) {
+    if (!first)
+      out.push_back(',');
+    first = false;
+    append_string(out, kv.key());
+    out.push_back(':');
+    append_json(out, kv.value());
+  }
+  out.push_back('}');
+}
+
+void append_json(std::string& out, boost::json::string_view s) {
+  append_string(out, s);
+}
+
+std::string json_text(const boost::json::value& v) {
+  std::string out;
+  out.reserve(256);
+  append_json(out, v);
+  return out;
+}
+
+std::string json_text(const boost::json::object& o) {
+  std::string out;
+  out.reserve(256);
+  append_json(out, o);
+  return out;
+}
+
+std::string json_text(const boost::json::array& a) {
+  std::string out;
+  out.reserve(256);
+  append_json(out, a);
+  return out;
+}
+
+std::string json_text(const boost::json::string& s) {
+  std::string out;
+  append_string(out, s);
+  return out;
+}
+
+} // namespace candor::domain

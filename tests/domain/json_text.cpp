@@ -1,0 +1,67 @@
+// JSON text as candor writes it: Boost.JSON's output except for doubles,
+// which keep their shortest round-trip decimal form instead of exponent
+// form, and non-finite numbers, which become null.
+
+#include "domain/json_text.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/test/unit_test.hpp>
+
+namespace json = boost::json;
+using candor::domain::json_text;
+
+BOOST_AUTO_TEST_SUITE(domain_json_text)
+
+BOOST_AUTO_TEST_CASE(doubles_are_written_in_plain_decimal_form) {
+  BOOST_TEST(json_text(json::value(44.799)) == "44.799");
+  BOOST_TEST(json_text(json::value(0.0)) == "0.0");
+  BOOST_TEST(json_text(json::value(-0.0)) == "0.0");
+  BOOST_TEST(json_text(json::value(1.5)) == "1.5");
+  BOOST_TEST(json_text(json::value(100.0)) == "100.0");
+  BOOST_TEST(json_text(json::value(-2.25)) == "-2.25");
+  BOOST_TEST(json_text(json::value(5.385e-05)) == "5.385e-05");
+  // Boost.JSON itself writes these in exponent form.
+  BOOST_TEST(json::serialize(json::value(44.799)) == "4.4799E1");
+}
+
+BOOST_AUTO_TEST_CASE(non_finite_numbers_become_null) {
+  BOOST_TEST(json_text(json::value(std::numeric_limits<double>::infinity()))
+             == "null");
+  BOOST_TEST(json_text(json::value(std::nan(""))) == "null");
+}
+
+BOOST_AUTO_TEST_CASE(every_double_reads_back_exactly) {
+  for (double x : {0.0, 1.0, 100.0, 0.1, 1.0 / 3.0, 123456789.123, 1e-300, 1.7976931348623157e308,
+                   4.9e-324, 0.0001, 2.5e20}) {
+    auto back = json::parse(json_text(json::value(x)));
+    BOOST_TEST_REQUIRE(back.is_double(), x); // a double stays a double
+    BOOST_TEST(back.as_double() == x, x);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(strings_are_escaped_like_boost_json) {
+  std::string nasty = "quote \" backslash \\ slash / nl \n tab \t cr \r";
+  nasty += std::string{"\x01\x1f", 2};
+  nasty += " bell \b ff \f utf8 \xc3\xa9 \xe2\x82\xac";
+  json::value v(nasty);
+  BOOST_TEST(json_text(v) == json::serialize(v));
+  BOOST_TEST(json::parse(json_text(v)).as_string() == nasty);
+}
+
+BOOST_AUTO_TEST_CASE(documents_match_boost_json_apart_from_doubles) {
+  auto doc = json::parse(R"({"a":[1,-2,18446744073709551615,true,false,null],
+    "b":{"c":"d","e":[],"f":{}},"g":"h\u0000i","k":-9223372036854775808})");
+  BOOST_TEST(json_text(doc) == json::serialize(doc));
+  BOOST_TEST(json_text(doc.as_object()) == json::serialize(doc));
+  BOOST_TEST(json_text(doc.at("a").as_array())
+             == json::serialize(doc.at("a")));
+  auto with_double = json::parse(R"({"p50":44.799,"rows":[[1,2.5]]})");
+  BOOST_TEST(json_text(with_double) == R"({"p50":44.799,"rows":[[1,2.5]]})");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
