@@ -28,6 +28,7 @@ namespace {
 
 constexpr auto revenue_q = "What was our revenue by channel in 2024?";
 constexpr auto top5_q = "What are the top 5 products by units sold?";
+constexpr auto categories_q = "How many products are in each category?";
 constexpr auto aov_q = "What is the average order value by customer segment?";
 constexpr auto exhaust_q
   = "How many orders did each shipping zone place per refund reason?";
@@ -381,8 +382,12 @@ BOOST_AUTO_TEST_CASE(heavy_query_is_killed_at_the_deadline) {
   auto audit = s.audit(o);
   BOOST_REQUIRE_EQUAL(audit.size(), 1u);
   BOOST_CHECK_EQUAL(audit[0].at("verdict").as_string(), "error");
-  // The server keeps answering.
-  check_answered(s, s.ask(top5_q), 5);
+  // The server keeps answering: a query over the small products table, so
+  // that the 300 ms deadline also holds on a machine busy with other tests.
+  auto categories = expected_rows(s.proc.data_dir() + "/sales.db",
+                                  "SELECT DISTINCT category FROM products");
+  BOOST_CHECK_GT(categories.size(), 1u);
+  check_answered(s, s.ask(categories_q), categories.size());
 }
 
 BOOST_AUTO_TEST_CASE(cli_answers_a_data_question) {
