@@ -21,6 +21,7 @@
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/log.hpp"
+#include "net/errors.hpp"
 #include "net/server.hpp"
 #include "domain/build_info.hpp"
 
@@ -176,7 +177,9 @@ int cmd_ask(int argc, char** argv) {
     }
   } else {
     rec.error = std::string{domain::to_string(result.err().code)};
-    rec.http_status = 500;
+    // The status the same failure gets over HTTP (422 for a missing
+    // fixture, 503 with the model down, ...), from the one mapping.
+    rec.http_status = net::http_status(result.err().code);
     std::cerr << "candor: " << domain::to_string(result.err().code) << ": "
               << result.err().message << "\n";
     rc = exit_failure;

@@ -1,6 +1,7 @@
 // End-to-end: the real `candor serve` on a free loopback port.
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <set>
@@ -382,6 +383,26 @@ BOOST_AUTO_TEST_CASE(cli_help_and_configuration_errors) {
   r = run_candor({"ask", out_of_scope_q, "--json", "--data-dir", dir + "/var"});
   BOOST_CHECK_EQUAL(r.exit_code, 0);
   BOOST_CHECK(r.out.find("\"status\":\"refused\"") != std::string::npos);
+  // A question without a fixture fails with exit 1, and its ledger row
+  // carries the status HTTP would give it (422), not a blanket 500.
+  r = run_candor({"ask", "Which bikes have the best reviews this spring?",
+                  "--data-dir", dir + "/var"});
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  BOOST_CHECK(r.err.find("fixture_missing") != std::string::npos);
+  {
+    auto store = data::ledger_store::open(dir + "/var/ledger.db", false);
+    BOOST_REQUIRE(store.ok());
+    auto now_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+    auto stats = store->stats_json("1h", 3600, now_us, true);
+    BOOST_REQUIRE(stats.ok());
+    auto by_status = boost::json::parse(*stats)
+                       .at("totals").at("byHttpStatus").as_object();
+    BOOST_CHECK_EQUAL(by_status.at("200").as_int64(), 1);
+    BOOST_CHECK_EQUAL(by_status.at("422").as_int64(), 1);
+    BOOST_CHECK(!by_status.contains("500"));
+  }
   remove_tree(dir);
 }
 
