@@ -1,7 +1,7 @@
 #include "data/ledger_store.hpp"
-#include "domain/json_text.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -17,6 +17,7 @@
 #include <boost/json/value.hpp>
 
 #include "data/sqlite.hpp"
+#include "domain/json_text.hpp"
 #include "domain/types.hpp"
 
 namespace json = boost::json;
@@ -146,9 +147,24 @@ constexpr const char* insert_llm_call_sql
     "tokens_out, tokens_estimated, cost_usd, latency_us) VALUES "
     "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
-constexpr const char* insert_trace_step_sql
-  = "INSERT INTO trace_steps (request_id, ts_us, seq, node, outcome, micros) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+/// Trace steps are inserted up to this many rows per statement: one
+/// execution instead of one per step (a trace has 2 to about 10 steps).
+constexpr size_t trace_rows_per_insert = 8;
+
+/// `INSERT INTO trace_steps ... VALUES` with `rows` rows sharing ?1
+/// (request id) and ?2 (timestamp), each row then taking four parameters.
+std::string insert_trace_steps_sql(size_t rows) {
+  std::string sql = "INSERT INTO trace_steps (request_id, ts_us, seq, node, "
+                    "outcome, micros) VALUES ";
+  for (size_t i = 0; i < rows; ++i) {
+    auto p = 3 + 4 * i;
+    sql += (i == 0 ? "" : ", ");
+    sql += "(?1, ?2, ?" + std::to_string(p) + ", ?" + std::to_string(p + 1)
+           + ", ?" + std::to_string(p + 2) + ", ?" + std::to_string(p + 3)
+           + ")";
+  }
+  return sql;
+}
 
 constexpr const char* insert_sql_audit_sql
   = "INSERT INTO sql_audit (request_id, ts_us, sql, verdict, layer, reason, "
@@ -254,7 +270,8 @@ struct ledger_store::impl {
   database db;
   statement insert_request;
   statement insert_llm_call;
-  statement insert_trace_step;
+  /// insert_trace_steps[k - 1] inserts k steps; prepared on first use.
+  std::array<statement, trace_rows_per_insert> insert_trace_steps;
   statement insert_sql_audit;
   statement stats_requests;
   statement stats_llm;
@@ -268,7 +285,6 @@ struct ledger_store::impl {
     std::pair<statement*, const char*> all[] = {
       {&insert_request, insert_request_sql},
       {&insert_llm_call, insert_llm_call_sql},
-      {&insert_trace_step, insert_trace_step_sql},
       {&insert_sql_audit, insert_sql_audit_sql},
       {&stats_requests, stats_requests_sql},
       {&stats_llm, stats_llm_sql},
@@ -325,13 +341,25 @@ struct ledger_store::impl {
   }
 
   domain::error write_trace(const domain::trace_record& x) {
-    int64_t seq = 0;
-    for (auto& step : x.steps) {
-      auto guard = insert_trace_step.reset_on_exit();
-      auto err = binder{insert_trace_step}(x.request_id)(x.ts_us)(seq++)(
-                   domain::to_string(step.step))(step.outcome)(step.micros)
-                   .run();
-      if (err)
+    size_t seq = 0;
+    while (seq < x.steps.size()) {
+      auto rows = std::min(trace_rows_per_insert, x.steps.size() - seq);
+      auto& stmt = insert_trace_steps[rows - 1];
+      if (!stmt.is_valid()) {
+        auto prepared = db.prepare(insert_trace_steps_sql(rows));
+        if (!prepared)
+          return prepared.err();
+        stmt = std::move(*prepared);
+      }
+      auto guard = stmt.reset_on_exit();
+      binder b{stmt};
+      b(x.request_id)(x.ts_us);
+      for (size_t i = 0; i < rows; ++i, ++seq) {
+        const auto& step = x.steps[seq];
+        b(static_cast<int64_t>(seq))(domain::to_string(step.step))(
+          step.outcome)(step.micros);
+      }
+      if (auto err = b.run())
         return err;
     }
     return {};
@@ -360,7 +388,9 @@ ledger_store::~ledger_store() = default;
 
 domain::outcome<ledger_store> ledger_store::open(const std::string& path,
                                                  bool writer) {
-  auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI;
+  // NOMUTEX: a ledger_store has one owner thread (see the header), so the
+  // connection's own mutex only costs a lock per API call.
+  auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
   if (writer) {
     flags |= SQLITE_OPEN_CREATE;
     if (plain_file(path)) {

@@ -330,6 +330,40 @@ BOOST_AUTO_TEST_CASE(unknown_run_is_not_found_and_a_trace_alone_is_found) {
   BOOST_TEST(doc.at("trace").at(0).at("outcome").as_string() == "block");
 }
 
+// Steps are inserted several rows per statement: traces of every length
+// around that grouping come back whole and in order.
+BOOST_AUTO_TEST_CASE(traces_of_any_length_are_stored_whole_and_in_order) {
+  temp_dir dir;
+  auto store = open_store(dir.file("ledger.db"), true);
+  ledger_batch batch;
+  for (size_t len : {1u, 7u, 8u, 9u, 16u, 19u, 25u}) {
+    domain::trace_record trace;
+    trace.request_id = "trace-len-" + std::to_string(len);
+    trace.ts_us = 1'700'000'000'000'000 + static_cast<int64_t>(len);
+    for (size_t i = 0; i < len; ++i)
+      trace.steps.push_back({i % 2 ? domain::node::router
+                                   : domain::node::guard_input,
+                             "step-" + std::to_string(i),
+                             static_cast<int64_t>(100 + i)});
+    batch.traces.push_back(trace);
+  }
+  BOOST_REQUIRE(!store.write(batch));
+  for (size_t len : {1u, 7u, 8u, 9u, 16u, 19u, 25u}) {
+    auto doc = parse(store.run_json("trace-len-" + std::to_string(len)));
+    auto& steps = doc.at("trace").as_array();
+    BOOST_REQUIRE_EQUAL(steps.size(), len);
+    for (size_t i = 0; i < len; ++i) {
+      BOOST_TEST(steps[i].at("seq").as_int64() == static_cast<int64_t>(i));
+      BOOST_TEST(steps[i].at("outcome").as_string()
+                 == "step-" + std::to_string(i));
+      BOOST_TEST(steps[i].at("micros").as_int64()
+                 == static_cast<int64_t>(100 + i));
+      BOOST_TEST(steps[i].at("node").as_string()
+                 == (i % 2 ? "router" : "guard_input"));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(ten_thousand_requests_in_batches) {
   temp_dir dir;
   auto store = open_store(dir.file("ledger.db"), true);
