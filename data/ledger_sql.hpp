@@ -1,0 +1,141 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+/// The ledger's SQL: the schema (versioned with PRAGMA user_version) and
+/// every statement ledger_store prepares. Kept apart from the code that
+/// runs them so the schema can be read in one place.
+namespace candor::data::ledger_sql {
+
+// -- schema -------------------------------------------------------------------
+
+// Version 1. A later version adds a migration step in `create_schema` and
+// bumps `ledger_schema_version`.
+inline constexpr const char* schema_v1 = R"sql(
+CREATE TABLE requests (
+  id          INTEGER PRIMARY KEY,
+  request_id  TEXT    NOT NULL,
+  ts_us       INTEGER NOT NULL,
+  method      TEXT    NOT NULL,
+  path        TEXT    NOT NULL,
+  route       TEXT    NOT NULL,
+  status      TEXT    NOT NULL,
+  blocked_by  TEXT    NOT NULL,
+  http_status INTEGER NOT NULL,
+  error       TEXT    NOT NULL,
+  latency_us  INTEGER NOT NULL,
+  question    TEXT    NOT NULL,
+  llm_calls   INTEGER NOT NULL,
+  tokens      INTEGER NOT NULL,
+  cost_usd    REAL    NOT NULL,
+  warnings    TEXT    NOT NULL -- a JSON array of strings
+) STRICT;
+CREATE INDEX requests_ts_us ON requests (ts_us);
+CREATE INDEX requests_request_id ON requests (request_id);
+
+CREATE TABLE llm_calls (
+  id               INTEGER PRIMARY KEY,
+  request_id       TEXT    NOT NULL,
+  ts_us            INTEGER NOT NULL,
+  prompt           TEXT    NOT NULL,
+  prompt_version   TEXT    NOT NULL,
+  provider         TEXT    NOT NULL,
+  model            TEXT    NOT NULL,
+  attempts         INTEGER NOT NULL,
+  retries          INTEGER NOT NULL,
+  fallback_used    INTEGER NOT NULL,
+  outcome          TEXT    NOT NULL,
+  tokens_in        INTEGER NOT NULL,
+  tokens_out       INTEGER NOT NULL,
+  tokens_estimated INTEGER NOT NULL,
+  cost_usd         REAL    NOT NULL,
+  latency_us       INTEGER NOT NULL
+) STRICT;
+CREATE INDEX llm_calls_ts_us ON llm_calls (ts_us);
+CREATE INDEX llm_calls_request_id ON llm_calls (request_id);
+
+CREATE TABLE trace_steps (
+  id         INTEGER PRIMARY KEY,
+  request_id TEXT    NOT NULL,
+  ts_us      INTEGER NOT NULL,
+  seq        INTEGER NOT NULL,
+  node       TEXT    NOT NULL,
+  outcome    TEXT    NOT NULL,
+  micros     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX trace_steps_request_id ON trace_steps (request_id);
+
+CREATE TABLE sql_audit (
+  id         INTEGER PRIMARY KEY,
+  request_id TEXT    NOT NULL,
+  ts_us      INTEGER NOT NULL,
+  sql        TEXT    NOT NULL,
+  verdict    TEXT    NOT NULL,
+  layer      TEXT    NOT NULL,
+  reason     TEXT    NOT NULL,
+  rows       INTEGER NOT NULL,
+  latency_us INTEGER NOT NULL
+) STRICT;
+CREATE INDEX sql_audit_ts_us ON sql_audit (ts_us);
+CREATE INDEX sql_audit_request_id ON sql_audit (request_id);
+
+PRAGMA user_version = 1;
+)sql";
+
+inline constexpr const char* insert_request_sql
+  = "INSERT INTO requests (request_id, ts_us, method, path, route, status, "
+    "blocked_by, http_status, error, latency_us, question, llm_calls, tokens, "
+    "cost_usd, warnings) VALUES "
+    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+inline constexpr const char* insert_llm_call_sql
+  = "INSERT INTO llm_calls (request_id, ts_us, prompt, prompt_version, "
+    "provider, model, attempts, retries, fallback_used, outcome, tokens_in, "
+    "tokens_out, tokens_estimated, cost_usd, latency_us) VALUES "
+    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+
+/// Trace steps are inserted up to this many rows per statement: one
+/// execution instead of one per step (a trace has 2 to about 10 steps).
+inline constexpr size_t trace_rows_per_insert = 8;
+
+/// `INSERT INTO trace_steps ... VALUES` with `rows` rows sharing ?1
+/// (request id) and ?2 (timestamp), each row then taking four parameters.
+std::string insert_trace_steps_sql(size_t rows);
+
+inline constexpr const char* insert_sql_audit_sql
+  = "INSERT INTO sql_audit (request_id, ts_us, sql, verdict, layer, reason, "
+    "rows, latency_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+
+inline constexpr const char* stats_requests_sql
+  = "SELECT route, status, http_status, latency_us FROM requests "
+    "WHERE ts_us BETWEEN ?1 AND ?2";
+
+inline constexpr const char* stats_llm_sql
+  = "SELECT COUNT(*), TOTAL(outcome <> 'ok'), TOTAL(retries), "
+    "TOTAL(fallback_used <> 0), TOTAL(tokens_in), TOTAL(tokens_out), "
+    "TOTAL(cost_usd) FROM llm_calls WHERE ts_us BETWEEN ?1 AND ?2";
+
+inline constexpr const char* run_request_sql
+  = "SELECT request_id, ts_us, method, path, route, status, blocked_by, "
+    "http_status, error, latency_us, question, llm_calls, tokens, cost_usd, "
+    "warnings FROM requests WHERE request_id = ?1 "
+    "ORDER BY ts_us DESC, id DESC LIMIT 1";
+
+inline constexpr const char* run_trace_sql
+  = "SELECT seq, node, outcome, micros FROM trace_steps "
+    "WHERE request_id = ?1 ORDER BY id";
+
+inline constexpr const char* run_llm_calls_sql
+  = "SELECT ts_us, prompt, prompt_version, provider, model, attempts, "
+    "retries, fallback_used, outcome, tokens_in, tokens_out, "
+    "tokens_estimated, cost_usd, latency_us FROM llm_calls "
+    "WHERE request_id = ?1 ORDER BY id";
+
+inline constexpr const char* run_sql_audit_sql
+  = "SELECT ts_us, sql, verdict, layer, reason, rows, latency_us "
+    "FROM sql_audit WHERE request_id = ?1 ORDER BY id";
+
+inline constexpr const char* count_requests_sql = "SELECT COUNT(*) FROM requests";
+
+} // namespace candor::data::ledger_sql
