@@ -1,5 +1,4 @@
 #include "actors/app.hpp"
-#include "domain/json_text.hpp"
 
 #include <filesystem>
 #include <future>
@@ -20,6 +19,7 @@
 #include "data/ledger_store.hpp"
 #include "data/sales_setup.hpp"
 #include "domain/contracts.hpp"
+#include "domain/json_text.hpp"
 #include "domain/log.hpp"
 #include "domain/input_rules.hpp"
 #include "domain/output_guard.hpp"
@@ -48,7 +48,6 @@ int64_t window_seconds(std::string_view label) {
     return 7 * 24 * 3600;
   return 0;
 }
-
 
 namespace {
 
@@ -382,7 +381,7 @@ void app::demo_questions(text_callback cb) {
       "model-written SQL that tries to write, blocked by the query policy");
   add("What was our revenue on TikTok in 2024?",
       "a filter outside the catalog's values, refused with what to ask");
-  cb(candor::domain::json_text(boost::json::object{{"questions", out}}));
+  cb(domain::json_text(boost::json::object{{"questions", out}}));
 }
 
 std::string app::metrics() {
@@ -440,7 +439,7 @@ void app::reindex(text_callback cb) {
         cb(r.err());
         return;
       }
-      cb(candor::domain::json_text(
+      cb(domain::json_text(
         boost::json::object{{"fingerprint", r->fingerprint},
                             {"documents", r->documents},
                             {"chunks", r->chunks},

@@ -1,5 +1,4 @@
 #include "actors/guardian.hpp"
-#include "domain/json_text.hpp"
 
 #include <filesystem>
 
@@ -12,6 +11,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/nodes.hpp"
+#include "domain/json_text.hpp"
 #include "domain/log.hpp"
 
 namespace candor::actors {
@@ -338,7 +338,7 @@ std::string health_json(self_ptr self, const index_info* kb) {
   out["services"] = std::move(services);
   out["nodes"] = std::move(nodes);
   out["restarts"] = s.restarts;
-  return candor::domain::json_text(out);
+  return domain::json_text(out);
 }
 
 /// Forwards a request to the ledger reader and relays the answer. The

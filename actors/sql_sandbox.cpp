@@ -1,5 +1,4 @@
 #include "actors/sql_sandbox.hpp"
-#include "domain/json_text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +16,7 @@
 
 #include <boost/json.hpp>
 
+#include "domain/json_text.hpp"
 #include "domain/log.hpp"
 
 namespace candor::actors {
@@ -230,7 +230,7 @@ std::string health_json(sandbox_ptr self) {
   out["rejected"] = s.rejected;
   out["deadlineMs"] = s.settings.deadline_ms;
   out["executors"] = std::move(executors);
-  return candor::domain::json_text(out);
+  return domain::json_text(out);
 }
 
 /// Mirrors the pool's state to /health and /metrics.

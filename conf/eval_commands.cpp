@@ -8,9 +8,9 @@
 #include <boost/json/serialize.hpp>
 
 #include "conf/cli.hpp"
-#include "domain/json_text.hpp"
 #include "data/sales_gen.hpp"
 #include "domain/build_info.hpp"
+#include "domain/json_text.hpp"
 #include "eval/ablation.hpp"
 #include "eval/attacks.hpp"
 #include "eval/calibrate.hpp"

@@ -13,13 +13,13 @@
 #include <boost/program_options.hpp>
 
 #include "actors/app.hpp"
-#include "domain/json_text.hpp"
 #include "conf/cli.hpp"
 #include "actors/executor.hpp"
 #include "data/ingest.hpp"
 #include "data/sales_gen.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
+#include "domain/json_text.hpp"
 #include "domain/log.hpp"
 #include "net/errors.hpp"
 #include "net/server.hpp"
@@ -62,7 +62,6 @@ variables (e.g. CANDOR_HTTP_PORT, CANDOR_DATA_DIR, CANDOR_GRAPH_REQUEST_DEADLINE
 < flags. Unknown keys or bad values stop startup naming the key (exit 2).
 Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
 )";
-
 
 int cmd_serve(int argc, char** argv) {
   auto desc = common_options();
@@ -284,7 +283,6 @@ int cmd_ingest(int argc, char** argv) {
             << "bm25: " << report->bm25_fingerprint << "\n";
   return exit_ok;
 }
-
 
 /// The hidden `candor executor` subcommand: one sandboxed SQL executor
 /// process, started by the SQL sandbox (actors/executor.hpp) with its socket

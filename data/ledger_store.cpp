@@ -63,7 +63,6 @@ double nearest_rank(const std::vector<double>& sorted, double p) {
 
 namespace {
 
-
 /// Binds in order from parameter 1; stops at the first error.
 class binder {
 public:
@@ -449,7 +448,7 @@ ledger_store::stats_json(const std::string& window_label,
   doc["clientErrors"] = client_errors;
   doc["latencyMs"] = std::move(latency);
   doc["llm"] = std::move(llm);
-  return candor::domain::json_text(doc);
+  return domain::json_text(doc);
 }
 
 domain::outcome<std::string>
@@ -557,7 +556,7 @@ ledger_store::run_json(const std::string& request_id) {
   doc["trace"] = std::move(trace);
   doc["llmCalls"] = std::move(llm_calls);
   doc["sqlAudit"] = std::move(audits);
-  return candor::domain::json_text(doc);
+  return domain::json_text(doc);
 }
 
 domain::outcome<int64_t> ledger_store::count_requests() {

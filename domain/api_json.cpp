@@ -1,5 +1,4 @@
 #include "domain/api_json.hpp"
-#include "domain/json_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,7 @@
 
 namespace json = boost::json;
 
+#include "domain/json_text.hpp"
 #include "domain/text.hpp"
 
 namespace candor::domain {
@@ -535,7 +535,7 @@ std::string error_body(const error& e, std::string_view request_id) {
     }
     o["issues"] = std::move(issues);
   }
-  return candor::domain::json_text(o);
+  return json_text(o);
 }
 
 } // namespace candor::domain

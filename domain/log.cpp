@@ -1,5 +1,4 @@
 #include "domain/log.hpp"
-#include "domain/json_text.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -10,14 +9,15 @@
 #include <cstring>
 #include <ctime>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include <pthread.h>
 #include <unistd.h>
 
 #include <boost/json/serialize.hpp>
 
+#include "domain/json_text.hpp"
 #include "domain/log_mask.hpp"
 
 namespace candor::domain {
@@ -218,7 +218,7 @@ void log_event(log_level level, std::string_view event,
     mask_strings(kv.value());
     line[kv.key()] = std::move(kv.value());
   }
-  auto text = candor::domain::json_text(line);
+  auto text = json_text(line);
   text += '\n';
   if (auto* sink = sink_fn.load()) {
     sink(text);

@@ -1,5 +1,4 @@
 #include "eval/eval.hpp"
-#include "domain/json_text.hpp"
 
 #include <ostream>
 
@@ -7,6 +6,7 @@
 
 #include "actors/app.hpp"
 #include "domain/build_info.hpp"
+#include "domain/json_text.hpp"
 
 namespace candor::eval {
 
@@ -73,7 +73,7 @@ int run_eval_command(actors::app& service, const domain::config& cfg,
   }
   report->golden_name = golden->name;
   if (cmd.json)
-    out << candor::domain::json_text(to_json(*report)) << "\n";
+    out << domain::json_text(to_json(*report)) << "\n";
   else
     out << format_markdown(*report);
   auto paths = write_reports(*report,

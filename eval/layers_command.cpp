@@ -1,5 +1,4 @@
 #include "eval/layers_command.hpp"
-#include "domain/json_text.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include "data/catalog.hpp"
 #include "data/prompts.hpp"
 #include "data/sales_setup.hpp"
+#include "domain/json_text.hpp"
 #include "eval/attacks.hpp"
 #include "eval/layer_runner.hpp"
 
@@ -105,7 +105,7 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
                   .count()
                 / 100;
   if (opts.json)
-    out << candor::domain::json_text(to_json(*rows)) << "\n";
+    out << domain::json_text(to_json(*rows)) << "\n";
   else
     out << format_matrix(*rows);
   out.flush();

@@ -8,8 +8,8 @@
 
 #include <boost/json.hpp>
 
-#include "eval/gate.hpp"
 #include "domain/json_text.hpp"
+#include "eval/gate.hpp"
 
 namespace candor::eval {
 
@@ -239,7 +239,7 @@ write_reports(const gate_report& r, const std::string& dir) {
   auto base = (fs::path{dir} / (r.profile + "-" + r.split)).string();
   std::vector<std::string> paths{base + ".md", base + ".json"};
   std::string bodies[] = {format_markdown(r),
-                          candor::domain::json_text(to_json(r)) + "\n"};
+                          domain::json_text(to_json(r)) + "\n"};
   for (size_t i = 0; i < 2; ++i) {
     std::ofstream out{paths[i], std::ios::binary | std::ios::trunc};
     out << bodies[i];

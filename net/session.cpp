@@ -1,8 +1,8 @@
 // One HTTP connection of the server: reading with deadlines and limits,
 // routing, the hand-off to the service and the error contract.
 
-#include "net/server_impl.hpp"
 #include "domain/json_text.hpp"
+#include "net/server_impl.hpp"
 
 #include <pthread.h>
 #include <algorithm>
@@ -543,7 +543,7 @@ private:
       return;
     }
     record(200, &st, {});
-    send(http::status::ok, candor::domain::json_text(body), "application/json");
+    send(http::status::ok, domain::json_text(body), "application/json");
   }
 
   void on_text(domain::outcome<std::string> r) {
