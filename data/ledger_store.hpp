@@ -35,7 +35,8 @@ double nearest_rank(const std::vector<double>& sorted, double p);
 /// The schema version this build writes (`PRAGMA user_version`).
 inline constexpr int64_t ledger_schema_version = 1;
 
-/// One connection to the ledger. Statements are prepared once, at open.
+/// One connection to the ledger. Statements are prepared once: at open, and
+/// the multi-row trace inserts on first use.
 /// Move-only and not thread-safe: one owner (an actor) per instance.
 class ledger_store {
 public:

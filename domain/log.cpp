@@ -6,10 +6,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include <pthread.h>
@@ -72,6 +74,9 @@ void write_all(std::string_view text) {
   }
 }
 
+struct line_writer;
+line_writer& stderr_writer();
+
 /// Lines on their way to stderr. Threads that log at the same time share
 /// write(2) calls: a thread appends its line and, when no other thread is
 /// writing, writes everything pending (its own line and whatever others
@@ -84,7 +89,10 @@ void write_all(std::string_view text) {
 /// appended; a flusher thread writes them every `flush_interval`, or as
 /// soon as `flush_bytes` are waiting, and any unbuffered line written in
 /// the meantime takes them along first, so the order of lines is kept.
-/// flush_log() and the end of the process write what is left.
+/// flush_log() and a normal exit (return from main, exit()) write what is
+/// left; a crash, _exit() or a signal that ends the process without exit()
+/// loses the buffered lines (at most about 20 ms of them when stderr keeps
+/// up).
 struct line_writer {
   static constexpr auto flush_interval = std::chrono::milliseconds{20};
   static constexpr size_t flush_bytes = 64 * 1024;
@@ -99,14 +107,21 @@ struct line_writer {
   uint64_t appended = 0; ///< bytes appended so far
   uint64_t written = 0;  ///< bytes written so far
 
-  ~line_writer() {
+  /// Stops the flusher and writes what is pending; later lines are
+  /// written at once. Runs at exit (std::atexit, registered when the
+  /// flusher starts). The writer itself is never destroyed, so a line
+  /// logged after this, from a static destructor or a thread still
+  /// running, is still written.
+  void stop() {
+    std::thread t;
     {
       std::lock_guard<std::mutex> lk{mtx};
       stopping = true;
+      t = std::move(flusher);
     }
     flush_cv.notify_all();
-    if (flusher.joinable())
-      flusher.join();
+    if (t.joinable())
+      t.join();
     emit({}, true);
   }
 
@@ -125,17 +140,36 @@ struct line_writer {
 
   void buffer(std::string_view text) {
     std::unique_lock<std::mutex> lk{mtx};
-    if (stopping) {
+    if (stopping || !start_flusher()) {
       lk.unlock();
       emit(text, true);
       return;
     }
+    bool was_empty = pending.empty();
     pending.append(text);
     appended += text.size();
-    if (!flusher.joinable())
-      flusher = std::thread{[this] { run_flusher(); }};
-    if (pending.size() >= flush_bytes)
+    // Wake the flusher when it sleeps on an empty buffer, or early when
+    // much is waiting.
+    if (was_empty || pending.size() >= flush_bytes)
       flush_cv.notify_one();
+  }
+
+  /// Starts the flusher on first use (with `mtx` held); false when the
+  /// thread cannot be created, and the line is then written at once.
+  bool start_flusher() {
+    if (flusher.joinable())
+      return true;
+    try {
+      flusher = std::thread{[this] { run_flusher(); }};
+    } catch (const std::system_error&) {
+      return false;
+    }
+    static const bool registered = [] {
+      std::atexit([] { stderr_writer().stop(); });
+      return true;
+    }();
+    (void) registered;
+    return true;
   }
 
   /// Writes until nothing is pending. Called with `lk` held and no other
@@ -160,8 +194,11 @@ struct line_writer {
     pthread_setname_np(pthread_self(), "candor.log");
     std::unique_lock<std::mutex> lk{mtx};
     while (!stopping) {
+      // Sleep until a line arrives, then give others 20 ms to add theirs
+      // (less when much is waiting) and write them all at once.
+      flush_cv.wait(lk, [&] { return stopping || !pending.empty(); });
       flush_cv.wait_for(lk, flush_interval, [&] {
-        return stopping || pending.size() >= flush_bytes;
+        return stopping || (pending.size() >= flush_bytes && !writing);
       });
       if (!writing && !pending.empty())
         drain(lk);
@@ -170,7 +207,8 @@ struct line_writer {
 };
 
 line_writer& stderr_writer() {
-  static line_writer w;
+  // Never destroyed (see line_writer::stop).
+  static line_writer& w = *new line_writer;
   return w;
 }
 

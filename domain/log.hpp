@@ -20,6 +20,8 @@ void set_log_level(std::string_view level);
 /// that a flusher thread writes within 20 ms (or at 64 KiB), so that the
 /// line logged for every request costs no write(2) on the thread serving
 /// it; warnings and errors are never buffered. Order is kept across both.
+/// Buffered lines reach stderr by flush_log(), a normal exit, or the
+/// flusher; a crash, _exit() or a fatal signal can lose them.
 enum class log_delivery { immediate, buffered };
 
 /// Writes one event line (thread-safe).
@@ -27,8 +29,8 @@ void log_event(log_level level, std::string_view event,
                boost::json::object fields = {},
                log_delivery delivery = log_delivery::immediate);
 
-/// Writes every buffered line before returning (shutdown; the end of the
-/// process does it too).
+/// Writes every buffered line before returning (shutdown; a normal exit
+/// does it too).
 void flush_log();
 
 /// Redirects log lines to a callback instead of stderr (tests). Passing an

@@ -19,6 +19,8 @@
 
 using namespace candor;
 
+int run(const std::filesystem::path& dir, long requests, long batch_size);
+
 int main(int argc, char** argv) {
   long requests = argc > 1 ? std::atol(argv[1]) : 50000;
   long batch_size = argc > 2 ? std::atol(argv[2]) : 100;
@@ -29,6 +31,12 @@ int main(int argc, char** argv) {
   auto dir = std::filesystem::temp_directory_path()
              / ("candor-bench-ledger-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  int rc = run(dir, requests, batch_size);
+  std::filesystem::remove_all(dir);
+  return rc;
+}
+
+int run(const std::filesystem::path& dir, long requests, long batch_size) {
   auto store = data::ledger_store::open((dir / "ledger.db").string(), true);
   if (!store) {
     std::fprintf(stderr, "cannot open the ledger: %s\n",
@@ -90,6 +98,5 @@ int main(int argc, char** argv) {
               " 1 model-call row, 4 trace rows each): %.1f us per request,"
               " %.2f us per row\n",
               requests, batch_size, us / requests, us / (requests * 6.0));
-  std::filesystem::remove_all(dir);
   return 0;
 }

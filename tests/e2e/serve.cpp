@@ -383,12 +383,15 @@ BOOST_AUTO_TEST_CASE(cli_help_and_configuration_errors) {
   r = run_candor({"ask", out_of_scope_q, "--json", "--data-dir", dir + "/var"});
   BOOST_CHECK_EQUAL(r.exit_code, 0);
   BOOST_CHECK(r.out.find("\"status\":\"refused\"") != std::string::npos);
+  // Its request line is buffered and reaches stderr at exit.
+  BOOST_CHECK(r.err.find("\"event\":\"request\"") != std::string::npos);
   // A question without a fixture fails with exit 1, and its ledger row
   // carries the status HTTP would give it (422), not a blanket 500.
   r = run_candor({"ask", "Which bikes have the best reviews this spring?",
                   "--data-dir", dir + "/var"});
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK(r.err.find("fixture_missing") != std::string::npos);
+  BOOST_CHECK(r.err.find("\"httpStatus\":422") != std::string::npos);
   {
     auto store = data::ledger_store::open(dir + "/var/ledger.db", false);
     BOOST_REQUIRE(store.ok());
