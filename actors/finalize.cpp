@@ -1,5 +1,7 @@
 #include "actors/nodes.hpp"
 
+#include <boost/json/monotonic_resource.hpp>
+
 #include "domain/api_json.hpp"
 #include "domain/contracts.hpp"
 #include "domain/log.hpp"

@@ -36,53 +36,57 @@ std::string_view kind_name(const json::value& v) noexcept {
 
 // -- response helpers ---------------------------------------------------------
 
-json::value string_or_null(const std::string& s) {
+// Every value is built on the caller's storage (`sp`), so that a response
+// built in a stack buffer (finalize, the HTTP session) allocates nothing.
+
+json::value string_or_null(const std::string& s, const json::storage_ptr& sp) {
   if (s.empty())
-    return nullptr;
-  return json::value(s);
+    return json::value(nullptr, sp);
+  return json::value(s, sp);
 }
 
-json::array string_array(const std::vector<std::string>& xs) {
-  json::array out;
+json::array string_array(const std::vector<std::string>& xs,
+                         const json::storage_ptr& sp = {}) {
+  json::array out(sp);
   out.reserve(xs.size());
   for (const auto& x : xs)
     out.emplace_back(x);
   return out;
 }
 
-json::value cell_json(const cell& c) {
+json::value cell_json(const cell& c, const json::storage_ptr& sp) {
   switch (c.kind) {
-    case cell::integer: return c.i;
+    case cell::integer: return json::value(c.i, sp);
     case cell::real:
       if (!std::isfinite(c.r))
-        return nullptr;
-      return c.r;
+        return json::value(nullptr, sp);
+      return json::value(c.r, sp);
     case cell::text:
-    case cell::blob: return json::value(c.s);
-    default: return nullptr;
+    case cell::blob: return json::value(c.s, sp);
+    default: return json::value(nullptr, sp);
   }
 }
 
-json::object sql_json(const sql_block& sql) {
-  json::object o;
+json::object sql_json(const sql_block& sql, const json::storage_ptr& sp) {
+  json::object o(sp);
   o["query"] = sql.query;
-  o["originalQuery"] = string_or_null(sql.original_query);
+  o["originalQuery"] = string_or_null(sql.original_query, sp);
   o["corrections"] = sql.corrections;
   o["limitApplied"] = sql.limit_applied;
-  o["columns"] = string_array(sql.columns);
-  json::array rows;
+  o["columns"] = string_array(sql.columns, sp);
+  json::array rows(sp);
   rows.reserve(sql.rows.size());
   for (const auto& row : sql.rows) {
-    json::array r;
+    json::array r(sp);
     r.reserve(row.size());
     for (const auto& c : row)
-      r.push_back(cell_json(c));
+      r.push_back(cell_json(c, sp));
     rows.push_back(std::move(r));
   }
   o["rows"] = std::move(rows);
   o["rowCount"] = sql.row_count;
   o["truncated"] = sql.truncated;
-  o["lastError"] = string_or_null(sql.last_error);
+  o["lastError"] = string_or_null(sql.last_error, sp);
   return o;
 }
 
@@ -399,23 +403,23 @@ outcome<ask_request> parse_ask_body(std::string_view body,
   return req;
 }
 
-json::object to_json(const ask_state& st) {
-  json::object o;
+json::object to_json(const ask_state& st, json::storage_ptr sp) {
+  json::object o(sp);
   o["requestId"] = st.request.request_id;
   o["route"] = st.route == route_kind::none
                  ? json::value(nullptr)
                  : json::value(to_string(st.route));
-  o["routeReason"] = string_or_null(st.route_reason);
+  o["routeReason"] = string_or_null(st.route_reason, sp);
   o["overridden"] = st.overridden;
   o["status"] = to_string(st.status);
   o["blockedBy"] = st.blocked_by == layer_kind::none
                      ? json::value(nullptr)
                      : json::value(to_string(st.blocked_by));
   o["answer"] = st.answer;
-  json::array cites;
+  json::array cites(sp);
   cites.reserve(st.citations.size());
   for (const auto& c : st.citations) {
-    json::object co;
+    json::object co(sp);
     co["chunkId"] = c.chunk_id;
     co["docTitle"] = c.doc_title;
     co["heading"] = c.heading;
@@ -425,30 +429,31 @@ json::object to_json(const ask_state& st) {
     cites.push_back(std::move(co));
   }
   o["citations"] = std::move(cites);
-  o["sql"] = st.has_sql ? json::value(sql_json(st.sql))
-                        : json::value(nullptr);
-  o["followUpQuestions"] = string_array(st.follow_ups);
-  json::object guard;
+  o["sql"] = st.has_sql ? json::value(sql_json(st.sql, sp))
+                        : json::value(nullptr, sp);
+  o["followUpQuestions"] = string_array(st.follow_ups, sp);
+  json::object guard(sp);
   guard["verdict"] = st.guardrail.verdict;
   guard["layer"] = st.guardrail.layer == layer_kind::none
                      ? json::value(nullptr)
                      : json::value(to_string(st.guardrail.layer));
-  guard["reasons"] = string_array(st.guardrail.reasons);
+  guard["reasons"] = string_array(st.guardrail.reasons, sp);
   o["guardrail"] = std::move(guard);
   std::vector<std::string> warnings = st.request.warnings;
   for (const auto& w : st.warnings)
     if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
       warnings.push_back(w);
-  o["warnings"] = string_array(warnings);
-  json::object meta;
+  o["warnings"] = string_array(warnings, sp);
+  json::object meta(sp);
   meta["provider"] = st.service.provider;
   meta["models"] = string_array(st.usage.models.empty() ? st.service.models
-                                                        : st.usage.models);
+                                                        : st.usage.models,
+                                 sp);
   meta["embedder"] = st.service.embedder;
   meta["guardrailMode"] = st.service.guardrail_mode;
   meta["llmCalls"] = st.usage.calls;
   meta["fallbackUsed"] = st.usage.fallback_used;
-  json::object tokens;
+  json::object tokens(sp);
   tokens["input"] = st.usage.tokens_in;
   tokens["output"] = st.usage.tokens_out;
   tokens["total"] = st.usage.tokens_in + st.usage.tokens_out;
@@ -456,10 +461,10 @@ json::object to_json(const ask_state& st) {
   meta["costUsd"] = std::isfinite(st.usage.cost_usd) ? st.usage.cost_usd : 0.0;
   meta["costIsFictional"] = st.service.cost_is_fictional;
   meta["latencyMs"] = st.latency_ms;
-  json::array trace;
+  json::array trace(sp);
   trace.reserve(st.trace.size());
   for (const auto& t : st.trace) {
-    json::object to;
+    json::object to(sp);
     to["node"] = to_string(t.step);
     to["outcome"] = t.outcome;
     to["micros"] = t.micros;

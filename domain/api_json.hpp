@@ -36,8 +36,11 @@ outcome<ask_request> parse_ask_body(std::string_view body,
 /// §3). Warnings are the request's (raised before the graph ran) followed by
 /// the state's, without duplicates. Citation scores are rounded to 4 decimal
 /// places; `meta.models` lists the models that were called (the configured
-/// ones when none was).
-boost::json::object to_json(const ask_state& st);
+/// ones when none was). Every value is allocated from `sp` (e.g. a
+/// monotonic_resource over a stack buffer for a body that is written and
+/// dropped).
+boost::json::object to_json(const ask_state& st,
+                            boost::json::storage_ptr sp = {});
 
 /// Checks a response object against the `/ask` schema: every field present
 /// with its type, enumerations within their sets, at most 3 citations, 50

@@ -1,5 +1,6 @@
 #include "domain/json_text.hpp"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <string_view>
@@ -11,12 +12,23 @@ namespace {
 
 constexpr char hex_digits[] = "0123456789abcdef";
 
+/// Bytes that need an escape: control characters, '"' and '\\'.
+constexpr std::array<bool, 256> escape_table = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c)
+    t[static_cast<size_t>(c)] = true;
+  t['"'] = true;
+  t['\\'] = true;
+  return t;
+}();
+
 void append_string(std::string& out, boost::json::string_view s) {
+  out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
   size_t run = 0; // start of the bytes not yet copied
   for (size_t i = 0; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\')
+    if (!escape_table[c])
       continue;
     out.append(s.data() + run, i - run);
     run = i + 1;
@@ -128,14 +140,14 @@ void append_json(std::string& out, boost::json::string_view s) {
 
 std::string json_text(const boost::json::value& v) {
   std::string out;
-  out.reserve(256);
+  out.reserve(1024);
   append_json(out, v);
   return out;
 }
 
 std::string json_text(const boost::json::object& o) {
   std::string out;
-  out.reserve(256);
+  out.reserve(1024);
   append_json(out, o);
   return out;
 }

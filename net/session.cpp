@@ -1,7 +1,6 @@
 // One HTTP connection of the server: reading with deadlines and limits,
 // routing, the hand-off to the service and the error contract.
 
-#include "domain/json_text.hpp"
 #include "net/server_impl.hpp"
 
 #include <pthread.h>
@@ -36,8 +35,10 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include "domain/api_json.hpp"
+#include "domain/json_text.hpp"
 #include "domain/log.hpp"
 #include "domain/records.hpp"
 #include "net/http_util.hpp"
