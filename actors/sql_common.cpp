@@ -2,12 +2,6 @@
 
 namespace candor::actors::sql_nodes {
 
-int64_t wall_us() {
-  using namespace std::chrono;
-  return duration_cast<microseconds>(system_clock::now().time_since_epoch())
-    .count();
-}
-
 std::string fill_schema(std::string text, std::string_view schema) {
   constexpr std::string_view placeholder = "{{schema}}";
   for (auto pos = text.find(placeholder); pos != std::string::npos;
@@ -22,7 +16,7 @@ domain::sql_audit_record audit_row(const domain::ask_state& st,
                                    int64_t rows, int64_t latency_us) {
   domain::sql_audit_record rec;
   rec.request_id = st.request.request_id;
-  rec.ts_us = wall_us();
+  rec.ts_us = domain::wall_us();
   rec.sql = std::move(sql);
   rec.verdict = std::move(verdict);
   rec.layer = std::move(layer);

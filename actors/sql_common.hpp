@@ -18,7 +18,6 @@
 namespace candor::actors::sql_nodes {
 
 /// Wall-clock microseconds since the epoch.
-int64_t wall_us();
 
 /// `text` with every `{{schema}}` replaced by `schema`.
 std::string fill_schema(std::string text, std::string_view schema);

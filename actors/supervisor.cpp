@@ -21,12 +21,6 @@ int64_t micros_since(clock::time_point t0) {
     .count();
 }
 
-int64_t wall_us() {
-  using namespace std::chrono;
-  return duration_cast<microseconds>(system_clock::now().time_since_epoch())
-    .count();
-}
-
 /// Sends the trace of a request that ends in an HTTP error to the ledger (an
 /// answered request's trace travels with its request row instead).
 void store_trace(self_ptr self) {
@@ -62,7 +56,7 @@ void deliver(self_ptr self) {
   release_slot(self);
   auto& s = self->state;
   auto received = s.received_us;
-  s.st.latency_ms = received > 0 ? (wall_us() - received) / 1000
+  s.st.latency_ms = received > 0 ? (domain::wall_us() - received) / 1000
                                  : micros_since(s.started) / 1000;
   // The trace reaches the ledger with the request row (see completed()).
   s.st.trace = std::move(s.trace);

@@ -134,35 +134,28 @@ void append_json(std::string& out, const boost::json::object& o) {
   out.push_back('}');
 }
 
-void append_json(std::string& out, boost::json::string_view s) {
-  append_string(out, s);
-}
+namespace {
 
-std::string json_text(const boost::json::value& v) {
+template <class Json>
+std::string text_of(const Json& x) {
   std::string out;
   out.reserve(1024);
-  append_json(out, v);
+  append_json(out, x);
   return out;
+}
+
+} // namespace
+
+std::string json_text(const boost::json::value& v) {
+  return text_of(v);
 }
 
 std::string json_text(const boost::json::object& o) {
-  std::string out;
-  out.reserve(1024);
-  append_json(out, o);
-  return out;
+  return text_of(o);
 }
 
 std::string json_text(const boost::json::array& a) {
-  std::string out;
-  out.reserve(256);
-  append_json(out, a);
-  return out;
-}
-
-std::string json_text(const boost::json::string& s) {
-  std::string out;
-  append_string(out, s);
-  return out;
+  return text_of(a);
 }
 
 } // namespace candor::domain

@@ -18,13 +18,11 @@ namespace candor::domain {
 void append_json(std::string& out, const boost::json::value& v);
 void append_json(std::string& out, const boost::json::object& o);
 void append_json(std::string& out, const boost::json::array& a);
-void append_json(std::string& out, boost::json::string_view s);
 
 /// The JSON text of `v` (overloads so that an object or array is not
 /// copied into a value first).
 std::string json_text(const boost::json::value& v);
 std::string json_text(const boost::json::object& o);
 std::string json_text(const boost::json::array& a);
-std::string json_text(const boost::json::string& s);
 
 } // namespace candor::domain

@@ -20,6 +20,12 @@ std::string cut_utf8(const std::string& text, size_t max_chars) {
   return text;
 }
 
+int64_t wall_us() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch())
+    .count();
+}
+
 std::string new_request_id() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   using namespace std::chrono;

@@ -117,4 +117,7 @@ namespace candor::domain {
 /// per insert.
 std::string new_request_id();
 
+/// Wall-clock time in microseconds since the Unix epoch (record timestamps).
+int64_t wall_us();
+
 } // namespace candor::domain

@@ -52,16 +52,6 @@ namespace {
 constexpr size_t header_limit_bytes = 8192;
 constexpr std::string_view continue_100 = "HTTP/1.1 100 Continue\r\n\r\n";
 
-int64_t wall_us() {
-  using namespace std::chrono;
-  return duration_cast<microseconds>(system_clock::now().time_since_epoch())
-    .count();
-}
-
-std::string fresh_uuid() {
-  return domain::new_request_id();
-}
-
 std::chrono::milliseconds ms(int64_t x) {
   return std::chrono::milliseconds{std::max<int64_t>(x, 1)};
 }
@@ -206,7 +196,7 @@ private:
 
   void start_header() {
     phase_ = phase::reading;
-    ctx_.ts_us = wall_us();
+    ctx_.ts_us = domain::wall_us();
     ctx_.start = std::chrono::steady_clock::now();
     // The header must be complete within header_timeout_ms of its first
     // byte; a client that trickles bytes is cut off.
@@ -231,11 +221,11 @@ private:
       if (valid_request_id(given)) {
         ctx_.request_id = std::string{given};
       } else {
-        ctx_.request_id = fresh_uuid();
+        ctx_.request_id = domain::new_request_id();
         ctx_.id_replaced = true;
       }
     } else {
-      ctx_.request_id = fresh_uuid();
+      ctx_.request_id = domain::new_request_id();
     }
     // Refuse an oversized body before reading it.
     auto len = parser_->content_length();
@@ -291,7 +281,7 @@ private:
       return;
     }
     if (ctx_.request_id.empty())
-      ctx_.request_id = fresh_uuid();
+      ctx_.request_id = domain::new_request_id();
     linger_ = true;
     if (ec == http::error::body_limit) {
       send_error(too_large(), closing());
@@ -567,7 +557,7 @@ private:
     ctx_.recorded = true;
     domain::request_record rec;
     rec.request_id = ctx_.request_id;
-    rec.ts_us = ctx_.ts_us != 0 ? ctx_.ts_us : wall_us();
+    rec.ts_us = ctx_.ts_us != 0 ? ctx_.ts_us : domain::wall_us();
     rec.method = ctx_.method;
     rec.path = ctx_.path;
     rec.http_status = status;
@@ -587,7 +577,7 @@ private:
 
   void send_error(const domain::error& e, error_opts opts = {}) {
     if (ctx_.request_id.empty())
-      ctx_.request_id = fresh_uuid();
+      ctx_.request_id = domain::new_request_id();
     auto status = http_status(e.code);
     record(status, nullptr, domain::to_string(e.code));
     res_ = {};
