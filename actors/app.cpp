@@ -14,6 +14,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "actors/guardian.hpp"
+#include "actors/scheduler.hpp"
 #include "data/index_store.hpp"
 #include "domain/build_info.hpp"
 #include "data/ledger_store.hpp"
@@ -263,6 +264,7 @@ app::start(const domain::config& cfg,
                   cfg.actors.scheduler_policy == "stealing"
                     ? caf::atom("stealing")
                     : caf::atom("sharing"));
+  use_lean_scheduler(*p->caf_cfg, cfg.actors.scheduler_policy);
   p->sys = std::make_unique<caf::actor_system>(*p->caf_cfg);
   p->guardian = p->sys->spawn(guardian, std::move(setup));
   return std::unique_ptr<app>{new app(std::move(p))};
