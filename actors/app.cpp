@@ -12,6 +12,7 @@
 #include <caf/send.hpp>
 
 #include <boost/json/serialize.hpp>
+#include <boost/json/monotonic_resource.hpp>
 
 #include "actors/guardian.hpp"
 #include "actors/scheduler.hpp"
@@ -394,7 +395,10 @@ void app::completed(domain::request_record rec) {
   auto& p = *impl_;
   p.metrics->request_done(rec.route, rec.status, rec.http_status,
                           static_cast<double>(rec.latency_us) / 1e6);
-  boost::json::object line{
+  // The line is built in a stack buffer (log_event keeps its storage).
+  unsigned char buf[4096];
+  boost::json::monotonic_resource mr{buf, sizeof buf};
+  boost::json::object line({
     {"requestId", rec.request_id},
     {"method", rec.method},
     {"path", rec.path},
@@ -404,13 +408,13 @@ void app::completed(domain::request_record rec) {
     {"latencyMs", static_cast<double>(rec.latency_us) / 1000.0},
     {"question", domain::cut_utf8(rec.question, 200)},
     {"llmCalls", rec.llm_calls},
-  };
+  }, &mr);
   if (!rec.blocked_by.empty())
     line["blockedBy"] = rec.blocked_by;
   if (!rec.error.empty())
     line["error"] = rec.error;
   if (!rec.warnings.empty()) {
-    boost::json::array w;
+    boost::json::array w(&mr);
     for (auto& x : rec.warnings)
       w.push_back(boost::json::value(x));
     line["warnings"] = std::move(w);

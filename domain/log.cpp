@@ -247,7 +247,9 @@ void log_event(log_level level, std::string_view event,
                boost::json::object fields, log_delivery delivery) {
   if (static_cast<int>(level) < min_level.load(std::memory_order_relaxed))
     return;
-  boost::json::object line;
+  // Same storage as `fields` (a caller's stack buffer, say), so that the
+  // values below move instead of being copied.
+  boost::json::object line(fields.storage());
   line.reserve(fields.size() + 3);
   line["ts"] = iso_now();
   line["level"] = level_name(level);
