@@ -63,6 +63,7 @@ std::string without_spaces(std::string_view s) {
 /// Start offsets of the words of a normalized text (single spaces).
 std::vector<size_t> word_starts(std::string_view norm) {
   std::vector<size_t> starts;
+  starts.reserve(norm.size() / 4 + 1);
   for (size_t i = 0; i < norm.size(); ++i)
     if (i == 0 || norm[i - 1] == ' ')
       starts.push_back(i);
@@ -86,6 +87,8 @@ void for_each_shingle(std::string_view norm, size_t k, F fn) {
 /// Words that carry no content: an attacker can drop, add or swap them
 /// ("and" for "&") without changing what a leaked sentence says.
 bool is_function_word(std::string_view w) noexcept {
+  if (w.size() > 4) // the longest below ("that", "then", "this", "with")
+    return false;
   static constexpr std::string_view words[] = {
     "a",  "an", "and", "are", "as", "at", "be", "by", "for", "from", "in",
     "is", "it", "of", "on", "or",  "so", "that", "the", "then", "this",
@@ -172,11 +175,18 @@ output_guard::output_guard(output_guard_config cfg)
         shingles_.insert(x);
     });
   }
+  // The allowed echoes are the server's own fixed texts (refusals): their
+  // verdict depends only on this configuration, so it is taken once here.
+  for (const auto& e : cfg.allowed_echoes)
+    fixed_verdicts_.emplace(e, check(e, {}));
 }
 
 std::string
 output_guard::check(std::string_view text,
                     const std::vector<std::string>& redacted_spans) const {
+  if (redacted_spans.empty() && !fixed_verdicts_.empty())
+    if (auto it = fixed_verdicts_.find(text); it != fixed_verdicts_.end())
+      return it->second;
   auto norm = normalize(text);
   // 1. The canary, raw, normalized, and with every space removed.
   if (!canary_lower_.empty() && contains_ci(text, canary_lower_))

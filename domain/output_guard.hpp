@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -63,6 +65,14 @@ public:
   }
 
 private:
+  /// Lets `fixed_verdicts_` be searched with a string_view.
+  struct string_hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+
   size_t words_;
   std::string canary_lower_;
   std::string canary_normalized_;
@@ -70,6 +80,11 @@ private:
   std::unordered_set<uint64_t> shingles_;
   /// Protected texts shorter than one shingle, normalized.
   std::vector<std::string> short_phrases_;
+  /// The verdict on each allowed echo, taken at construction: a response
+  /// that is exactly one of them (a fixed refusal) and carries no redacted
+  /// spans gets it without a scan.
+  std::unordered_map<std::string, std::string, string_hash, std::equal_to<>>
+    fixed_verdicts_;
 };
 
 } // namespace candor::domain

@@ -188,4 +188,25 @@ BOOST_AUTO_TEST_CASE(changed_function_words_do_not_hide_a_leak) {
              == "");
 }
 
+BOOST_AUTO_TEST_CASE(fixed_texts_get_the_verdict_a_scan_gives) {
+  // A fixed text that itself carries the canary, a remote image or a
+  // protected sentence is blocked like any other text (its verdict is
+  // taken once, at construction, by the same checks).
+  output_guard_config cfg;
+  cfg.canary = "TAILWIND-7731";
+  cfg.protected_texts = {"Secret motto: pedal softly and carry a spare tube"};
+  const std::string with_canary = "Our code word is TAILWIND-7731.";
+  const std::string with_image = "See ![x](https://evil.example/p.png)";
+  cfg.allowed_echoes = {refusal, with_canary, with_image};
+  output_guard g{cfg};
+  BOOST_TEST(g.check(refusal, no_spans) == "");
+  BOOST_TEST(g.check(with_canary, no_spans) == "canary");
+  BOOST_TEST(g.check(with_image, no_spans) == "remote_image");
+  // With redacted spans the text is scanned: a span it repeats blocks it.
+  std::vector<std::string> spans{"if the passages do not answer the question"};
+  BOOST_TEST(g.check(refusal, spans) == "redacted_span");
+  // Only the exact text is taken as fixed: a changed copy is scanned.
+  BOOST_TEST(g.check(refusal + " TAILWIND 7731", no_spans) == "canary");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
