@@ -13,10 +13,10 @@ namespace {
 
 /// Every alternative phrase whose terms all occur in `terms`.
 bool any_phrase_in(const std::vector<std::vector<std::string>>& phrases,
-                   const std::set<std::string>& terms) {
+                   const retrieval_snapshot::chunk_terms& terms) {
   for (const auto& p : phrases)
     if (std::all_of(p.begin(), p.end(),
-                    [&](const std::string& t) { return terms.count(t); }))
+                    [&](const std::string& t) { return terms.contains(t); }))
       return true;
   return false;
 }
@@ -117,20 +117,18 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
     const auto& h = hits[i];
     if (h.index >= snap.size())
       continue;
-    const auto& c = snap.chunks()[h.index];
     if (!mask_has(snap.answer_types(h.index), out.type))
       continue;
     out.type_found = true;
-    auto terms = analyze(indexed_text(c), analysis);
-    auto cosine = dot(qvec, snap.tfidf().embed_document_terms(terms));
-    std::set<std::string> present(terms.begin(), terms.end());
+    const auto& present = snap.terms_of(h.index);
+    auto cosine = dot(qvec, present.tfidf);
     double covered = 0;
     for (const auto& x : infos)
-      if (present.count(x.term) || any_phrase_in(x.alternatives, present))
+      if (present.contains(x.term) || any_phrase_in(x.alternatives, present))
         covered += x.weight;
     std::vector<std::string> missing;
     for (const auto& t : names)
-      if (!present.count(t))
+      if (!present.contains(t))
         missing.push_back(t);
     auto coverage = covered / total
                     * (missing.empty() ? 1.0 : opts.name_penalty);

@@ -167,6 +167,30 @@ std::string fts_terms(const chunk& c, const analyzer_options& opts) {
 
 // -- snapshot -----------------------------------------------------------------
 
+retrieval_snapshot::~retrieval_snapshot() {
+  for (size_t i = 0; i < chunks_.size(); ++i)
+    delete terms_[i].load(std::memory_order_acquire);
+}
+
+const retrieval_snapshot::chunk_terms&
+retrieval_snapshot::terms_of(size_t i) const {
+  auto& slot = terms_[i];
+  if (const auto* cached = slot.load(std::memory_order_acquire))
+    return *cached;
+  auto terms = analyze(indexed_text(chunks_[i]), tfidf_.analysis());
+  auto fresh = std::make_unique<chunk_terms>();
+  fresh->tfidf = tfidf_.embed_document_terms(terms);
+  std::sort(terms.begin(), terms.end());
+  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  fresh->distinct = std::move(terms);
+  const chunk_terms* expected = nullptr;
+  if (slot.compare_exchange_strong(expected, fresh.get(),
+                                   std::memory_order_acq_rel,
+                                   std::memory_order_acquire))
+    return *fresh.release();
+  return *expected; // another thread stored the same terms first
+}
+
 retrieval_snapshot::retrieval_snapshot(
   std::vector<chunk> chunks, retrieval_params params, tfidf_embedder tfidf,
   bm25_embedder bm25, const std::vector<sparse_vector>& tfidf_vectors,
@@ -174,7 +198,10 @@ retrieval_snapshot::retrieval_snapshot(
   : params_(std::move(params)),
     chunks_(std::move(chunks)),
     tfidf_(std::move(tfidf)),
-    bm25_(std::move(bm25)) {
+    bm25_(std::move(bm25)),
+    terms_(new std::atomic<const chunk_terms*>[chunks_.size()]) {
+  for (size_t i = 0; i < chunks_.size(); ++i)
+    terms_[i].store(nullptr, std::memory_order_relaxed);
   std::unordered_map<std::string_view, uint32_t> docs;
   std::vector<std::vector<std::string>> document_terms;
   by_id_.reserve(chunks_.size());

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -187,6 +189,29 @@ public:
     return i < answer_types_.size() ? answer_types_[i] : 0;
   }
 
+  /// What evidence scoring (data/evidence.hpp) needs from one chunk:
+  /// `analyze(indexed_text(c), tfidf().analysis())` as sorted distinct
+  /// terms, and the TF-IDF vector of all of them.
+  struct chunk_terms {
+    std::vector<std::string> distinct;
+    sparse_vector tfidf;
+
+    bool contains(const std::string& term) const {
+      return std::binary_search(distinct.begin(), distinct.end(), term);
+    }
+  };
+
+  /// The terms of chunk `i` (< size()), computed on first use and kept
+  /// for the snapshot's life: the snapshot never changes, so neither do
+  /// they, and a chunk that comes up again (the same passage for many
+  /// questions) is not analysed again. Safe from any number of threads
+  /// (two threads may both compute a missing entry; one result is kept).
+  const chunk_terms& terms_of(size_t i) const;
+
+  ~retrieval_snapshot();
+  retrieval_snapshot(const retrieval_snapshot&) = delete;
+  retrieval_snapshot& operator=(const retrieval_snapshot&) = delete;
+
   /// Total postings (both lists), a size figure for logs and /health.
   size_t posting_count() const noexcept {
     return tfidf_postings_.size() + bm25_postings_.size();
@@ -250,6 +275,8 @@ private:
   /// `answer_type_mask` of each chunk's text.
   std::vector<uint32_t> answer_types_;
   std::string fingerprints_[3];
+  /// terms_of's entries (null until first use), one per chunk.
+  mutable std::unique_ptr<std::atomic<const chunk_terms*>[]> terms_;
 };
 
 /// Loads the index at `index_path` into a snapshot for serving. Refuses,

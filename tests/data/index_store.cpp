@@ -1,5 +1,6 @@
 #include "data/index_store.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -255,6 +256,38 @@ BOOST_FIXTURE_TEST_CASE(snapshot_is_shared_across_threads, corpus_fixture) {
     th.join();
   for (auto m : mismatches)
     BOOST_TEST(m == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(chunk_terms_are_the_analysis_kept_once,
+                        corpus_fixture) {
+  // Four threads ask for every chunk's terms at once: each gets the one
+  // kept entry, and it equals a fresh analysis of the chunk.
+  std::vector<std::vector<const retrieval_snapshot::chunk_terms*>> seen(4);
+  std::vector<std::thread> threads;
+  for (auto& mine : seen)
+    threads.emplace_back([&] {
+      for (size_t i = 0; i < snap->size(); ++i)
+        mine.push_back(&snap->terms_of(i));
+    });
+  for (auto& th : threads)
+    th.join();
+  for (size_t t = 1; t < seen.size(); ++t)
+    BOOST_TEST((seen[t] == seen[0]));
+  for (size_t i = 0; i < snap->size(); ++i) {
+    const auto& got = snap->terms_of(i);
+    BOOST_TEST(&got == seen[0][i]);
+    auto terms = analyze(indexed_text(snap->chunks()[i]),
+                         snap->tfidf().analysis());
+    auto vec = snap->tfidf().embed_document_terms(terms);
+    BOOST_TEST(got.tfidf.index == vec.index);
+    BOOST_TEST(got.tfidf.value == vec.value);
+    std::sort(terms.begin(), terms.end());
+    terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+    BOOST_TEST(got.distinct == terms);
+    for (const auto& term : terms)
+      BOOST_TEST(got.contains(term));
+    BOOST_TEST(!got.contains("zzz-not-a-term"));
+  }
 }
 
 BOOST_FIXTURE_TEST_CASE(built_in_memory_equals_loaded, corpus_fixture) {
