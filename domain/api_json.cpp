@@ -36,60 +36,6 @@ std::string_view kind_name(const json::value& v) noexcept {
 
 // -- response helpers ---------------------------------------------------------
 
-// Every value is built on the caller's storage (`sp`), so that a response
-// built in a stack buffer (finalize, the HTTP session) allocates nothing.
-
-json::value string_or_null(const std::string& s, const json::storage_ptr& sp) {
-  if (s.empty())
-    return json::value(nullptr, sp);
-  return json::value(s, sp);
-}
-
-json::array string_array(const std::vector<std::string>& xs,
-                         const json::storage_ptr& sp = {}) {
-  json::array out(sp);
-  out.reserve(xs.size());
-  for (const auto& x : xs)
-    out.emplace_back(x);
-  return out;
-}
-
-json::value cell_json(const cell& c, const json::storage_ptr& sp) {
-  switch (c.kind) {
-    case cell::integer: return json::value(c.i, sp);
-    case cell::real:
-      if (!std::isfinite(c.r))
-        return json::value(nullptr, sp);
-      return json::value(c.r, sp);
-    case cell::text:
-    case cell::blob: return json::value(c.s, sp);
-    default: return json::value(nullptr, sp);
-  }
-}
-
-json::object sql_json(const sql_block& sql, const json::storage_ptr& sp) {
-  json::object o(sp);
-  o["query"] = sql.query;
-  o["originalQuery"] = string_or_null(sql.original_query, sp);
-  o["corrections"] = sql.corrections;
-  o["limitApplied"] = sql.limit_applied;
-  o["columns"] = string_array(sql.columns, sp);
-  json::array rows(sp);
-  rows.reserve(sql.rows.size());
-  for (const auto& row : sql.rows) {
-    json::array r(sp);
-    r.reserve(row.size());
-    for (const auto& c : row)
-      r.push_back(cell_json(c, sp));
-    rows.push_back(std::move(r));
-  }
-  o["rows"] = std::move(rows);
-  o["rowCount"] = sql.row_count;
-  o["truncated"] = sql.truncated;
-  o["lastError"] = string_or_null(sql.last_error, sp);
-  return o;
-}
-
 double round4(double x) {
   if (!std::isfinite(x))
     return 0;
@@ -403,76 +349,276 @@ outcome<ask_request> parse_ask_body(std::string_view body,
   return req;
 }
 
-json::object to_json(const ask_state& st, json::storage_ptr sp) {
-  json::object o(sp);
-  o["requestId"] = st.request.request_id;
-  o["route"] = st.route == route_kind::none
-                 ? json::value(nullptr)
-                 : json::value(to_string(st.route));
-  o["routeReason"] = string_or_null(st.route_reason, sp);
-  o["overridden"] = st.overridden;
-  o["status"] = to_string(st.status);
-  o["blockedBy"] = st.blocked_by == layer_kind::none
-                     ? json::value(nullptr)
-                     : json::value(to_string(st.blocked_by));
-  o["answer"] = st.answer;
-  json::array cites(sp);
-  cites.reserve(st.citations.size());
+namespace {
+
+/// Builds a boost::json value from the calls json_text_writer takes, on
+/// `sp`; the other writer of `write_response`.
+class json_value_builder {
+public:
+  explicit json_value_builder(json::storage_ptr sp) : sp_(std::move(sp)) {
+  }
+
+  void begin_object() {
+    open(json::object(sp_));
+  }
+  void end_object() {
+    close();
+  }
+  void begin_array() {
+    open(json::array(sp_));
+  }
+  void end_array() {
+    close();
+  }
+  void key(std::string_view k) {
+    key_.assign(k);
+  }
+  void string(std::string_view s) {
+    put(json::value(json::string_view{s.data(), s.size()}, sp_));
+  }
+  void null() {
+    put(json::value(nullptr, sp_));
+  }
+  void boolean(bool b) {
+    put(json::value(b, sp_));
+  }
+  void integer(int64_t x) {
+    put(json::value(x, sp_));
+  }
+  void real(double x) {
+    put(json::value(x, sp_));
+  }
+
+  json::value take() {
+    return std::move(root_);
+  }
+
+private:
+  void put(json::value v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+    } else if (auto* o = open_.back().if_object()) {
+      (*o)[key_] = std::move(v);
+    } else {
+      open_.back().get_array().push_back(std::move(v));
+    }
+  }
+
+  void open(json::value v) {
+    open_.push_back(std::move(v));
+    keys_.push_back(key_); // the key the container goes under
+  }
+
+  void close() {
+    auto v = std::move(open_.back());
+    open_.pop_back();
+    key_ = std::move(keys_.back());
+    keys_.pop_back();
+    put(std::move(v));
+  }
+
+  json::storage_ptr sp_;
+  json::value root_;
+  std::vector<json::value> open_;
+  std::vector<std::string> keys_;
+  std::string key_;
+};
+
+template <class W>
+void string_or_null(W& w, const std::string& s) {
+  if (s.empty())
+    w.null();
+  else
+    w.string(s);
+}
+
+template <class W>
+void strings(W& w, const std::vector<std::string>& xs) {
+  w.begin_array();
+  for (const auto& x : xs)
+    w.string(x);
+  w.end_array();
+}
+
+template <class W>
+void write_cell(W& w, const cell& c) {
+  switch (c.kind) {
+    case cell::integer: w.integer(c.i); return;
+    case cell::real:
+      if (std::isfinite(c.r))
+        w.real(c.r);
+      else
+        w.null();
+      return;
+    case cell::text:
+    case cell::blob: w.string(c.s); return;
+    default: w.null();
+  }
+}
+
+template <class W>
+void write_sql(W& w, const sql_block& sql) {
+  w.begin_object();
+  w.key("query");
+  w.string(sql.query);
+  w.key("originalQuery");
+  string_or_null(w, sql.original_query);
+  w.key("corrections");
+  w.integer(sql.corrections);
+  w.key("limitApplied");
+  w.boolean(sql.limit_applied);
+  w.key("columns");
+  strings(w, sql.columns);
+  w.key("rows");
+  w.begin_array();
+  for (const auto& row : sql.rows) {
+    w.begin_array();
+    for (const auto& c : row)
+      write_cell(w, c);
+    w.end_array();
+  }
+  w.end_array();
+  w.key("rowCount");
+  w.integer(sql.row_count);
+  w.key("truncated");
+  w.boolean(sql.truncated);
+  w.key("lastError");
+  string_or_null(w, sql.last_error);
+  w.end_object();
+}
+
+/// The /ask response, once, for both writers: to_json (a value to
+/// validate) and response_text (the body).
+template <class W>
+void write_response(W& w, const ask_state& st) {
+  w.begin_object();
+  w.key("requestId");
+  w.string(st.request.request_id);
+  w.key("route");
+  if (st.route == route_kind::none)
+    w.null();
+  else
+    w.string(to_string(st.route));
+  w.key("routeReason");
+  string_or_null(w, st.route_reason);
+  w.key("overridden");
+  w.boolean(st.overridden);
+  w.key("status");
+  w.string(to_string(st.status));
+  w.key("blockedBy");
+  if (st.blocked_by == layer_kind::none)
+    w.null();
+  else
+    w.string(to_string(st.blocked_by));
+  w.key("answer");
+  w.string(st.answer);
+  w.key("citations");
+  w.begin_array();
   for (const auto& c : st.citations) {
-    json::object co(sp);
-    co["chunkId"] = c.chunk_id;
-    co["docTitle"] = c.doc_title;
-    co["heading"] = c.heading;
-    co["score"] = round4(c.score);
-    co["snippet"] = c.snippet;
-    co["sanitized"] = c.sanitized;
-    cites.push_back(std::move(co));
+    w.begin_object();
+    w.key("chunkId");
+    w.string(c.chunk_id);
+    w.key("docTitle");
+    w.string(c.doc_title);
+    w.key("heading");
+    w.string(c.heading);
+    w.key("score");
+    w.real(round4(c.score));
+    w.key("snippet");
+    w.string(c.snippet);
+    w.key("sanitized");
+    w.boolean(c.sanitized);
+    w.end_object();
   }
-  o["citations"] = std::move(cites);
-  o["sql"] = st.has_sql ? json::value(sql_json(st.sql, sp))
-                        : json::value(nullptr, sp);
-  o["followUpQuestions"] = string_array(st.follow_ups, sp);
-  json::object guard(sp);
-  guard["verdict"] = st.guardrail.verdict;
-  guard["layer"] = st.guardrail.layer == layer_kind::none
-                     ? json::value(nullptr)
-                     : json::value(to_string(st.guardrail.layer));
-  guard["reasons"] = string_array(st.guardrail.reasons, sp);
-  o["guardrail"] = std::move(guard);
-  std::vector<std::string> warnings = st.request.warnings;
-  for (const auto& w : st.warnings)
-    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end())
-      warnings.push_back(w);
-  o["warnings"] = string_array(warnings, sp);
-  json::object meta(sp);
-  meta["provider"] = st.service.provider;
-  meta["models"] = string_array(st.usage.models.empty() ? st.service.models
-                                                        : st.usage.models,
-                                 sp);
-  meta["embedder"] = st.service.embedder;
-  meta["guardrailMode"] = st.service.guardrail_mode;
-  meta["llmCalls"] = st.usage.calls;
-  meta["fallbackUsed"] = st.usage.fallback_used;
-  json::object tokens(sp);
-  tokens["input"] = st.usage.tokens_in;
-  tokens["output"] = st.usage.tokens_out;
-  tokens["total"] = st.usage.tokens_in + st.usage.tokens_out;
-  meta["tokens"] = std::move(tokens);
-  meta["costUsd"] = std::isfinite(st.usage.cost_usd) ? st.usage.cost_usd : 0.0;
-  meta["costIsFictional"] = st.service.cost_is_fictional;
-  meta["latencyMs"] = st.latency_ms;
-  json::array trace(sp);
-  trace.reserve(st.trace.size());
+  w.end_array();
+  w.key("sql");
+  if (st.has_sql)
+    write_sql(w, st.sql);
+  else
+    w.null();
+  w.key("followUpQuestions");
+  strings(w, st.follow_ups);
+  w.key("guardrail");
+  w.begin_object();
+  w.key("verdict");
+  w.string(st.guardrail.verdict);
+  w.key("layer");
+  if (st.guardrail.layer == layer_kind::none)
+    w.null();
+  else
+    w.string(to_string(st.guardrail.layer));
+  w.key("reasons");
+  strings(w, st.guardrail.reasons);
+  w.end_object();
+  w.key("warnings");
+  w.begin_array();
+  for (const auto& x : st.request.warnings)
+    w.string(x);
+  for (const auto& x : st.warnings)
+    if (std::find(st.request.warnings.begin(), st.request.warnings.end(), x)
+        == st.request.warnings.end())
+      w.string(x);
+  w.end_array();
+  w.key("meta");
+  w.begin_object();
+  w.key("provider");
+  w.string(st.service.provider);
+  w.key("models");
+  strings(w, st.usage.models.empty() ? st.service.models : st.usage.models);
+  w.key("embedder");
+  w.string(st.service.embedder);
+  w.key("guardrailMode");
+  w.string(st.service.guardrail_mode);
+  w.key("llmCalls");
+  w.integer(st.usage.calls);
+  w.key("fallbackUsed");
+  w.boolean(st.usage.fallback_used);
+  w.key("tokens");
+  w.begin_object();
+  w.key("input");
+  w.integer(st.usage.tokens_in);
+  w.key("output");
+  w.integer(st.usage.tokens_out);
+  w.key("total");
+  w.integer(st.usage.tokens_in + st.usage.tokens_out);
+  w.end_object();
+  w.key("costUsd");
+  w.real(std::isfinite(st.usage.cost_usd) ? st.usage.cost_usd : 0.0);
+  w.key("costIsFictional");
+  w.boolean(st.service.cost_is_fictional);
+  w.key("latencyMs");
+  w.integer(st.latency_ms);
+  w.key("trace");
+  w.begin_array();
   for (const auto& t : st.trace) {
-    json::object to(sp);
-    to["node"] = to_string(t.step);
-    to["outcome"] = t.outcome;
-    to["micros"] = t.micros;
-    trace.push_back(std::move(to));
+    w.begin_object();
+    w.key("node");
+    w.string(to_string(t.step));
+    w.key("outcome");
+    w.string(t.outcome);
+    w.key("micros");
+    w.integer(t.micros);
+    w.end_object();
   }
-  meta["trace"] = std::move(trace);
-  o["meta"] = std::move(meta);
-  return o;
+  w.end_array();
+  w.end_object();
+  w.end_object();
+}
+
+} // namespace
+
+json::object to_json(const ask_state& st, json::storage_ptr sp) {
+  json_value_builder b{sp};
+  write_response(b, st);
+  return std::move(b.take().get_object());
+}
+
+std::string response_text(const ask_state& st) {
+  std::string out;
+  out.reserve(1024);
+  json_text_writer w{out};
+  write_response(w, st);
+  return out;
 }
 
 std::vector<issue> validate_response(const json::value& v) {

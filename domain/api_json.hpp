@@ -42,6 +42,11 @@ outcome<ask_request> parse_ask_body(std::string_view body,
 boost::json::object to_json(const ask_state& st,
                             boost::json::storage_ptr sp = {});
 
+/// The JSON text of `to_json(st)`, written directly (the same fields in the
+/// same order, the numbers as json_text writes them), for the HTTP layer,
+/// which only writes the body out.
+std::string response_text(const ask_state& st);
+
 /// Checks a response object against the `/ask` schema: every field present
 /// with its type, enumerations within their sets, at most 3 citations, 50
 /// rows and 3 follow-up questions, `blockedBy` non-null iff status is

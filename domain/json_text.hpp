@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <boost/json/value.hpp>
 
@@ -24,5 +27,36 @@ void append_json(std::string& out, const boost::json::array& a);
 std::string json_text(const boost::json::value& v);
 std::string json_text(const boost::json::object& o);
 std::string json_text(const boost::json::array& a);
+
+/// Writes JSON text straight into a string, for a body that would
+/// otherwise be built as a boost::json value only to be written out (the
+/// /ask response). Same text as `json_text` would give for the same value:
+/// same escapes, same numbers. The caller keeps the structure balanced.
+class json_text_writer {
+public:
+  explicit json_text_writer(std::string& out) : out_(out) {
+  }
+
+  void begin_object();
+  void end_object();
+  void begin_array();
+  void end_array();
+  void key(std::string_view k);
+  void string(std::string_view s);
+  void null();
+  void boolean(bool b);
+  void integer(int64_t x);
+  void real(double x);
+
+private:
+  /// A comma before every element of a container but its first.
+  void separate();
+
+  std::string& out_;
+  /// Per open container, innermost last: 1 while its next element is its
+  /// first (a string: no allocation up to 15 levels).
+  std::string first_;
+  bool after_key_ = false;
+};
 
 } // namespace candor::domain

@@ -38,7 +38,6 @@
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include "domain/api_json.hpp"
-#include "domain/json_text.hpp"
 #include "domain/log.hpp"
 #include "domain/records.hpp"
 #include "net/http_util.hpp"
@@ -517,24 +516,24 @@ private:
       return;
     }
     auto& st = *r;
-    auto body = domain::to_json(st);
     // The finalize node validated the state already (`validated`); a state
     // that did not pass through it is checked here before it is written.
-    auto issues = st.validated ? std::vector<domain::issue>{}
-                               : domain::validate_response(body);
-    if (!issues.empty()) {
-      boost::json::array list;
-      for (const auto& i : issues)
-        list.emplace_back(i.path + ": " + i.message);
-      domain::log_event(domain::log_level::error, "response_invalid",
-                        {{"requestId", ctx_.request_id},
-                         {"issues", std::move(list)}});
-      send_error(domain::make_error(domain::ec::internal,
-                                    "the response failed validation"));
-      return;
+    if (!st.validated) {
+      auto issues = domain::validate_response(domain::to_json(st));
+      if (!issues.empty()) {
+        boost::json::array list;
+        for (const auto& i : issues)
+          list.emplace_back(i.path + ": " + i.message);
+        domain::log_event(domain::log_level::error, "response_invalid",
+                          {{"requestId", ctx_.request_id},
+                           {"issues", std::move(list)}});
+        send_error(domain::make_error(domain::ec::internal,
+                                      "the response failed validation"));
+        return;
+      }
     }
     record(200, &st, {});
-    send(http::status::ok, domain::json_text(body), "application/json");
+    send(http::status::ok, domain::response_text(st), "application/json");
   }
 
   void on_text(domain::outcome<std::string> r) {

@@ -1,12 +1,16 @@
 #include "domain/api_json.hpp"
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <string>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <boost/test/unit_test.hpp>
+
+#include "domain/json_text.hpp"
 
 using namespace candor;
 namespace json = boost::json;
@@ -240,6 +244,46 @@ BOOST_AUTO_TEST_CASE(response_of_sample_state_is_valid) {
   BOOST_TEST(meta.at("trace").as_array()[1].at("node").as_string()
              == "router");
   BOOST_TEST(meta.at("models").as_array().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(response_text_is_the_text_of_to_json) {
+  // The body the HTTP layer writes (response_text) and the value finalize
+  // validates (to_json) come from one description of the response; the
+  // text must be exactly json_text of the value, for every shape.
+  std::vector<domain::ask_state> states;
+  states.push_back(sample_state());
+  domain::ask_state blocked;
+  blocked.request.request_id = "abcdefgh";
+  domain::block(blocked, domain::layer_kind::input_rules,
+                {"instruction_override"}, "I can't help with that.");
+  states.push_back(blocked);
+  auto odd = sample_state();
+  odd.answer = "quote \" backslash \\ newline \n tab \t bell \x07 "
+               "caf\xc3\xa9 \xe2\x82\xac";
+  odd.route_reason.clear();
+  odd.usage.cost_usd = std::nan("");
+  odd.sql.rows[0][2].r = std::numeric_limits<double>::infinity();
+  odd.sql.original_query = "SELECT 2";
+  odd.sql.last_error = "no such column: \"x\"";
+  odd.citations.assign(3, odd.citations[0]);
+  odd.citations[2].score = 1.0;
+  odd.citations[2].sanitized = true;
+  odd.follow_ups.clear();
+  odd.trace.clear();
+  odd.usage.models.clear();
+  odd.latency_ms = -1;
+  odd.sql.rows.push_back({});
+  states.push_back(odd);
+  domain::ask_state empty; // nothing set at all (pending)
+  states.push_back(empty);
+  for (size_t i = 0; i < states.size(); ++i) {
+    BOOST_TEST_CONTEXT("state " << i) {
+      auto value = domain::to_json(states[i]);
+      auto text = domain::response_text(states[i]);
+      BOOST_TEST(text == domain::json_text(value));
+      BOOST_TEST(json::parse(text) == json::value(value));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(blocked_and_unrouted_states_are_valid) {
