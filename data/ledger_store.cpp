@@ -64,13 +64,17 @@ double nearest_rank(const std::vector<double>& sorted, double p) {
 namespace {
 
 /// Binds in order from parameter 1; stops at the first error.
+///
+/// Text is bound by reference (no copy inside SQLite): every caller holds a
+/// `reset_on_exit()` guard on the statement, declared after the values it
+/// binds, so the bindings are cleared before any of them dies.
 class binder {
 public:
   explicit binder(statement& stmt) : stmt_(stmt) {}
 
   binder& operator()(std::string_view x) {
     if (!err_)
-      err_ = stmt_.bind_text(next_++, x);
+      err_ = stmt_.bind_text_ref(next_++, x);
     return *this;
   }
 
@@ -185,11 +189,13 @@ struct ledger_store::impl {
   }
 
   domain::error write_request(const domain::request_record& x) {
+    // Before the guard: the statement refers to it until the reset.
+    auto warnings = warnings_to_json(x.warnings);
     auto guard = insert_request.reset_on_exit();
     return binder{insert_request}(x.request_id)(x.ts_us)(x.method)(x.path)(
              x.route)(x.status)(x.blocked_by)(x.http_status)(x.error)(
              x.latency_us)(x.question)(x.llm_calls)(x.tokens)(x.cost_usd)(
-             warnings_to_json(x.warnings))
+             warnings)
       .run();
   }
 

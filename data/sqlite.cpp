@@ -203,6 +203,15 @@ domain::error statement::bind_double(int index, double value) {
 }
 
 domain::error statement::bind_text(int index, std::string_view value) {
+  return bind_text_with(index, value, SQLITE_TRANSIENT);
+}
+
+domain::error statement::bind_text_ref(int index, std::string_view value) {
+  return bind_text_with(index, value, SQLITE_STATIC);
+}
+
+domain::error statement::bind_text_with(int index, std::string_view value,
+                                        sqlite3_destructor_type lifetime) {
   if (!stmt_)
     return storage_error("statement is not prepared");
   prepare_for_bind();
@@ -216,7 +225,7 @@ domain::error statement::bind_text(int index, std::string_view value) {
   auto data = value.data() != nullptr ? value.data() : "";
   return bind_result(sqlite3_bind_text(stmt_.get(), index, data,
                                        static_cast<int>(value.size()),
-                                       SQLITE_TRANSIENT));
+                                       lifetime));
 }
 
 domain::error statement::bind_null(int index) {
