@@ -139,6 +139,7 @@ struct ledger_store::impl {
   /// insert_trace_steps[k - 1] inserts k steps; prepared on first use.
   std::array<statement, trace_rows_per_insert> insert_trace_steps;
   statement insert_sql_audit;
+  statement next_trace_ord;
   statement stats_requests;
   statement stats_llm;
   statement run_request;
@@ -152,6 +153,7 @@ struct ledger_store::impl {
       {&insert_request, insert_request_sql},
       {&insert_llm_call, insert_llm_call_sql},
       {&insert_sql_audit, insert_sql_audit_sql},
+      {&next_trace_ord, next_trace_ord_sql},
       {&stats_requests, stats_requests_sql},
       {&stats_llm, stats_llm_sql},
       {&run_request, run_request_sql},
@@ -177,14 +179,27 @@ struct ledger_store::impl {
     auto version = db.query_int64("PRAGMA user_version");
     if (!version)
       return version.err();
-    if (*version == 0) {
+    auto v = *version;
+    if (v > ledger_schema_version)
+      return storage_error("ledger schema version " + std::to_string(v)
+                           + ", expected "
+                           + std::to_string(ledger_schema_version));
+    // Every step in order, all in this transaction: a failed migration
+    // leaves the database as it was.
+    if (v == 0) {
       if (auto err = db.exec(schema_v1))
         return err;
-    } else if (*version != ledger_schema_version) {
-      return storage_error("ledger schema version "
-                           + std::to_string(*version) + ", expected "
-                           + std::to_string(ledger_schema_version));
+      v = 1;
     }
+    if (v == 1) {
+      if (auto err = db.exec(migrate_v1_to_v2))
+        return err;
+      v = 2;
+    }
+    if (v != ledger_schema_version) // e.g. a negative user_version
+      return storage_error("ledger schema version " + std::to_string(*version)
+                           + ", expected "
+                           + std::to_string(ledger_schema_version));
     return tx->commit();
   }
 
@@ -208,7 +223,44 @@ struct ledger_store::impl {
       .run();
   }
 
+  /// Inserts steps [first, first + rows) of `x` with ord = ord0 + seq.
+  /// `clash` tells a primary key conflict (the id already has rows with
+  /// those ords) from other failures; either way the statement changed
+  /// nothing and the transaction stays open.
+  domain::error insert_steps(statement& stmt, const domain::trace_record& x,
+                             int64_t ord0, size_t first, size_t rows,
+                             bool& clash) {
+    auto guard = stmt.reset_on_exit();
+    binder b{stmt};
+    b(x.request_id)(x.ts_us)(ord0);
+    for (size_t seq = first; seq < first + rows; ++seq) {
+      const auto& step = x.steps[seq];
+      b(static_cast<int64_t>(seq))(domain::to_string(step.step))(
+        step.outcome)(step.micros);
+    }
+    auto err = b.run();
+    // Read before the guard's reset.
+    clash = err && db.last_error_code() == SQLITE_CONSTRAINT_PRIMARYKEY;
+    return err;
+  }
+
+  domain::outcome<int64_t> next_ord(const std::string& request_id) {
+    auto guard = next_trace_ord.reset_on_exit();
+    next_trace_ord.bind_text(1, request_id);
+    auto res = next_trace_ord.step();
+    if (!res)
+      return res.err();
+    if (*res != step_result::row)
+      return storage_error("next ord query returned no row");
+    return next_trace_ord.column_int64(0);
+  }
+
   domain::error write_trace(const domain::trace_record& x) {
+    // A request id is nearly always new, so its rows take ord = seq without
+    // a lookup. When a client reused the id, the insert clashes with the
+    // earlier rows and is redone after them.
+    int64_t ord0 = 0;
+    bool looked_up = false;
     size_t seq = 0;
     while (seq < x.steps.size()) {
       auto rows = std::min(trace_rows_per_insert, x.steps.size() - seq);
@@ -219,16 +271,19 @@ struct ledger_store::impl {
           return prepared.err();
         stmt = std::move(*prepared);
       }
-      auto guard = stmt.reset_on_exit();
-      binder b{stmt};
-      b(x.request_id)(x.ts_us);
-      for (size_t i = 0; i < rows; ++i, ++seq) {
-        const auto& step = x.steps[seq];
-        b(static_cast<int64_t>(seq))(domain::to_string(step.step))(
-          step.outcome)(step.micros);
+      bool clash = false;
+      auto err = insert_steps(stmt, x, ord0, seq, rows, clash);
+      if (err && clash && !looked_up) {
+        looked_up = true;
+        auto next = next_ord(x.request_id);
+        if (!next)
+          return next.err();
+        ord0 = *next - static_cast<int64_t>(seq);
+        err = insert_steps(stmt, x, ord0, seq, rows, clash);
       }
-      if (auto err = b.run())
+      if (err)
         return err;
+      seq += rows;
     }
     return {};
   }

@@ -33,7 +33,7 @@ struct ledger_batch {
 double nearest_rank(const std::vector<double>& sorted, double p);
 
 /// The schema version this build writes (`PRAGMA user_version`).
-inline constexpr int64_t ledger_schema_version = 1;
+inline constexpr int64_t ledger_schema_version = 2;
 
 /// One connection to the ledger. Statements are prepared once: at open, and
 /// the multi-row trace inserts on first use.
@@ -41,7 +41,8 @@ inline constexpr int64_t ledger_schema_version = 1;
 class ledger_store {
 public:
   /// `writer=true`: creates the parent directory and the schema when missing
-  /// (versioned with PRAGMA user_version; a newer version is an error), WAL
+  /// and migrates an older one in place, keeping its rows (versioned with
+  /// PRAGMA user_version; a newer version is an error), WAL
   /// mode, synchronous=NORMAL. `writer=false`: a read connection with
   /// `query_only` on, for /stats and /runs; the schema must already exist.
   static domain::outcome<ledger_store> open(const std::string& path,
