@@ -40,7 +40,10 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
                       std::string{domain::texts::output_blocked});
       }
       // The response must match its schema before it leaves.
-      auto issues = domain::validate_response(domain::to_json(st));
+      // Built in a stack buffer: the value is only checked and dropped.
+      unsigned char buf[8192];
+      boost::json::monotonic_resource mr{buf, sizeof buf};
+      auto issues = domain::validate_response(domain::to_json(st, &mr));
       if (!issues.empty()) {
         boost::json::array list;
         for (auto& i : issues)

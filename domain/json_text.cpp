@@ -2,6 +2,8 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <string_view>
 #include <system_error>
@@ -22,32 +24,67 @@ constexpr std::array<bool, 256> escape_table = [] {
   return t;
 }();
 
-void append_string(std::string& out, boost::json::string_view s) {
-  out.reserve(out.size() + s.size() + 2);
-  out.push_back('"');
-  size_t run = 0; // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (!escape_table[c])
-      continue;
-    out.append(s.data() + run, i - run);
-    run = i + 1;
-    out.push_back('\\');
-    switch (c) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '\b': out.push_back('b'); break;
-      case '\f': out.push_back('f'); break;
-      case '\n': out.push_back('n'); break;
-      case '\r': out.push_back('r'); break;
-      case '\t': out.push_back('t'); break;
-      default:
-        out.append("u00");
-        out.push_back(hex_digits[c >> 4]);
-        out.push_back(hex_digits[c & 0xF]);
-    }
+/// Whether any of the 8 bytes of `w` needs an escape (a control character,
+/// '"' or '\\'), 8 bytes at a time: most strings have none, and the byte
+/// loop below only runs on a word that has one.
+bool word_needs_escape(uint64_t w) noexcept {
+  constexpr uint64_t ones = 0x0101010101010101ull;
+  constexpr uint64_t highs = 0x8080808080808080ull;
+  // A byte below 0x20 (bytes from 0x80 up have their high bit set in w and
+  // are never flagged); a zero byte in w ^ '"' or w ^ '\\'.
+  auto below_space = (w - ones * 0x20) & ~w & highs;
+  auto q = w ^ (ones * '"');
+  auto b = w ^ (ones * '\\');
+  auto quote = (q - ones) & ~q & highs;
+  auto backslash = (b - ones) & ~b & highs;
+  return (below_space | quote | backslash) != 0;
+}
+
+void append_escape(std::string& out, unsigned char c) {
+  char esc[6] = {'\\', 0, 0, 0, 0, 0};
+  size_t n = 2;
+  switch (c) {
+    case '"': esc[1] = '"'; break;
+    case '\\': esc[1] = '\\'; break;
+    case '\b': esc[1] = 'b'; break;
+    case '\f': esc[1] = 'f'; break;
+    case '\n': esc[1] = 'n'; break;
+    case '\r': esc[1] = 'r'; break;
+    case '\t': esc[1] = 't'; break;
+    default:
+      esc[1] = 'u';
+      esc[2] = '0';
+      esc[3] = '0';
+      esc[4] = hex_digits[c >> 4];
+      esc[5] = hex_digits[c & 0xF];
+      n = 6;
   }
-  out.append(s.data() + run, s.size() - run);
+  out.append(esc, n);
+}
+
+void append_string(std::string& out, boost::json::string_view s) {
+  out.push_back('"');
+  const char* p = s.data();
+  const char* end = p + s.size();
+  const char* run = p; // start of the bytes not yet copied
+  while (p != end) {
+    if (end - p >= 8) {
+      uint64_t w;
+      std::memcpy(&w, p, sizeof w);
+      if (!word_needs_escape(w)) {
+        p += 8;
+        continue;
+      }
+    }
+    auto c = static_cast<unsigned char>(*p);
+    if (escape_table[c]) {
+      out.append(run, static_cast<size_t>(p - run));
+      append_escape(out, c);
+      run = p + 1;
+    }
+    ++p;
+  }
+  out.append(run, static_cast<size_t>(end - run));
   out.push_back('"');
 }
 
@@ -198,8 +235,10 @@ void json_text_writer::end_array() {
 
 void json_text_writer::key(std::string_view k) {
   separate();
-  append_string(out_, k);
-  out_.push_back(':');
+  // Keys are names from code: written as they are (see the header).
+  out_.push_back('"');
+  out_.append(k);
+  out_.append("\":", 2);
   after_key_ = true;
 }
 

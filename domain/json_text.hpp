@@ -41,6 +41,8 @@ public:
   void end_object();
   void begin_array();
   void end_array();
+  /// A member name. Written without escaping: names come from code (the
+  /// response's field names), never from input, and need none.
   void key(std::string_view k);
   void string(std::string_view s);
   void null();

@@ -64,4 +64,23 @@ BOOST_AUTO_TEST_CASE(documents_match_boost_json_apart_from_doubles) {
   BOOST_TEST(json_text(with_double) == R"({"p50":44.799,"rows":[[1,2.5]]})");
 }
 
+BOOST_AUTO_TEST_CASE(every_escape_at_every_position) {
+  // Strings are scanned 8 bytes at a time: put each byte that needs an
+  // escape (and a few that do not) at every offset of strings of every
+  // length around the word size; the text must be Boost.JSON's.
+  std::string specials{"\"\\\b\f\n\r\t\x01\x1f\x7f/ \xc3\xa9~"};
+  specials.push_back('\0');
+  for (size_t len = 1; len <= 20; ++len)
+    for (size_t at = 0; at < len; ++at)
+      for (char c : specials) {
+        std::string text(len, 'a');
+        text[at] = c;
+        json::value v(text);
+        BOOST_TEST_CONTEXT("length " << len << ", byte " << int(c)
+                                     << " at " << at) {
+          BOOST_TEST(json_text(v) == json::serialize(v));
+        }
+      }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
