@@ -352,10 +352,12 @@ outcome<ask_request> parse_ask_body(std::string_view body,
 namespace {
 
 /// Builds a boost::json value from the calls json_text_writer takes, on
-/// `sp`; the other writer of `write_response`.
+/// `sp`; the other writer of `write_response`. Keys are kept as views: they
+/// are the string literals of write_response.
 class json_value_builder {
 public:
   explicit json_value_builder(json::storage_ptr sp) : sp_(std::move(sp)) {
+    open_.reserve(8);
   }
 
   void begin_object() {
@@ -371,22 +373,22 @@ public:
     close();
   }
   void key(std::string_view k) {
-    key_.assign(k);
+    key_ = k;
   }
   void string(std::string_view s) {
-    put(json::value(json::string_view{s.data(), s.size()}, sp_));
+    put(json::string_view{s.data(), s.size()});
   }
   void null() {
-    put(json::value(nullptr, sp_));
+    put(nullptr);
   }
   void boolean(bool b) {
-    put(json::value(b, sp_));
+    put(b);
   }
   void integer(int64_t x) {
-    put(json::value(x, sp_));
+    put(x);
   }
   void real(double x) {
-    put(json::value(x, sp_));
+    put(x);
   }
 
   json::value take() {
@@ -394,34 +396,39 @@ public:
   }
 
 private:
-  void put(json::value v) {
+  /// An open container and the key it goes under in its parent.
+  struct level {
+    json::value v;
+    std::string_view key;
+  };
+
+  template <class T>
+  void put(T&& x) {
     if (open_.empty()) {
-      root_ = std::move(v);
-    } else if (auto* o = open_.back().if_object()) {
-      (*o)[key_] = std::move(v);
+      root_ = json::value(std::forward<T>(x), sp_);
+    } else if (auto* o = open_.back().v.if_object()) {
+      o->emplace(json::string_view{key_.data(), key_.size()},
+                 std::forward<T>(x));
     } else {
-      open_.back().get_array().push_back(std::move(v));
+      open_.back().v.get_array().emplace_back(std::forward<T>(x));
     }
   }
 
   void open(json::value v) {
-    open_.push_back(std::move(v));
-    keys_.push_back(key_); // the key the container goes under
+    open_.push_back(level{std::move(v), key_});
   }
 
   void close() {
-    auto v = std::move(open_.back());
+    auto done = std::move(open_.back());
     open_.pop_back();
-    key_ = std::move(keys_.back());
-    keys_.pop_back();
-    put(std::move(v));
+    key_ = done.key;
+    put(std::move(done.v));
   }
 
   json::storage_ptr sp_;
   json::value root_;
-  std::vector<json::value> open_;
-  std::vector<std::string> keys_;
-  std::string key_;
+  std::vector<level> open_;
+  std::string_view key_;
 };
 
 template <class W>
