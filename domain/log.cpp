@@ -214,6 +214,8 @@ line_writer& stderr_writer() {
 
 void mask_strings(boost::json::value& v) {
   if (v.is_string()) {
+    if (!may_hold_secret(v.as_string()))
+      return;
     auto masked = mask_secrets(v.as_string());
     if (masked != std::string_view{v.as_string()})
       v = masked;

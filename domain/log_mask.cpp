@@ -84,8 +84,71 @@ const RE2& trigger() {
 
 } // namespace
 
+namespace {
+
+char lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+/// Whether `text` at `at` starts with `word` (lower case), ignoring ASCII
+/// case; `?` in `word` stands for any byte of `any`.
+bool word_at(std::string_view text, size_t at, std::string_view word,
+             std::string_view any = {}) noexcept {
+  if (text.size() - at < word.size())
+    return false;
+  for (size_t i = 0; i < word.size(); ++i) {
+    char c = lower(text[at + i]);
+    if (word[i] == '?' ? any.find(c) == std::string_view::npos
+                       : c != word[i])
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool may_hold_secret(std::string_view text) noexcept {
+  // The words of trigger() above, by first letter.
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80)
+      return true;
+    bool hit = false;
+    switch (lower(static_cast<char>(c))) {
+      case 'a':
+        hit = word_at(text, i, "authorization") || word_at(text, i, "akia")
+              || word_at(text, i, "asia");
+        break;
+      case 'b':
+        hit = word_at(text, i, "bearer") || word_at(text, i, "basic");
+        break;
+      case 'c': hit = word_at(text, i, "credential"); break;
+      case 'e': hit = word_at(text, i, "eyj"); break;
+      case 'g':
+        hit = word_at(text, i, "gh?_", "pousr")
+              || word_at(text, i, "github_pat_");
+        break;
+      case 'k': hit = word_at(text, i, "key"); break;
+      case 'p':
+        hit = word_at(text, i, "passw") || word_at(text, i, "pwd")
+              || word_at(text, i, "passphrase");
+        break;
+      case 's':
+        hit = word_at(text, i, "sk?", "-_") || word_at(text, i, "secret")
+              || word_at(text, i, "signature");
+        break;
+      case 't': hit = word_at(text, i, "token"); break;
+      case 'x': hit = word_at(text, i, "xox?-", "abpors"); break;
+      default: break;
+    }
+    if (hit)
+      return true;
+  }
+  return false;
+}
+
 std::string mask_secrets(std::string_view text) {
-  if (!RE2::PartialMatch(text, trigger()))
+  if (!may_hold_secret(text) || !RE2::PartialMatch(text, trigger()))
     return std::string{text};
   std::string out{text};
   for (const auto& m : maskers())

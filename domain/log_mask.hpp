@@ -26,4 +26,12 @@ namespace candor::domain {
 /// function is idempotent. Patterns are RE2 (linear time), compiled once.
 std::string mask_secrets(std::string_view text);
 
+/// Whether `text` may hold something mask_secrets would change: false only
+/// when it certainly cannot (ASCII text without any of the words and
+/// prefixes every secret shape needs: "bearer", "key", "sk-", "eyj", ...),
+/// true for any text with a non-ASCII byte (case folding beyond ASCII is
+/// left to the patterns). A plain scan, for the many short log fields
+/// (ids, routes, statuses) that would otherwise each pay a regex search.
+bool may_hold_secret(std::string_view text) noexcept;
+
 } // namespace candor::domain
