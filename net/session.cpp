@@ -612,7 +612,28 @@ private:
     res_.prepare_payload();
     phase_ = phase::writing;
     stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
-    http::async_write(stream_, res_,
+    // The head is written here and sent with the body in one gather write:
+    // Beast's generic serializer cost more per response (callgrind: about
+    // 20k instructions) than all of this, for the same bytes.
+    head_.clear();
+    head_.append("HTTP/1.1 ");
+    head_.append(std::to_string(res_.result_int()));
+    head_.push_back(' ');
+    auto reason = res_.reason();
+    head_.append(reason.data(), reason.size());
+    head_.append("\r\n");
+    for (const auto& f : res_) {
+      auto name = f.name_string();
+      auto value = f.value();
+      head_.append(name.data(), name.size());
+      head_.append(": ");
+      head_.append(value.data(), value.size());
+      head_.append("\r\n");
+    }
+    head_.append("\r\n");
+    std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
+                                           asio::buffer(res_.body())};
+    asio::async_write(stream_, bufs,
                       beast::bind_front_handler(&session::on_write,
                                                 shared_from_this()));
   }
@@ -669,6 +690,8 @@ private:
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
+  /// The status line and header fields of res_, as sent (see write()).
+  std::string head_;
   request_ctx ctx_;
   phase phase_ = phase::idle;
   bool stopping_ = false;
