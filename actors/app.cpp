@@ -12,7 +12,6 @@
 #include <caf/send.hpp>
 
 #include <boost/json/serialize.hpp>
-#include <boost/json/monotonic_resource.hpp>
 
 #include "actors/guardian.hpp"
 #include "actors/scheduler.hpp"
@@ -395,34 +394,28 @@ void app::completed(domain::request_record rec) {
   auto& p = *impl_;
   p.metrics->request_done(rec.route, rec.status, rec.http_status,
                           static_cast<double>(rec.latency_us) / 1e6);
-  // The line is built in a stack buffer (log_event keeps its storage).
-  unsigned char buf[4096];
-  boost::json::monotonic_resource mr{buf, sizeof buf};
-  boost::json::object line({
-    {"requestId", rec.request_id},
-    {"method", rec.method},
-    {"path", rec.path},
-    {"route", rec.route.empty() ? boost::json::value{} : boost::json::value(rec.route)},
-    {"status", rec.status.empty() ? boost::json::value{} : boost::json::value(rec.status)},
-    {"httpStatus", rec.http_status},
-    {"latencyMs", static_cast<double>(rec.latency_us) / 1000.0},
-    {"question", domain::cut_utf8(rec.question, 200)},
-    {"llmCalls", rec.llm_calls},
-  }, &mr);
-  if (!rec.blocked_by.empty())
-    line["blockedBy"] = rec.blocked_by;
-  if (!rec.error.empty())
-    line["error"] = rec.error;
-  if (!rec.warnings.empty()) {
-    boost::json::array w(&mr);
-    for (auto& x : rec.warnings)
-      w.push_back(boost::json::value(x));
-    line["warnings"] = std::move(w);
-  }
   auto level = rec.http_status >= 500 ? domain::log_level::error
                                       : domain::log_level::info;
-  domain::log_event(level, "request", std::move(line),
-                    domain::log_delivery::buffered);
+  domain::log_line(
+    level, "request",
+    [&rec](domain::log_fields& f) {
+      f.text("requestId", rec.request_id);
+      f.text("method", rec.method);
+      f.text("path", rec.path);
+      f.text_or_null("route", rec.route);
+      f.text_or_null("status", rec.status);
+      f.integer("httpStatus", rec.http_status);
+      f.real("latencyMs", static_cast<double>(rec.latency_us) / 1000.0);
+      f.text("question", domain::cut_utf8(rec.question, 200));
+      f.integer("llmCalls", rec.llm_calls);
+      if (!rec.blocked_by.empty())
+        f.text("blockedBy", rec.blocked_by);
+      if (!rec.error.empty())
+        f.text("error", rec.error);
+      if (!rec.warnings.empty())
+        f.texts("warnings", rec.warnings);
+    },
+    domain::log_delivery::buffered);
   ledger_actor ledger;
   bool tell = false;
   {

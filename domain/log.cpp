@@ -245,9 +245,31 @@ void flush_log() {
   stderr_writer().emit({}, true);
 }
 
+namespace {
+
+bool enabled(log_level level) {
+  return static_cast<int>(level) >= min_level.load(std::memory_order_relaxed);
+}
+
+/// Hands a finished line (with its newline) to the sink or stderr.
+void deliver(log_level level, const std::string& text,
+             log_delivery delivery) {
+  if (auto* sink = sink_fn.load()) {
+    sink(text);
+    return;
+  }
+  auto& w = stderr_writer();
+  if (delivery == log_delivery::buffered && level < log_level::warn)
+    w.buffer(text);
+  else
+    w.emit(text, level >= log_level::warn);
+}
+
+} // namespace
+
 void log_event(log_level level, std::string_view event,
                boost::json::object fields, log_delivery delivery) {
-  if (static_cast<int>(level) < min_level.load(std::memory_order_relaxed))
+  if (!enabled(level))
     return;
   // Same storage as `fields` (a caller's stack buffer, say), so that the
   // values below move instead of being copied.
@@ -262,15 +284,65 @@ void log_event(log_level level, std::string_view event,
   }
   auto text = json_text(line);
   text += '\n';
-  if (auto* sink = sink_fn.load()) {
-    sink(text);
-    return;
-  }
-  auto& w = stderr_writer();
-  if (delivery == log_delivery::buffered && level < log_level::warn)
-    w.buffer(text);
+  deliver(level, text, delivery);
+}
+
+void log_fields::text(std::string_view key, std::string_view value) {
+  w_.key(key);
+  if (may_hold_secret(value))
+    w_.string(mask_secrets(value));
   else
-    w.emit(text, level >= log_level::warn);
+    w_.string(value);
+}
+
+void log_fields::text_or_null(std::string_view key, std::string_view value) {
+  if (value.empty()) {
+    w_.key(key);
+    w_.null();
+  } else {
+    text(key, value);
+  }
+}
+
+void log_fields::texts(std::string_view key,
+                       const std::vector<std::string>& values) {
+  w_.key(key);
+  w_.begin_array();
+  for (const auto& v : values)
+    w_.string(may_hold_secret(v) ? mask_secrets(v) : v);
+  w_.end_array();
+}
+
+void log_fields::integer(std::string_view key, int64_t value) {
+  w_.key(key);
+  w_.integer(value);
+}
+
+void log_fields::real(std::string_view key, double value) {
+  w_.key(key);
+  w_.real(value);
+}
+
+void log_line(log_level level, std::string_view event,
+              const std::function<void(log_fields&)>& fill,
+              log_delivery delivery) {
+  if (!enabled(level))
+    return;
+  std::string text;
+  text.reserve(512);
+  json_text_writer w{text};
+  w.begin_object();
+  w.key("ts");
+  w.string(iso_now());
+  w.key("level");
+  w.string(level_name(level));
+  w.key("event");
+  w.string(event);
+  log_fields fields{w};
+  fill(fields);
+  w.end_object();
+  text += '\n';
+  deliver(level, text, delivery);
 }
 
 } // namespace candor::domain

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -28,6 +32,33 @@ enum class log_delivery { immediate, buffered };
 void log_event(log_level level, std::string_view event,
                boost::json::object fields = {},
                log_delivery delivery = log_delivery::immediate);
+
+class json_text_writer;
+
+/// The fields of a line written by log_line: each string value is masked
+/// as log_event masks it, an empty string can be written as null.
+class log_fields {
+public:
+  explicit log_fields(json_text_writer& w) : w_(w) {
+  }
+
+  void text(std::string_view key, std::string_view value);
+  /// `null` when `value` is empty.
+  void text_or_null(std::string_view key, std::string_view value);
+  void texts(std::string_view key, const std::vector<std::string>& values);
+  void integer(std::string_view key, int64_t value);
+  void real(std::string_view key, double value);
+
+private:
+  json_text_writer& w_;
+};
+
+/// Writes one event line like log_event, with the fields written by
+/// `fill` straight into the line's text (no JSON value is built): for the
+/// line logged on every request.
+void log_line(log_level level, std::string_view event,
+              const std::function<void(log_fields&)>& fill,
+              log_delivery delivery = log_delivery::immediate);
 
 /// Writes every buffered line before returning (shutdown; a normal exit
 /// does it too).

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -128,6 +129,53 @@ BOOST_AUTO_TEST_CASE(the_flusher_writes_buffered_lines_on_its_own) {
     seen = text.find("\"test_line\"") != std::string::npos;
   }
   BOOST_CHECK(seen);
+}
+
+namespace {
+std::vector<std::string> sunk;
+void sink_line(std::string_view line) {
+  sunk.emplace_back(line);
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(log_line_writes_what_log_event_writes) {
+  // The same fields through both entry points: equal lines apart from the
+  // timestamp, secrets masked in plain and list fields, empty text as null.
+  sunk.clear();
+  domain::set_log_sink(&sink_line);
+  const std::string secret = "key sk-proj-abcdefghijklmnopqrstuvwx please";
+  domain::log_line(domain::log_level::info, "request",
+                   [&](domain::log_fields& f) {
+                     f.text("question", secret);
+                     f.text_or_null("route", "");
+                     f.integer("httpStatus", 200);
+                     f.real("latencyMs", 1.5);
+                     f.texts("warnings", {"plain", secret});
+                   });
+  boost::json::array warnings{"plain", secret};
+  domain::log_event(domain::log_level::info, "request",
+                    {{"question", secret},
+                     {"route", nullptr},
+                     {"httpStatus", 200},
+                     {"latencyMs", 1.5},
+                     {"warnings", warnings}});
+  // Below the level: nothing.
+  domain::log_line(domain::log_level::debug, "hidden",
+                   [](domain::log_fields& f) { f.integer("x", 1); });
+  domain::set_log_sink(nullptr);
+  BOOST_REQUIRE_EQUAL(sunk.size(), 2u);
+  auto a = boost::json::parse(sunk[0]).as_object();
+  auto b = boost::json::parse(sunk[1]).as_object();
+  BOOST_TEST(!a.at("ts").as_string().empty());
+  a.erase("ts");
+  b.erase("ts");
+  BOOST_TEST(a == b);
+  BOOST_TEST(sunk[0].find("abcdefghijklmnop") == std::string::npos);
+  BOOST_TEST(a.at("question").as_string() == "key sk-proj-*** please");
+  BOOST_TEST(a.at("warnings").as_array()[1].as_string()
+             == "key sk-proj-*** please");
+  BOOST_TEST(a.at("route").is_null());
+  BOOST_TEST(sunk[0].back() == '\n');
 }
 
 BOOST_AUTO_TEST_SUITE_END()
