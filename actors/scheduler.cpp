@@ -40,6 +40,10 @@ public:
     super::set_multi_timeout(t, self, type, id);
   }
 
+  // cancel_all is inherited unchanged and keeps the set: a stale entry
+  // costs one unneeded forward at that actor's exit, while clearing it
+  // could race with an actor between remember() and its timeout's push.
+
   /// Called by every terminating actor (local_actor::cleanup). An actor
   /// arms and cancels from its own execution, so its `remember` always
   /// happens before its exit; an address reused by a later actor is not in
@@ -51,14 +55,6 @@ public:
         return;
     }
     super::cancel_timeouts(self);
-  }
-
-  void cancel_all() override {
-    {
-      std::lock_guard<std::mutex> guard{mtx_};
-      armed_.clear();
-    }
-    super::cancel_all();
   }
 
 private:
@@ -83,6 +79,10 @@ public:
     // nop
   }
 
+  ~lean_coordinator() override {
+    stop_clock();
+  }
+
   caf::detail::thread_safe_actor_clock& clock() noexcept override {
     return clock_;
   }
@@ -95,17 +95,28 @@ protected:
       clock_.run_dispatch_loop();
       this->system().thread_terminates();
     }};
-    super::start();
+    try {
+      super::start();
+    } catch (...) {
+      stop_clock();
+      throw;
+    }
   }
 
   void stop() override {
     // Actors stopped by the base class still cancel their timeouts here.
     super::stop();
-    clock_.cancel_dispatch_loop();
-    thread_.join();
+    stop_clock();
   }
 
 private:
+  void stop_clock() {
+    if (thread_.joinable()) {
+      clock_.cancel_dispatch_loop();
+      thread_.join();
+    }
+  }
+
   lean_clock clock_;
   std::thread thread_;
 };
