@@ -235,10 +235,20 @@ void json_text_writer::end_array() {
 
 void json_text_writer::key(std::string_view k) {
   separate();
-  // Keys are names from code: written as they are (see the header).
-  out_.push_back('"');
-  out_.append(k);
-  out_.append("\":", 2);
+  // Keys are names from code: written as they are (see the header), in
+  // one append for the usual short name.
+  char buf[64];
+  if (k.size() + 3 <= sizeof buf) {
+    buf[0] = '"';
+    std::memcpy(buf + 1, k.data(), k.size());
+    buf[k.size() + 1] = '"';
+    buf[k.size() + 2] = ':';
+    out_.append(buf, k.size() + 3);
+  } else {
+    out_.push_back('"');
+    out_.append(k);
+    out_.append("\":", 2);
+  }
   after_key_ = true;
 }
 
