@@ -73,7 +73,7 @@ void stop_with(ask_state& st, std::string warning, std::string_view text) {
 
 void dispatch(self_ptr self, node n);
 
-void on_reply(self_ptr self, node n, clock::time_point t0, ask_state next) {
+void on_reply(self_ptr self, node n, clock::time_point t0, ask_state& next) {
   auto& s = self->state;
   s.st = std::move(next);
   s.trace.push_back({n, domain::step_outcome(n, s.st), micros_since(t0)});
@@ -156,7 +156,7 @@ void dispatch(self_ptr self, node n) {
   // No per-request timeout: the deadline tick covers the whole request.
   self->request(handle, caf::infinite, atom::step_v, std::move(s.st))
     .then([self, n, t0](ask_state& next) {
-            on_reply(self, n, t0, std::move(next));
+            on_reply(self, n, t0, next);
           },
           [self, n, t0](caf::error& err) { on_error(self, n, t0, err); });
 }
