@@ -230,8 +230,11 @@ output_guard::check(std::string_view text,
   for (const auto& phrase : short_phrases_)
     if (contains_phrase(norm, phrase))
       return "prompt_leak";
-  // 4. Images that would be fetched from another host when rendered.
-  if (re2::RE2::PartialMatch(text, remote_image_pattern()))
+  // 4. Images that would be fetched from another host when rendered (the
+  // pattern needs "![" or a '<': most answers have neither).
+  bool maybe_image = text.find("![") != std::string_view::npos
+                     || text.find('<') != std::string_view::npos;
+  if (maybe_image && re2::RE2::PartialMatch(text, remote_image_pattern()))
     return "remote_image";
   return {};
 }
