@@ -356,7 +356,10 @@ namespace {
 /// are the string literals of write_response.
 class json_value_builder {
 public:
-  explicit json_value_builder(json::storage_ptr sp) : sp_(std::move(sp)) {
+  // root_ lives on `sp` too: assigning a value from another storage would
+  // copy the whole response.
+  explicit json_value_builder(json::storage_ptr sp)
+    : sp_(std::move(sp)), root_(sp_) {
     open_.reserve(8);
   }
 

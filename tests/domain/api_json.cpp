@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -284,6 +285,18 @@ BOOST_AUTO_TEST_CASE(response_text_is_the_text_of_to_json) {
       BOOST_TEST(json::parse(text) == json::value(value));
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(to_json_builds_on_the_given_storage) {
+  // The value finalize validates lives in its stack buffer: nothing of it
+  // may be copied to the default heap on the way out.
+  unsigned char buf[16384];
+  json::monotonic_resource mr{buf, sizeof buf};
+  auto o = domain::to_json(sample_state(), &mr);
+  BOOST_TEST(o.storage().get() == static_cast<json::memory_resource*>(&mr));
+  BOOST_TEST(o.at("meta").as_object().storage().get()
+             == static_cast<json::memory_resource*>(&mr));
+  BOOST_TEST(domain::validate_response(o).empty());
 }
 
 BOOST_AUTO_TEST_CASE(blocked_and_unrouted_states_are_valid) {
