@@ -58,16 +58,32 @@ void ask_rag_model(rag_ptr self, caf::typed_response_promise<ask_state> rp,
 } // namespace
 
 std::string rag_user_message(const ask_state& st) {
-  using domain::escape_xml;
-  std::string out = "<documents>\n";
+  using domain::append_xml_escaped;
+  constexpr std::string_view documents_open = "<documents>\n";
+  constexpr std::string_view documents_close = "</documents>\n<question>";
+  constexpr std::string_view question_close = "</question>";
+  size_t size = documents_open.size() + documents_close.size()
+                + st.request.question.size() + question_close.size();
+  for (const auto& p : st.passages)
+    size += 64 + p.chunk_id.size() + p.doc_title.size() + p.heading.size()
+            + p.text.size();
+  std::string out;
+  out.reserve(size + size / 16);
+  out += documents_open;
   for (const auto& p : st.passages) {
-    out += "<document id=\"" + escape_xml(p.chunk_id) + "\" title=\""
-           + escape_xml(p.doc_title) + "\" heading=\""
-           + escape_xml(p.heading) + "\">\n" + escape_xml(p.text)
-           + "\n</document>\n";
+    out += "<document id=\"";
+    append_xml_escaped(out, p.chunk_id);
+    out += "\" title=\"";
+    append_xml_escaped(out, p.doc_title);
+    out += "\" heading=\"";
+    append_xml_escaped(out, p.heading);
+    out += "\">\n";
+    append_xml_escaped(out, p.text);
+    out += "\n</document>\n";
   }
-  out += "</documents>\n<question>" + escape_xml(st.request.question)
-         + "</question>";
+  out += documents_close;
+  append_xml_escaped(out, st.request.question);
+  out += question_close;
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <unordered_map>
 
 namespace candor::data {
 
@@ -132,6 +133,10 @@ struct compiled_thesaurus {
   };
   /// Sorted by descending phrase length, then group order.
   std::vector<entry> phrases;
+  /// Positions in `phrases` by the phrase's first term, each list in
+  /// `phrases` order: a query term is only compared with the phrases
+  /// that can start at it.
+  std::unordered_map<std::string, std::vector<size_t>> by_first;
 };
 
 compiled_thesaurus compile(const analyzer_options& opts) {
@@ -154,6 +159,8 @@ compiled_thesaurus compile(const analyzer_options& opts) {
                    [](const auto& a, const auto& b) {
                      return a.terms.size() > b.terms.size();
                    });
+  for (size_t i = 0; i < t.phrases.size(); ++i)
+    t.by_first[t.phrases[i].terms.front()].push_back(i);
   return t;
 }
 
@@ -189,7 +196,13 @@ analyzed_query analyze_query(std::string_view text,
   const auto& th = thesaurus(opts);
   std::vector<bool> used(q.terms.size(), false);
   for (size_t i = 0; i < q.terms.size(); ++i) {
-    for (const auto& entry : th.phrases) {
+    if (used[i])
+      continue;
+    auto candidates = th.by_first.find(q.terms[i]);
+    if (candidates == th.by_first.end())
+      continue;
+    for (auto at : candidates->second) {
+      const auto& entry = th.phrases[at];
       const auto& p = entry.terms;
       if (i + p.size() > q.terms.size())
         continue;

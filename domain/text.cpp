@@ -291,30 +291,40 @@ std::string normalize(std::string_view utf8) {
   return out;
 }
 
+namespace {
+
+/// The entity for each byte `escape_xml` replaces, nullptr for the rest.
+constexpr std::array<const char*, 256> xml_entities = [] {
+  std::array<const char*, 256> t{};
+  t[static_cast<unsigned char>('&')] = "&amp;";
+  t[static_cast<unsigned char>('<')] = "&lt;";
+  t[static_cast<unsigned char>('>')] = "&gt;";
+  t[static_cast<unsigned char>('"')] = "&quot;";
+  t[static_cast<unsigned char>('\'')] = "&apos;";
+  return t;
+}();
+
+} // namespace
+
+void append_xml_escaped(std::string& out, std::string_view text) {
+  // Runs without a special byte (nearly all of a passage) are appended
+  // whole.
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char* entity = xml_entities[static_cast<unsigned char>(text[i])];
+    if (entity == nullptr)
+      continue;
+    out.append(text.data() + run, i - run);
+    out.append(entity);
+    run = i + 1;
+  }
+  out.append(text.data() + run, text.size() - run);
+}
+
 std::string escape_xml(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 8);
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out.push_back(ch);
-    }
-  }
+  append_xml_escaped(out, text);
   return out;
 }
 

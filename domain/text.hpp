@@ -35,6 +35,9 @@ std::string normalize(std::string_view utf8);
 /// `<document>` tags or attributes.
 std::string escape_xml(std::string_view text);
 
+/// `out += escape_xml(text)` without the temporary.
+void append_xml_escaped(std::string& out, std::string_view text);
+
 /// True when `text` is well-formed UTF-8 (no overlongs, no surrogates, no
 /// code points above U+10FFFF, no truncated sequences).
 bool valid_utf8(std::string_view text) noexcept;

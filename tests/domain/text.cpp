@@ -98,6 +98,43 @@ BOOST_AUTO_TEST_CASE(escape_xml_escapes_the_five_characters) {
   BOOST_TEST(escape_xml("").empty());
 }
 
+BOOST_AUTO_TEST_CASE(escape_xml_matches_a_byte_by_byte_escape_at_every_offset) {
+  // The escape appends runs between special bytes: each special byte (and
+  // a pair of them) at every offset of short texts, at the start, in the
+  // middle and at the end of a run, gives what a byte-by-byte escape gives.
+  auto reference = [](std::string_view s) {
+    std::string out;
+    for (char ch : s) {
+      switch (ch) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&apos;"; break;
+        default: out.push_back(ch);
+      }
+    }
+    return out;
+  };
+  size_t failures = 0;
+  size_t cases = 0;
+  for (size_t len = 1; len <= 12; ++len)
+    for (size_t at = 0; at < len; ++at)
+      for (char special : std::string_view{"&<>\"'x\xc3"}) {
+        std::string s(len, 'a');
+        s[at] = special;
+        s[len - 1 - at] = special == 'x' ? '<' : special;
+        std::string prefix = "kept ";
+        auto out = prefix;
+        append_xml_escaped(out, s);
+        failures += escape_xml(s) != reference(s);
+        failures += out != prefix + reference(s);
+        ++cases;
+      }
+  BOOST_TEST(cases == 78u * 7u);
+  BOOST_TEST(failures == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(valid_utf8_detects_ill_formed_input) {
   BOOST_TEST(valid_utf8(""));
   BOOST_TEST(valid_utf8("plain ascii"));
