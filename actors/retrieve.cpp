@@ -5,6 +5,7 @@
 
 #include "data/evidence.hpp"
 #include "data/index_store.hpp"
+#include "data/query.hpp"
 #include "domain/contracts.hpp"
 
 namespace candor::actors {
@@ -17,7 +18,9 @@ using domain::ask_state;
 /// step even if the index actor swaps in a newer one meanwhile.
 void run_retrieval(const data::retrieval_snapshot& snap,
                    const retrieve_settings& cfg, ask_state& st) {
-  const auto& q = st.request.question;
+  // Analysed once for both the search and the evidence.
+  auto q = data::prepare_question(st.request.question,
+                                  snap.tfidf().analysis());
   auto hits = snap.search(q, static_cast<size_t>(std::max(cfg.top_k, 1)),
                           cfg.mode);
   st.service.embedder = snap.fingerprint(cfg.mode);

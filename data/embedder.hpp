@@ -51,6 +51,9 @@ std::string sha256_hex(std::string_view bytes);
 struct analyzer_options {
   bool stopwords = true; ///< drop English stopwords (a fixed list)
   bool stem = true;      ///< Snowball English stemming (libstemmer)
+
+  friend bool operator==(const analyzer_options&,
+                         const analyzer_options&) = default;
 };
 
 /// Terms of `text`: `domain::normalize()`d words (lower-case ASCII a-z0-9),

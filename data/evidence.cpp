@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -45,6 +46,16 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
                                    std::string_view query,
                                    const std::vector<search_hit>& hits,
                                    const evidence_options& opts) {
+  if (hits.empty())
+    return {};
+  return evidence_details(
+    snap, prepare_question(query, snap.tfidf().analysis()), hits, opts);
+}
+
+evidence_features evidence_details(const retrieval_snapshot& snap,
+                                   const prepared_question& question,
+                                   const std::vector<search_hit>& hits,
+                                   const evidence_options& opts) {
   // For each hit: the TF-IDF cosine of the (expanded) question and the
   // passage, times the share of the question's informative terms the
   // passage contains (each distinct term weighted by its BM25 IDF; a term
@@ -62,7 +73,11 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
   if (hits.empty())
     return out;
   const auto& analysis = snap.tfidf().analysis();
-  auto q = analyze_query(query, analysis);
+  const auto& query = question.text;
+  std::optional<analyzed_query> other;
+  if (!(question.options == analysis))
+    other = analyze_query(query, analysis);
+  const auto& q = other ? *other : question.query;
   if (q.terms.empty())
     return out;
   auto qvec = snap.tfidf().embed_query_terms(q.search_terms());
@@ -102,8 +117,7 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
       unknown += x.weight;
   }
   out.oov_share = unknown / total;
-  out.type = opts.check_answer_type ? expected_answer_type(query)
-                                    : answer_type::none;
+  out.type = opts.check_answer_type ? question.type : answer_type::none;
   // Names the question uses that the corpus knows and that are not on
   // nearly every page.
   std::vector<std::string> names;

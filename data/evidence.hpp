@@ -13,6 +13,8 @@
 /// the threshold the calibration chose is the one the server enforces.
 namespace candor::data {
 
+struct prepared_question; // data/query.hpp
+
 /// How the evidence is computed; the defaults are what the server uses
 /// (each chosen on the calibration split of eval/retrieval.v1.json).
 struct evidence_options {
@@ -58,6 +60,14 @@ struct evidence_features {
 /// hits or without query terms.
 evidence_features evidence_details(const retrieval_snapshot& snap,
                                    std::string_view query,
+                                   const std::vector<search_hit>& hits,
+                                   const evidence_options& opts = {});
+
+/// The same for a question analysed beforehand (`prepare_question`,
+/// data/query.hpp), as the retrieve node does for its search; analysed
+/// again only if the snapshot's TF-IDF analyzer uses other options.
+evidence_features evidence_details(const retrieval_snapshot& snap,
+                                   const prepared_question& question,
                                    const std::vector<search_hit>& hits,
                                    const evidence_options& opts = {});
 

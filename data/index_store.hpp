@@ -26,6 +26,8 @@
 /// state) and `vectors` (one encoded sparse vector per chunk and embedder).
 namespace candor::data {
 
+struct prepared_question; // data/query.hpp
+
 /// Bumped when the tables change incompatibly.
 inline constexpr int index_schema_version = 1;
 
@@ -145,6 +147,13 @@ public:
   /// position, so results are deterministic. An empty query, or one with
   /// no known term, gives no hits.
   std::vector<search_hit> search(std::string_view query, size_t k,
+                                 search_mode mode,
+                                 const search_options& opts = {}) const;
+
+  /// The same for a question analysed beforehand (`prepare_question`,
+  /// data/query.hpp); analysed again only if this snapshot's analyzers use
+  /// other options.
+  std::vector<search_hit> search(const prepared_question& question, size_t k,
                                  search_mode mode,
                                  const search_options& opts = {}) const;
 

@@ -226,6 +226,16 @@ analyzed_query analyze_query(std::string_view text,
   return q;
 }
 
+prepared_question prepare_question(std::string_view text,
+                                   const analyzer_options& opts) {
+  prepared_question q;
+  q.text = text;
+  q.options = opts;
+  q.query = analyze_query(text, opts);
+  q.type = expected_answer_type(text);
+  return q;
+}
+
 std::vector<std::string> named_terms(std::string_view text,
                                      const analyzer_options& opts) {
   std::vector<std::string> out;

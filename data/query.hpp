@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/answer_type.hpp"
 #include "data/embedder.hpp"
 
 /// Query analysis for retrieval: a question's terms plus the phrases a
@@ -36,6 +37,21 @@ struct analyzed_query {
 /// first, left to right). Deterministic and thread-safe.
 analyzed_query analyze_query(std::string_view text,
                              const analyzer_options& opts = {});
+
+/// A question analysed once for one retrieval: the retrieve node hands it
+/// to both `retrieval_snapshot::search` and `evidence_details`, which
+/// would otherwise each analyse the text and work out its answer type.
+struct prepared_question {
+  std::string text;
+  analyzer_options options;
+  /// `analyze_query(text, options)`.
+  analyzed_query query;
+  /// `expected_answer_type(text)`.
+  answer_type type = answer_type::none;
+};
+
+prepared_question prepare_question(std::string_view text,
+                                   const analyzer_options& opts = {});
 
 /// Terms of the names in `text`: words of two letters or more written with
 /// a capital that do not start a sentence ("Volt City", "Black Friday",

@@ -238,6 +238,14 @@ retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
 std::vector<search_hit>
 retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
                            const search_options& opts) const {
+  return search(prepare_question(query, params_.tfidf.analysis), k, mode,
+                opts);
+}
+
+std::vector<search_hit>
+retrieval_snapshot::search(const prepared_question& question, size_t k,
+                           search_mode mode,
+                           const search_options& opts) const {
   std::vector<search_hit> hits;
   if (k == 0)
     return hits;
@@ -248,15 +256,17 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
     h.score = score;
     return h;
   };
-  // Query analysis (thesaurus expansion) happens once per analyzer.
-  auto same_analysis = params_.tfidf.analysis.stem == params_.bm25.analysis.stem
-                       && params_.tfidf.analysis.stopwords
-                            == params_.bm25.analysis.stopwords;
-  auto terms = analyze_query(query, params_.tfidf.analysis).search_terms();
-  auto bm25_terms = same_analysis
+  // Query analysis (thesaurus expansion) happens once per analyzer; the
+  // question comes analysed with one of them.
+  auto terms_for = [&](const analyzer_options& a) {
+    return a == question.options
+             ? question.query.search_terms()
+             : analyze_query(question.text, a).search_terms();
+  };
+  auto terms = terms_for(params_.tfidf.analysis);
+  auto bm25_terms = params_.bm25.analysis == params_.tfidf.analysis
                       ? terms
-                      : analyze_query(query, params_.bm25.analysis)
-                          .search_terms();
+                      : terms_for(params_.bm25.analysis);
   // Document-level evidence and the heading field (see search_options).
   auto dw = opts.document_weight;
   auto hw = opts.heading_weight;
@@ -269,7 +279,7 @@ retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
   const auto* rel = dw > 0 ? &relevance : nullptr;
   auto weighted = opts.intro_weight >= 0 && opts.intro_weight < 1;
   auto type = opts.answer_type_weight >= 0 && opts.answer_type_weight < 1
-                ? expected_answer_type(query)
+                ? question.type
                 : answer_type::none;
   auto prior = [&](uint32_t doc) {
     const auto& c = chunks_[doc];

@@ -93,4 +93,63 @@ BOOST_AUTO_TEST_CASE(a_thesaurus_equivalent_makes_a_term_known) {
              == 0.0);
 }
 
+BOOST_AUTO_TEST_CASE(a_prepared_question_gives_what_the_text_gives) {
+  // The retrieve node analyses a question once (prepare_question) for the
+  // search and the evidence. Over every labelled question, both splits:
+  // the prepared parts are the analysis and the answer type; the hits,
+  // their scores and the evidence equal those of the text overloads; and a
+  // question prepared with other analyzer options (analysed again inside)
+  // gives the same as one prepared with the snapshot's.
+  auto set = eval::load_labelled_set(eval::default_labelled_set_path());
+  BOOST_REQUIRE(set.ok());
+  const auto& snap = corpus();
+  const auto& analysis = snap.tfidf().analysis();
+  auto other = analysis;
+  other.stem = !other.stem;
+  auto same_hits = [](const std::vector<search_hit>& a,
+                      const std::vector<search_hit>& b) {
+    bool same = a.size() == b.size();
+    for (size_t i = 0; same && i < a.size(); ++i)
+      same = a[i].chunk_id == b[i].chunk_id && a[i].score == b[i].score;
+    return same;
+  };
+  auto same_evidence = [](const evidence_features& a,
+                          const evidence_features& b) {
+    return a.score == b.score && a.best == b.best && a.type == b.type
+           && a.type_found == b.type_found
+           && a.missing_names == b.missing_names;
+  };
+  size_t compared = 0;
+  size_t typed = 0;
+  size_t differences = 0;
+  for (const auto& lq : set->questions) {
+    const auto& text = lq.question;
+    auto q = prepare_question(text, analysis);
+    auto o = prepare_question(text, other);
+    auto reference = analyze_query(text, analysis);
+    differences += q.query.terms == reference.terms
+                       && q.query.search_terms() == reference.search_terms()
+                       && q.type == expected_answer_type(text)
+                       && o.type == q.type
+                     ? 0
+                     : 1;
+    typed += q.type != answer_type::none ? 1 : 0;
+    for (auto mode :
+         {search_mode::bm25, search_mode::tfidf, search_mode::fusion}) {
+      auto hits = snap.search(text, 3, mode);
+      auto ev = evidence_details(snap, text, hits);
+      bool same = same_hits(hits, snap.search(q, 3, mode))
+                  && same_hits(hits, snap.search(o, 3, mode))
+                  && same_evidence(ev, evidence_details(snap, q, hits))
+                  && same_evidence(ev, evidence_details(snap, o, hits))
+                  && (hits.empty() || ev.type == q.type);
+      differences += same ? 0 : 1;
+      ++compared;
+    }
+  }
+  BOOST_TEST(compared == set->questions.size() * 3);
+  BOOST_TEST(typed > 10u); // the answer type is exercised
+  BOOST_TEST(differences == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
