@@ -60,30 +60,6 @@ std::string without_spaces(std::string_view s) {
   return out;
 }
 
-/// Start offsets of the words of a normalized text (single spaces).
-std::vector<size_t> word_starts(std::string_view norm) {
-  std::vector<size_t> starts;
-  starts.reserve(norm.size() / 4 + 1);
-  for (size_t i = 0; i < norm.size(); ++i)
-    if (i == 0 || norm[i - 1] == ' ')
-      starts.push_back(i);
-  return starts;
-}
-
-/// Calls `fn(hash)` for each `k`-word shingle of a normalized text.
-template <class F>
-void for_each_shingle(std::string_view norm, size_t k, F fn) {
-  auto starts = word_starts(norm);
-  if (starts.size() < k)
-    return;
-  std::hash<std::string_view> h;
-  for (size_t i = 0; i + k <= starts.size(); ++i) {
-    size_t begin = starts[i];
-    size_t end = i + k < starts.size() ? starts[i + k] - 1 : norm.size();
-    fn(static_cast<uint64_t>(h(norm.substr(begin, end - begin))));
-  }
-}
-
 /// Words that carry no content: an attacker can drop, add or swap them
 /// ("and" for "&") without changing what a leaked sentence says.
 bool is_function_word(std::string_view w) noexcept {
@@ -99,32 +75,48 @@ bool is_function_word(std::string_view w) noexcept {
   return false;
 }
 
-/// A normalized text without its function words.
-std::string content_words(std::string_view norm) {
-  std::string out;
+/// Calls `fn(hash)` for each `k`-word shingle of `hashes` (one hash per
+/// word): the words' hashes mixed in order, so that the same k words give
+/// the same shingle wherever they occur.
+template <class F>
+void for_each_shingle(const std::vector<uint64_t>& hashes, size_t k, F fn) {
+  for (size_t i = 0; i + k <= hashes.size(); ++i) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (size_t j = i; j < i + k; ++j) {
+      h ^= hashes[j] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      h *= 0xff51afd7ed558ccdull;
+    }
+    fn(h ^ (h >> 33));
+  }
+}
+
+/// Calls `fn(hash)` for each `k`-word shingle of a normalized text (single
+/// spaces between words) and of its content words (function words
+/// dropped), so that a copy with function words changed still shares
+/// shingles with the original. Each word is hashed once.
+template <class F>
+void for_each_leak_shingle(std::string_view norm, size_t k, F fn) {
+  std::vector<uint64_t> all;
+  std::vector<uint64_t> content;
+  all.reserve(norm.size() / 4 + 1);
+  content.reserve(norm.size() / 4 + 1);
+  std::hash<std::string_view> hash;
   size_t i = 0;
-  while (i <= norm.size()) {
+  while (i < norm.size()) {
     auto end = norm.find(' ', i);
     if (end == std::string_view::npos)
       end = norm.size();
     auto w = norm.substr(i, end - i);
-    if (!w.empty() && !is_function_word(w)) {
-      if (!out.empty())
-        out.push_back(' ');
-      out.append(w);
+    if (!w.empty()) {
+      auto h = static_cast<uint64_t>(hash(w));
+      all.push_back(h);
+      if (!is_function_word(w))
+        content.push_back(h);
     }
     i = end + 1;
   }
-  return out;
-}
-
-/// Calls `fn(hash)` for each `k`-word shingle of a normalized text and of
-/// its content words, so that a copy with function words changed still
-/// shares shingles with the original.
-template <class F>
-void for_each_leak_shingle(std::string_view norm, size_t k, F fn) {
-  for_each_shingle(norm, k, fn);
-  for_each_shingle(content_words(norm), k, fn);
+  for_each_shingle(all, k, fn);
+  for_each_shingle(content, k, fn);
 }
 
 /// A Markdown image or an HTML <img> whose source is on another host: a
