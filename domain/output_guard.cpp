@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 
 #include <re2/re2.h>
 
@@ -51,6 +52,29 @@ bool contains_phrase(std::string_view text, std::string_view phrase) {
   return false;
 }
 
+/// Whether `needle` (no spaces) occurs in `text` once the spaces of
+/// `text` are removed: `without_spaces(text).find(needle) != npos`
+/// without building that copy (this runs on every response).
+bool contains_ignoring_spaces(std::string_view text, std::string_view needle) {
+  if (needle.empty())
+    return true;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != needle[0])
+      continue;
+    size_t j = 1;
+    for (size_t t = i + 1; j < needle.size() && t < text.size(); ++t) {
+      if (text[t] == ' ')
+        continue;
+      if (text[t] != needle[j])
+        break;
+      ++j;
+    }
+    if (j == needle.size())
+      return true;
+  }
+  return false;
+}
+
 std::string without_spaces(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -63,16 +87,22 @@ std::string without_spaces(std::string_view s) {
 /// Words that carry no content: an attacker can drop, add or swap them
 /// ("and" for "&") without changing what a leaked sentence says.
 bool is_function_word(std::string_view w) noexcept {
-  if (w.size() > 4) // the longest below ("that", "then", "this", "with")
+  // By length, so that a word is compared with a few candidates at most.
+  auto any = [w](std::initializer_list<std::string_view> xs) {
+    for (auto x : xs)
+      if (w == x)
+        return true;
     return false;
-  static constexpr std::string_view words[] = {
-    "a",  "an", "and", "are", "as", "at", "be", "by", "for", "from", "in",
-    "is", "it", "of", "on", "or",  "so", "that", "the", "then", "this",
-    "to", "was", "with"};
-  for (auto x : words)
-    if (w == x)
-      return true;
-  return false;
+  };
+  switch (w.size()) {
+    case 1: return w == "a";
+    case 2:
+      return any({"an", "as", "at", "be", "by", "in", "is", "it", "of", "on",
+                  "or", "so", "to"});
+    case 3: return any({"and", "are", "for", "the", "was"});
+    case 4: return any({"from", "that", "then", "this", "with"});
+    default: return false;
+  }
 }
 
 /// Calls `fn(hash)` for each `k`-word shingle of `hashes` (one hash per
@@ -187,7 +217,7 @@ output_guard::check(std::string_view text,
     if (contains_phrase(norm, canary_normalized_))
       return "canary";
     if (canary_compact_.size() >= min_compact_canary
-        && without_spaces(norm).find(canary_compact_) != std::string::npos)
+        && contains_ignoring_spaces(norm, canary_compact_))
       return "canary";
   }
   // Shingles of the outgoing text, computed once for steps 2 and 3 (a

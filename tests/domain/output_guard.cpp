@@ -64,6 +64,31 @@ BOOST_AUTO_TEST_CASE(canary_is_caught_in_any_spelling) {
              == "");
 }
 
+BOOST_AUTO_TEST_CASE(canary_split_by_spaces_anywhere_is_caught) {
+  // The space-free check: the canary's letters with a space (or two) after
+  // any of them, inside other text, after a near miss that shares its
+  // first letters, and glued to other words. A canary with one letter
+  // changed passes.
+  auto g = make_guard();
+  const std::string compact = "tailwind7731";
+  size_t caught = 0;
+  size_t cases = 0;
+  for (size_t cut = 1; cut < compact.size(); ++cut)
+    for (std::string gap : {" ", "  "}) {
+      auto split = compact.substr(0, cut) + gap + compact.substr(cut);
+      for (const auto& text :
+           {split, "tail then " + split + " end", "xx" + split + "yy"}) {
+        caught += g.check(text, no_spans) == "canary" ? 1 : 0;
+        ++cases;
+      }
+      auto changed = split;
+      changed[changed.size() - 1] = '2';
+      BOOST_TEST(g.check(changed, no_spans) == "", changed);
+    }
+  BOOST_TEST(cases == 11u * 2u * 3u);
+  BOOST_TEST(caught == cases);
+}
+
 BOOST_AUTO_TEST_CASE(redacted_spans_must_not_reappear) {
   auto g = make_guard();
   std::vector<std::string> spans = {
