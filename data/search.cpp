@@ -302,16 +302,21 @@ retrieval_snapshot::search(const prepared_question& question, size_t k,
                       : top(bm25_postings_,
                             bm25_.embed_query_terms(bm25_terms), k + extra,
                             opts.prune_ratio, rel, dw, hf);
+    // Re-ranked with the priors on plain scores; only the k kept become
+    // hits (each copies its chunk id).
+    for (auto& x : list)
+      x.score *= prior(x.doc);
+    std::stable_sort(list.begin(), list.end(),
+                     [](const scored& a, const scored& b) {
+                       return better(a.score, a.doc, b.score, b.doc);
+                     });
+    if (list.size() > k)
+      list.resize(k);
+    hits.reserve(list.size());
     for (const auto& x : list) {
-      hits.push_back(make_hit(x.doc, x.score * prior(x.doc)));
+      hits.push_back(make_hit(x.doc, x.score));
       (tfidf ? hits.back().tfidf : hits.back().bm25) = x.raw;
     }
-    std::stable_sort(hits.begin(), hits.end(),
-                     [](const search_hit& a, const search_hit& b) {
-                       return better(a.score, a.index, b.score, b.index);
-                     });
-    if (hits.size() > k)
-      hits.resize(k);
     return hits;
   }
   // Reciprocal-rank fusion.
