@@ -39,7 +39,13 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
                       {"output_guard:" + reason},
                       std::string{domain::texts::output_blocked});
       }
-      // The response must match its schema before it leaves.
+      // The response must match its schema before it leaves: checked in
+      // one pass; only a response that fails it is built as a value for
+      // validate_response, which names the issues and has the last word.
+      if (domain::response_fits_schema(st)) {
+        st.validated = true;
+        return std::move(st);
+      }
       // Built in a stack buffer: the value is only checked and dropped.
       unsigned char buf[8192];
       boost::json::monotonic_resource mr{buf, sizeof buf};

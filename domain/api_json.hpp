@@ -53,6 +53,12 @@ std::string response_text(const ask_state& st);
 /// "blocked", status never "pending". Returns the problems (empty = valid).
 std::vector<issue> validate_response(const boost::json::value& v);
 
+/// Whether `to_json(st)` would pass `validate_response`, decided in one
+/// pass over the response's fields without building the value
+/// (domain/response_check.hpp). Finalize asks this first and builds the
+/// value for `validate_response`'s issues only when it says no.
+bool response_fits_schema(const ask_state& st);
+
 /// The error body `{error, message, requestId, issues?}`; `issues` only when
 /// there are some.
 std::string error_body(const error& e, std::string_view request_id);

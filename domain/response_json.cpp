@@ -1,6 +1,8 @@
-// The /ask response, written once (write_response) for two writers: the
-// boost::json value finalize validates (to_json) and the body text the HTTP
-// session sends (response_text). Declared in domain/api_json.hpp.
+// The /ask response, written once (write_response) for three writers: the
+// one-pass schema check finalize runs on every response
+// (response_fits_schema), the boost::json value validate_response reads
+// (to_json) and the body text the HTTP session sends (response_text).
+// Declared in domain/api_json.hpp.
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +16,7 @@
 
 #include "domain/api_json.hpp"
 #include "domain/json_text.hpp"
+#include "domain/response_check.hpp"
 
 namespace json = boost::json;
 
@@ -297,6 +300,12 @@ json::object to_json(const ask_state& st, json::storage_ptr sp) {
   json_value_builder b{sp};
   write_response(b, st);
   return std::move(b.take().get_object());
+}
+
+bool response_fits_schema(const ask_state& st) {
+  response_stream_check check;
+  write_response(check, st);
+  return check.valid();
 }
 
 std::string response_text(const ask_state& st) {
