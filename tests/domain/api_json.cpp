@@ -12,8 +12,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include "domain/json_text.hpp"
+#include "tests/support/ask_states.hpp"
 
 using namespace candor;
+using candor::test::sample_state;
 namespace json = boost::json;
 
 namespace {
@@ -36,56 +38,6 @@ bool has_issue(const std::vector<domain::issue>& xs, std::string_view path) {
     if (i.path == path)
       return true;
   return false;
-}
-
-/// A finished data answer that touches every part of the schema.
-domain::ask_state sample_state() {
-  domain::ask_state st;
-  st.request.request_id = "req-12345678";
-  st.request.question = "What was revenue in March?";
-  st.request.warnings = {"request_id_replaced"};
-  st.route = domain::route_kind::data;
-  st.route_reason = "asks for a sales figure";
-  st.status = domain::status_kind::answered;
-  st.answer = "Revenue in March was 12,345.67.";
-  domain::citation c;
-  c.chunk_id = "handbook#refunds-1";
-  c.doc_title = "Handbook";
-  c.heading = "Refunds";
-  c.score = 0.123456789;
-  c.snippet = "Refunds are...";
-  st.citations = {c};
-  st.has_sql = true;
-  st.sql.query = "SELECT 1 LIMIT 200";
-  st.sql.columns = {"n", "name", "x", "nothing"};
-  domain::cell i;
-  i.kind = domain::cell::integer;
-  i.i = 42;
-  domain::cell t;
-  t.kind = domain::cell::text;
-  t.s = "Ada";
-  domain::cell r;
-  r.kind = domain::cell::real;
-  r.r = 1.5;
-  domain::cell n;
-  st.sql.rows = {{i, t, r, n}};
-  st.sql.row_count = 1;
-  st.sql.limit_applied = true;
-  st.follow_ups = {"And in April?"};
-  st.warnings = {"limit_applied", "request_id_replaced"};
-  st.usage.calls = 2;
-  st.usage.tokens_in = 100;
-  st.usage.tokens_out = 20;
-  st.usage.cost_usd = 0.0001;
-  st.usage.models = {"scripted-primary"};
-  st.service.provider = "fake";
-  st.service.models = {"scripted-primary", "scripted-fallback"};
-  st.service.embedder = "tfidf-v1";
-  st.service.guardrail_mode = "rules";
-  st.trace = {{domain::node::guard_input, "pass", 12},
-              {domain::node::router, "data", 40}};
-  st.latency_ms = 7;
-  return st;
 }
 
 json::object sample_json() {

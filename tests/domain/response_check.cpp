@@ -9,53 +9,23 @@
 #include <boost/test/unit_test.hpp>
 
 #include "domain/api_json.hpp"
+#include "tests/support/ask_states.hpp"
 
 using namespace candor;
 namespace json = boost::json;
 
 namespace {
 
-/// A finished data answer with every part of the schema filled: two
-/// citations, an sql block with rows, follow-ups, guardrail reasons,
-/// warnings, models and a trace.
+/// The shared sample response with every list holding something: two
+/// citations, two rows, guardrail reasons, an original query and an error.
 domain::ask_state full_state() {
-  domain::ask_state st;
-  st.request.request_id = "req-check-1";
-  st.request.question = "What was revenue in March?";
-  st.route = domain::route_kind::data;
-  st.route_reason = "asks for a sales figure";
-  st.status = domain::status_kind::answered;
-  st.answer = "Revenue in March was 12,345.67.";
-  domain::citation c;
-  c.chunk_id = "handbook#refunds-1";
-  c.doc_title = "Handbook";
-  c.heading = "Refunds";
-  c.score = 0.5;
-  c.snippet = "Refunds are...";
-  st.citations = {c, c};
-  st.has_sql = true;
-  st.sql.query = "SELECT 1";
+  auto st = test::sample_state();
+  st.citations.push_back(st.citations.front());
+  st.sql.rows.push_back(st.sql.rows.front());
+  st.sql.rows.back()[0] = domain::cell{};
   st.sql.original_query = "SELECT 1;";
-  st.sql.columns = {"n", "name"};
-  domain::cell i;
-  i.kind = domain::cell::integer;
-  i.i = 42;
-  domain::cell t;
-  t.kind = domain::cell::text;
-  t.s = "Ada";
-  st.sql.rows = {{i, t}, {t, domain::cell{}}};
-  st.sql.row_count = 2;
   st.sql.last_error = "earlier error";
-  st.follow_ups = {"And in April?"};
   st.guardrail.reasons = {"none"};
-  st.warnings = {"limit_applied"};
-  st.usage.calls = 1;
-  st.usage.models = {"scripted-primary"};
-  st.service.provider = "fake";
-  st.service.embedder = "tfidf-v1";
-  st.service.guardrail_mode = "rules";
-  st.trace = {{domain::node::guard_input, "pass", 12},
-              {domain::node::router, "data", 40}};
   return st;
 }
 
