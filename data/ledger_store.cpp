@@ -134,6 +134,8 @@ bool plain_file(const std::string& path) {
 
 struct ledger_store::impl {
   database db;
+  /// The writer's BEGIN IMMEDIATE / COMMIT / ROLLBACK, prepared once.
+  tx_statements write_tx;
   statement insert_request;
   statement insert_llm_call;
   /// insert_trace_steps[k - 1] inserts k steps; prepared on first use.
@@ -368,6 +370,12 @@ domain::outcome<ledger_store> ledger_store::open(const std::string& path,
   }
   if (auto err = ptr->prepare_all())
     return err;
+  if (writer) {
+    auto stmts = tx_statements::prepare(conn, tx_mode::immediate);
+    if (!stmts)
+      return stmts.err();
+    ptr->write_tx = std::move(*stmts);
+  }
   return ledger_store{std::move(ptr)};
 }
 
@@ -375,7 +383,8 @@ domain::error ledger_store::write(const ledger_batch& batch) {
   if (batch.empty())
     return {};
   auto& m = *impl_;
-  auto tx = transaction::begin(m.db, tx_mode::immediate);
+  auto tx = m.write_tx.is_valid() ? transaction::begin(m.db, m.write_tx)
+                                  : transaction::begin(m.db);
   if (!tx)
     return tx.err();
   for (auto& x : batch.requests)

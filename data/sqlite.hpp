@@ -237,12 +237,38 @@ enum class tx_mode : uint8_t {
   immediate, ///< write lock now: the mode for writers
 };
 
+/// BEGIN, COMMIT and ROLLBACK prepared once, for a connection that opens a
+/// transaction per batch: `database::exec` parses and compiles the text on
+/// every call, which costs more than running it. Move-only; must not
+/// outlive its database.
+class tx_statements {
+public:
+  static domain::outcome<tx_statements> prepare(database& db, tx_mode mode);
+
+  tx_statements() = default;
+
+  /// True once prepared.
+  bool is_valid() const noexcept { return begin_.is_valid(); }
+
+private:
+  friend class transaction;
+
+  statement begin_;
+  statement commit_;
+  statement rollback_;
+};
+
 /// An open transaction: BEGIN on creation, ROLLBACK on destruction unless
 /// `commit()` succeeded. Move-only; must not outlive its database.
 class transaction {
 public:
   static domain::outcome<transaction> begin(database& db,
                                             tx_mode mode = tx_mode::immediate);
+
+  /// Like `begin(db, mode)` with `stmts` (prepared on `db`) for BEGIN,
+  /// COMMIT and ROLLBACK; `stmts` must outlive the transaction.
+  static domain::outcome<transaction> begin(database& db,
+                                            tx_statements& stmts);
 
   transaction(transaction&& other) noexcept;
   transaction& operator=(transaction&& other) noexcept;
@@ -261,9 +287,11 @@ public:
   bool active() const noexcept { return db_ != nullptr; }
 
 private:
-  explicit transaction(database& db) noexcept : db_(&db) {}
+  explicit transaction(database& db, tx_statements* stmts = nullptr) noexcept
+    : db_(&db), stmts_(stmts) {}
 
   database* db_ = nullptr;
+  tx_statements* stmts_ = nullptr; ///< null: the SQL text is run each time
 };
 
 /// `name` as a double-quoted SQL identifier ("" escapes a quote).
