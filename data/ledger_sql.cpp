@@ -2,6 +2,41 @@
 
 namespace candor::data::ledger_sql {
 
+namespace {
+
+/// `head` followed by `rows` groups of `columns` anonymous parameters, which
+/// SQLite numbers from 1 in order.
+std::string multi_row_insert(const char* head, size_t columns, size_t rows) {
+  std::string group = "(";
+  for (size_t c = 0; c < columns; ++c)
+    group += c == 0 ? "?" : ", ?";
+  group += ")";
+  std::string sql = head;
+  for (size_t i = 0; i < rows; ++i) {
+    sql += i == 0 ? "" : ", ";
+    sql += group;
+  }
+  return sql;
+}
+
+} // namespace
+
+std::string insert_requests_sql(size_t rows) {
+  return multi_row_insert(
+    "INSERT INTO requests (request_id, ts_us, method, path, route, status, "
+    "blocked_by, http_status, error, latency_us, question, llm_calls, "
+    "tokens, cost_usd, warnings) VALUES ",
+    15, rows);
+}
+
+std::string insert_llm_calls_sql(size_t rows) {
+  return multi_row_insert(
+    "INSERT INTO llm_calls (request_id, ts_us, prompt, prompt_version, "
+    "provider, model, attempts, retries, fallback_used, outcome, tokens_in, "
+    "tokens_out, tokens_estimated, cost_usd, latency_us) VALUES ",
+    15, rows);
+}
+
 std::string insert_trace_steps_sql(size_t rows) {
   std::string sql = "INSERT INTO trace_steps (request_id, ord, ts_us, seq, "
                     "node, outcome, micros) VALUES ";

@@ -121,17 +121,22 @@ DROP INDEX sql_audit_ts_us;
 PRAGMA user_version = 2;
 )sql";
 
-inline constexpr const char* insert_request_sql
-  = "INSERT INTO requests (request_id, ts_us, method, path, route, status, "
-    "blocked_by, http_status, error, latency_us, question, llm_calls, tokens, "
-    "cost_usd, warnings) VALUES "
-    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+/// Requests and model calls are inserted up to this many rows per
+/// statement: one execution per chunk of a batch instead of one per row
+/// (each execution costs about as much again as the row it inserts).
+inline constexpr size_t rows_per_insert = 8;
 
-inline constexpr const char* insert_llm_call_sql
-  = "INSERT INTO llm_calls (request_id, ts_us, prompt, prompt_version, "
-    "provider, model, attempts, retries, fallback_used, outcome, tokens_in, "
-    "tokens_out, tokens_estimated, cost_usd, latency_us) VALUES "
-    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+/// `INSERT INTO requests ... VALUES` with `rows` rows, each taking 15
+/// parameters in this order: request_id, ts_us, method, path, route,
+/// status, blocked_by, http_status, error, latency_us, question, llm_calls,
+/// tokens, cost_usd, warnings.
+std::string insert_requests_sql(size_t rows);
+
+/// `INSERT INTO llm_calls ... VALUES` with `rows` rows, each taking 15
+/// parameters in this order: request_id, ts_us, prompt, prompt_version,
+/// provider, model, attempts, retries, fallback_used, outcome, tokens_in,
+/// tokens_out, tokens_estimated, cost_usd, latency_us.
+std::string insert_llm_calls_sql(size_t rows);
 
 /// Trace steps are inserted up to this many rows per statement: one
 /// execution instead of one per step (a trace has 2 to about 10 steps).

@@ -136,8 +136,10 @@ struct ledger_store::impl {
   database db;
   /// The writer's BEGIN IMMEDIATE / COMMIT / ROLLBACK, prepared once.
   tx_statements write_tx;
-  statement insert_request;
-  statement insert_llm_call;
+  /// insert_requests[k - 1] inserts k requests (and so on); prepared on
+  /// first use.
+  std::array<statement, rows_per_insert> insert_requests;
+  std::array<statement, rows_per_insert> insert_llm_calls;
   /// insert_trace_steps[k - 1] inserts k steps; prepared on first use.
   std::array<statement, trace_rows_per_insert> insert_trace_steps;
   statement insert_sql_audit;
@@ -152,8 +154,6 @@ struct ledger_store::impl {
 
   domain::error prepare_all() {
     std::pair<statement*, const char*> all[] = {
-      {&insert_request, insert_request_sql},
-      {&insert_llm_call, insert_llm_call_sql},
       {&insert_sql_audit, insert_sql_audit_sql},
       {&next_trace_ord, next_trace_ord_sql},
       {&stats_requests, stats_requests_sql},
@@ -205,24 +205,62 @@ struct ledger_store::impl {
     return tx->commit();
   }
 
-  domain::error write_request(const domain::request_record& x) {
-    // Before the guard: the statement refers to it until the reset.
-    auto warnings = warnings_to_json(x.warnings);
-    auto guard = insert_request.reset_on_exit();
-    return binder{insert_request}(x.request_id)(x.ts_us)(x.method)(x.path)(
-             x.route)(x.status)(x.blocked_by)(x.http_status)(x.error)(
-             x.latency_us)(x.question)(x.llm_calls)(x.tokens)(x.cost_usd)(
-             warnings)
-      .run();
+  /// The statement of `stmts` that inserts `rows` rows, prepared from
+  /// `make_sql(rows)` on first use.
+  template <size_t N>
+  domain::outcome<statement*>
+  multi_row(std::array<statement, N>& stmts, size_t rows,
+            std::string (*make_sql)(size_t)) {
+    auto& stmt = stmts[rows - 1];
+    if (!stmt.is_valid()) {
+      auto prepared = db.prepare(make_sql(rows));
+      if (!prepared)
+        return prepared.err();
+      stmt = std::move(*prepared);
+    }
+    return &stmt;
   }
 
-  domain::error write_llm_call(const domain::llm_call_record& x) {
-    auto guard = insert_llm_call.reset_on_exit();
-    return binder{insert_llm_call}(x.request_id)(x.ts_us)(x.prompt)(
-             x.prompt_version)(x.provider)(x.model)(x.attempts)(x.retries)(
-             x.fallback_used)(x.outcome)(x.tokens_in)(x.tokens_out)(
-             x.tokens_estimated)(x.cost_usd)(x.latency_us)
-      .run();
+  /// Scratch for the requests' warnings as JSON, kept to reuse its memory.
+  std::vector<std::string> warnings_json;
+
+  /// Inserts requests [first, first + rows) of `xs` in one statement.
+  domain::error write_requests(const std::vector<domain::request_record>& xs,
+                               size_t first, size_t rows) {
+    auto stmt = multi_row(insert_requests, rows, insert_requests_sql);
+    if (!stmt)
+      return stmt.err();
+    // Before the guard: the statement refers to them until the reset.
+    warnings_json.resize(rows);
+    for (size_t i = 0; i < rows; ++i)
+      warnings_json[i] = warnings_to_json(xs[first + i].warnings);
+    auto guard = (*stmt)->reset_on_exit();
+    binder b{**stmt};
+    for (size_t i = 0; i < rows; ++i) {
+      auto& x = xs[first + i];
+      b(x.request_id)(x.ts_us)(x.method)(x.path)(x.route)(x.status)(
+        x.blocked_by)(x.http_status)(x.error)(x.latency_us)(x.question)(
+        x.llm_calls)(x.tokens)(x.cost_usd)(warnings_json[i]);
+    }
+    return b.run();
+  }
+
+  /// Inserts model calls [first, first + rows) of `xs` in one statement.
+  domain::error write_llm_calls(const std::vector<domain::llm_call_record>& xs,
+                                size_t first, size_t rows) {
+    auto stmt = multi_row(insert_llm_calls, rows, insert_llm_calls_sql);
+    if (!stmt)
+      return stmt.err();
+    auto guard = (*stmt)->reset_on_exit();
+    binder b{**stmt};
+    for (size_t i = 0; i < rows; ++i) {
+      auto& x = xs[first + i];
+      b(x.request_id)(x.ts_us)(x.prompt)(x.prompt_version)(x.provider)(
+        x.model)(x.attempts)(x.retries)(x.fallback_used)(x.outcome)(
+        x.tokens_in)(x.tokens_out)(x.tokens_estimated)(x.cost_usd)(
+        x.latency_us);
+    }
+    return b.run();
   }
 
   /// Inserts steps [first, first + rows) of `x` with ord = ord0 + seq.
@@ -387,12 +425,16 @@ domain::error ledger_store::write(const ledger_batch& batch) {
                                   : transaction::begin(m.db);
   if (!tx)
     return tx.err();
-  for (auto& x : batch.requests)
-    if (auto err = m.write_request(x))
+  for (size_t i = 0; i < batch.requests.size(); i += rows_per_insert) {
+    auto rows = std::min(rows_per_insert, batch.requests.size() - i);
+    if (auto err = m.write_requests(batch.requests, i, rows))
       return err;
-  for (auto& x : batch.llm_calls)
-    if (auto err = m.write_llm_call(x))
+  }
+  for (size_t i = 0; i < batch.llm_calls.size(); i += rows_per_insert) {
+    auto rows = std::min(rows_per_insert, batch.llm_calls.size() - i);
+    if (auto err = m.write_llm_calls(batch.llm_calls, i, rows))
       return err;
+  }
   for (auto& x : batch.traces)
     if (auto err = m.write_trace(x))
       return err;

@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "data/ledger_sql.hpp"
 #include "tests/support/ledger_rows.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -321,6 +322,54 @@ BOOST_AUTO_TEST_CASE(ten_thousand_requests_in_batches) {
   BOOST_TEST(count(store) == 10'000);
   auto last = parse(store.run_json("bulk-9999"));
   BOOST_TEST(last.at("request").at("tsUs").as_int64() == 9999);
+}
+
+// Requests and model calls go in several rows per statement: every row of
+// every chunk (full, partial, a lone last row) lands with its own values,
+// and a run's model calls keep their order across chunk boundaries.
+BOOST_AUTO_TEST_CASE(multi_row_inserts_keep_every_row_and_its_values) {
+  temp_dir dir;
+  auto store = open_store(dir.file("ledger.db"), true);
+  const auto per = ledger_sql::rows_per_insert;
+  for (size_t n : {size_t{1}, per - 1, per, 2 * per + 1}) {
+    ledger_batch batch;
+    auto prefix = "m" + std::to_string(n) + "-";
+    for (size_t i = 0; i < n; ++i) {
+      auto id = prefix + std::to_string(i);
+      auto ts = static_cast<int64_t>(1000 * n + i);
+      auto r = request(id, ts, "data", "answered", 200,
+                       static_cast<int64_t>(i));
+      r.question = "question " + std::to_string(i);
+      r.warnings = {"w" + std::to_string(i)};
+      batch.requests.push_back(std::move(r));
+      // Each call on the batch's first run: its calls span every chunk.
+      batch.llm_calls.push_back(llm_call(prefix + "0", ts, "ok",
+                                         static_cast<int32_t>(i), false,
+                                         static_cast<int64_t>(i), 1, 0.25));
+    }
+    auto err = store.write(batch);
+    BOOST_REQUIRE_MESSAGE(!err, err.message);
+    for (size_t i = 0; i < n; ++i) {
+      auto doc = parse(store.run_json(prefix + std::to_string(i)));
+      auto& r = doc.at("request");
+      BOOST_TEST(r.at("tsUs").as_int64()
+                 == static_cast<int64_t>(1000 * n + i));
+      BOOST_TEST(r.at("latencyUs").as_int64() == static_cast<int64_t>(i));
+      BOOST_TEST(r.at("question").as_string()
+                 == "question " + std::to_string(i));
+      BOOST_TEST(r.at("warnings").at(0).as_string()
+                 == "w" + std::to_string(i));
+    }
+    auto calls = parse(store.run_json(prefix + "0")).at("llmCalls").as_array();
+    BOOST_REQUIRE(calls.size() == n);
+    for (size_t i = 0; i < n; ++i) {
+      BOOST_TEST(calls[i].at("retries").as_int64() == static_cast<int64_t>(i));
+      BOOST_TEST(calls[i].at("tokensIn").as_int64() == static_cast<int64_t>(i));
+      BOOST_TEST(calls[i].at("tsUs").as_int64()
+                 == static_cast<int64_t>(1000 * n + i));
+    }
+  }
+  BOOST_TEST(count(store) == static_cast<int64_t>(4 * per + 1));
 }
 
 BOOST_AUTO_TEST_CASE(stats_over_a_window) {
