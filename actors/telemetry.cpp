@@ -1,5 +1,7 @@
 #include "actors/telemetry.hpp"
 
+#include <charconv>
+
 #include <cstdio>
 #include <mutex>
 #include <string_view>
@@ -127,8 +129,9 @@ void telemetry::request_done(const std::string& route,
                              double seconds) {
   const std::string& r = route.empty() ? none_route : route;
   const std::string& st = status.empty() ? http_error_status : status;
-  char code[16];
-  std::snprintf(code, sizeof code, "%d", http_status);
+  char digits[16];
+  auto end = std::to_chars(digits, digits + sizeof digits, http_status).ptr;
+  std::string code{digits, end};
   auto& i = *impl_;
   i.request_series
     .get(series_key(r, st, std::string_view{code}),

@@ -57,9 +57,13 @@ std::string iso_now() {
   }
   char buf[32];
   std::memcpy(buf, cached, cached_len);
-  std::snprintf(buf + cached_len, sizeof buf - cached_len, ".%03dZ",
-                static_cast<int>(ms));
-  return buf;
+  auto* p = buf + cached_len;
+  p[0] = '.';
+  p[1] = static_cast<char>('0' + ms / 100);
+  p[2] = static_cast<char>('0' + ms / 10 % 10);
+  p[3] = static_cast<char>('0' + ms % 10);
+  p[4] = 'Z';
+  return std::string{buf, cached_len + 5};
 }
 
 void write_all(std::string_view text) {

@@ -34,14 +34,21 @@ std::string new_request_id() {
       .count());
   uint64_t hi = (ms << 16) | 0x7000u | (rng() & 0x0FFFu);
   uint64_t lo = (rng() & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
-  char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xFFFF),
-                static_cast<unsigned>(hi & 0xFFFF),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFull));
-  return buf;
+  // 8-4-4-4-12 lower-case hex digits (hi's 16, then lo's 16), written
+  // without printf (this runs once per request).
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out(36, '-');
+  size_t at = 0;
+  auto put = [&](uint64_t x, int nibbles) {
+    for (int i = nibbles - 1; i >= 0; --i, ++at) {
+      if (at == 8 || at == 13 || at == 18 || at == 23)
+        ++at;
+      out[at] = digits[(x >> (4 * i)) & 0xF];
+    }
+  };
+  put(hi, 16);
+  put(lo, 16);
+  return out;
 }
 
 } // namespace candor::domain

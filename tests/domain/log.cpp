@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <iterator>
@@ -17,6 +18,7 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
+
 #include <boost/test/unit_test.hpp>
 
 #include "tests/support/temp_dir.hpp"
@@ -166,7 +168,18 @@ BOOST_AUTO_TEST_CASE(log_line_writes_what_log_event_writes) {
   BOOST_REQUIRE_EQUAL(sunk.size(), 2u);
   auto a = boost::json::parse(sunk[0]).as_object();
   auto b = boost::json::parse(sunk[1]).as_object();
-  BOOST_TEST(!a.at("ts").as_string().empty());
+  // ISO 8601 UTC with milliseconds: 2026-12-03T12:33:51.498Z.
+  for (const auto* line : {&a, &b}) {
+    std::string ts{line->at("ts").as_string()};
+    BOOST_TEST_REQUIRE(ts.size() == 24u, ts);
+    for (size_t i = 0; i < ts.size(); ++i) {
+      auto expect = std::string_view{"dddd-dd-ddTdd:dd:dd.dddZ"}[i];
+      BOOST_TEST((expect == 'd' ? std::isdigit(static_cast<unsigned char>(
+                                    ts[i])) != 0
+                                : ts[i] == expect),
+                 ts << " at " << i);
+    }
+  }
   a.erase("ts");
   b.erase("ts");
   BOOST_TEST(a == b);

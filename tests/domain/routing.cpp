@@ -126,6 +126,13 @@ BOOST_AUTO_TEST_CASE(request_ids_are_time_ordered_uuid_v7) {
   BOOST_REQUIRE_EQUAL(a.size(), 36u);
   BOOST_CHECK_EQUAL(a[14], '7');                      // version
   BOOST_CHECK(std::string{"89ab"}.find(a[19]) != std::string::npos); // variant
+  for (size_t i = 0; i < a.size(); ++i) {
+    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    BOOST_CHECK_MESSAGE(dash ? a[i] == '-'
+                             : std::string{"0123456789abcdef"}.find(a[i])
+                                 != std::string::npos,
+                        a << " at " << i);
+  }
   std::string prev = a;
   for (int i = 0; i < 1000; ++i) {
     auto b = new_request_id();
