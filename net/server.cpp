@@ -49,7 +49,7 @@ void server::impl::do_accept() {
                         beast::bind_front_handler(&impl::on_accept, this));
 }
 
-void server::impl::on_accept(beast::error_code ec, tcp::socket socket) {
+void server::impl::on_accept(beast::error_code ec, strand_socket socket) {
   if (stopping || !acceptor.is_open())
     return;
   if (ec) {

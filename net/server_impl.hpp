@@ -45,6 +45,9 @@ struct hub {
 } // namespace detail
 
 using strand_t = asio::strand<asio::io_context::executor_type>;
+/// A connection's socket, bound to its own strand by concrete type (not
+/// through any_io_executor, whose type erasure costs on every operation).
+using strand_socket = tcp::socket::rebind_executor<strand_t>::other;
 using detail::hub;
 using detail::session;
 
@@ -78,7 +81,7 @@ struct server::impl {
   ~impl();
 
   void do_accept();
-  void on_accept(beast::error_code ec, tcp::socket socket);
+  void on_accept(beast::error_code ec, strand_socket socket);
   void on_signal(beast::error_code ec, int sig);
   void request_stop(std::string_view why);
   void maybe_finish();
@@ -103,7 +106,7 @@ namespace detail {
 /// A new connection session (not started yet).
 std::shared_ptr<session> make_session(server::impl& srv,
                                       std::shared_ptr<hub> h, uint64_t id,
-                                      tcp::socket&& socket);
+                                      strand_socket&& socket);
 
 /// Starts reading the first request.
 void start_session(const std::shared_ptr<session>& s);

@@ -109,7 +109,7 @@ error_opts allowing(std::string_view methods) {
 class session : public std::enable_shared_from_this<session> {
 public:
   session(server::impl& srv, std::shared_ptr<hub> h, uint64_t id,
-          tcp::socket&& socket)
+          strand_socket&& socket)
     : srv_(srv), hub_(std::move(h)), id_(id), stream_(std::move(socket)) {
     // nop
   }
@@ -686,7 +686,7 @@ private:
   server::impl& srv_;
   std::shared_ptr<hub> hub_;
   uint64_t id_;
-  beast::tcp_stream stream_;
+  beast::basic_stream<tcp, strand_t> stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
@@ -710,7 +710,7 @@ namespace detail {
 
 std::shared_ptr<session> make_session(server::impl& srv,
                                       std::shared_ptr<hub> h, uint64_t id,
-                                      tcp::socket&& socket) {
+                                      strand_socket&& socket) {
   return std::make_shared<session>(srv, std::move(h), id, std::move(socket));
 }
 
