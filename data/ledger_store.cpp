@@ -221,7 +221,8 @@ struct ledger_store::impl {
     return &stmt;
   }
 
-  /// Scratch for the requests' warnings as JSON, kept to reuse its memory.
+  /// The requests' warnings as JSON for one statement: bound without a
+  /// copy, so they must live until the statement has run.
   std::vector<std::string> warnings_json;
 
   /// Inserts requests [first, first + rows) of `xs` in one statement.

@@ -24,10 +24,6 @@ constexpr uint8_t k_str = bit(kind::string);
 constexpr uint8_t k_obj = bit(kind::object);
 constexpr uint8_t k_arr = bit(kind::array);
 
-/// What a field's value means beyond its type, for the rules that look at
-/// two places at once.
-enum class role : uint8_t { none, status, blocked_by };
-
 using values = std::span<const std::string_view>;
 
 constexpr values no_values{};
@@ -49,12 +45,16 @@ struct response_stream_check::array_schema {
   const array_schema* array;
 };
 
-struct field_schema {
+struct response_stream_check::field_schema {
+  /// What a field's value means beyond its type, for the rule that looks
+  /// at two fields at once.
+  enum class role : uint8_t { none, status, blocked_by };
+
   std::string_view name;
   uint8_t kinds;
   values allowed; ///< for a string; empty: any string
-  const response_stream_check::object_schema* object;
-  const response_stream_check::array_schema* array;
+  const object_schema* object;
+  const array_schema* array;
   role r = role::none;
 };
 
@@ -64,29 +64,31 @@ struct response_stream_check::object_schema {
 
 namespace {
 
+using field_schema = response_stream_check::field_schema;
 using object_schema = response_stream_check::object_schema;
 using array_schema = response_stream_check::array_schema;
+using role = field_schema::role;
 
 // The schema, as validate_response (domain/api_json.cpp) checks it.
 
-const array_schema strings{SIZE_MAX, k_str, nullptr, nullptr};
-const array_schema at_most_3_strings{3, k_str, nullptr, nullptr};
+constexpr array_schema strings{SIZE_MAX, k_str, nullptr, nullptr};
+constexpr array_schema at_most_3_strings{3, k_str, nullptr, nullptr};
 // Separate identities: the sql check compares the rows with the columns.
-const array_schema columns{SIZE_MAX, k_str, nullptr, nullptr};
-const array_schema cells{SIZE_MAX, k_null | k_num | k_str, nullptr, nullptr};
-const array_schema rows{50, k_arr, nullptr, &cells};
+constexpr array_schema columns{SIZE_MAX, k_str, nullptr, nullptr};
+constexpr array_schema cells{SIZE_MAX, k_null | k_num | k_str, nullptr, nullptr};
+constexpr array_schema rows{50, k_arr, nullptr, &cells};
 
-const field_schema citation_fields[] = {
+constexpr field_schema citation_fields[] = {
   {"chunkId", k_str, no_values, nullptr, nullptr},
   {"docTitle", k_str, no_values, nullptr, nullptr},
   {"heading", k_str, no_values, nullptr, nullptr},
   {"score", k_num, no_values, nullptr, nullptr},
   {"snippet", k_str, no_values, nullptr, nullptr},
   {"sanitized", k_bool, no_values, nullptr, nullptr},};
-const object_schema citation{citation_fields};
-const array_schema citations{3, k_obj, &citation, nullptr};
+constexpr object_schema citation{citation_fields};
+constexpr array_schema citations{3, k_obj, &citation, nullptr};
 
-const field_schema sql_fields[] = {
+constexpr field_schema sql_fields[] = {
   {"query", k_str, no_values, nullptr, nullptr},
   {"originalQuery", k_str | k_null, no_values, nullptr, nullptr},
   {"corrections", k_int, no_values, nullptr, nullptr},
@@ -96,28 +98,28 @@ const field_schema sql_fields[] = {
   {"rowCount", k_int, no_values, nullptr, nullptr},
   {"truncated", k_bool, no_values, nullptr, nullptr},
   {"lastError", k_str | k_null, no_values, nullptr, nullptr},};
-const object_schema sql{sql_fields};
+constexpr object_schema sql{sql_fields};
 
-const field_schema guardrail_fields[] = {
+constexpr field_schema guardrail_fields[] = {
   {"verdict", k_str, verdict_values, nullptr, nullptr},
   {"layer", k_str | k_null, layer_values, nullptr, nullptr},
   {"reasons", k_arr, no_values, nullptr, &strings},};
-const object_schema guardrail{guardrail_fields};
+constexpr object_schema guardrail{guardrail_fields};
 
-const field_schema tokens_fields[] = {
+constexpr field_schema tokens_fields[] = {
   {"input", k_int, no_values, nullptr, nullptr},
   {"output", k_int, no_values, nullptr, nullptr},
   {"total", k_int, no_values, nullptr, nullptr},};
-const object_schema tokens{tokens_fields};
+constexpr object_schema tokens{tokens_fields};
 
-const field_schema trace_entry_fields[] = {
+constexpr field_schema trace_entry_fields[] = {
   {"node", k_str, no_values, nullptr, nullptr},
   {"outcome", k_str, no_values, nullptr, nullptr},
   {"micros", k_int, no_values, nullptr, nullptr},};
-const object_schema trace_entry{trace_entry_fields};
-const array_schema trace{SIZE_MAX, k_obj, &trace_entry, nullptr};
+constexpr object_schema trace_entry{trace_entry_fields};
+constexpr array_schema trace{SIZE_MAX, k_obj, &trace_entry, nullptr};
 
-const field_schema meta_fields[] = {
+constexpr field_schema meta_fields[] = {
   {"provider", k_str, no_values, nullptr, nullptr},
   {"models", k_arr, no_values, nullptr, &strings},
   {"embedder", k_str, no_values, nullptr, nullptr},
@@ -129,9 +131,9 @@ const field_schema meta_fields[] = {
   {"costIsFictional", k_bool, no_values, nullptr, nullptr},
   {"latencyMs", k_int, no_values, nullptr, nullptr},
   {"trace", k_arr, no_values, nullptr, &trace},};
-const object_schema meta{meta_fields};
+constexpr object_schema meta{meta_fields};
 
-const field_schema root_fields[] = {
+constexpr field_schema root_fields[] = {
   {"requestId", k_str, no_values, nullptr, nullptr},
   {"route", k_str | k_null, route_values, nullptr, nullptr},
   {"routeReason", k_str | k_null, no_values, nullptr, nullptr},
@@ -146,7 +148,7 @@ const field_schema root_fields[] = {
   {"guardrail", k_obj, no_values, &guardrail, nullptr},
   {"warnings", k_arr, no_values, nullptr, &strings},
   {"meta", k_obj, no_values, &meta, nullptr},};
-const object_schema root{root_fields};
+constexpr object_schema root{root_fields};
 
 bool one_of(values allowed, std::string_view s) {
   return std::find(allowed.begin(), allowed.end(), s) != allowed.end();

@@ -46,6 +46,7 @@ public:
     array,
   };
 
+  struct field_schema;
   struct object_schema;
   struct array_schema;
 

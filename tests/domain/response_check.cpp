@@ -115,10 +115,14 @@ BOOST_AUTO_TEST_CASE(every_mutation_gets_the_verdict_of_validate_response) {
   BOOST_REQUIRE(stream_verdict(base));
   std::vector<place> places;
   collect(base, {}, places);
+  // Every value of every enumeration, so that a typo in either checker's
+  // lists shows.
   const std::vector<json::value> replacements = {
-    nullptr, true, 7, -1.5, "x", "docs", "blocked", "answered", "pass",
-    "input_rules", json::object{}, json::array{}, json::array{"s"},
-    json::array{1, 2}};
+    nullptr, true, 7, -1.5, "x", "docs", "data", "out_of_scope",
+    "answered", "refused", "no_results", "blocked", "error", "pending",
+    "pass", "block", "input_rules", "input_model", "sql_policy",
+    "sql_authorizer", "output_guard", json::object{}, json::array{},
+    json::array{"s"}, json::array{1, 2}};
   size_t cases = 0;
   size_t valid = 0;
   size_t disagreements = 0;
@@ -147,10 +151,14 @@ BOOST_AUTO_TEST_CASE(every_mutation_gets_the_verdict_of_validate_response) {
       at(v, p).get_object()["extra"] = 1;
       judge(v, name + " + extra member");
     } else if (at(v, p).is_array()) {
-      auto& a = at(v, p).get_array();
-      for (int n = 0; n < 3; ++n)
-        a.push_back(a.empty() ? json::value("s") : json::value(a.back()));
-      judge(v, name + " + 3 elements");
+      // A few elements more (past the bound of 3), then past 50 (rows).
+      for (int more : {3, 49}) {
+        auto w = base;
+        auto& a = at(w, p).get_array();
+        for (int n = 0; n < more; ++n)
+          a.push_back(a.empty() ? json::value("s") : json::value(a.back()));
+        judge(w, name + " + " + std::to_string(more) + " elements");
+      }
     }
     if (!p.keys.empty() && !p.keys.back().empty()) {
       auto w = base;
