@@ -44,7 +44,9 @@ void ask_model(Self self, llm_actor llm, llm_request req,
                std::shared_ptr<const reask_policy> policy, Parse parse,
                OnParsed on_parsed) {
   req.budget = st->llm_budget;
-  auto retry = req;
+  // Kept for the re-ask behind a pointer: CAF copies the handler below
+  // several times, and the request carries the rendered prompts.
+  auto retry = std::make_shared<llm_request>(req);
   self->request(llm, caf::infinite, atom::call_v, std::move(req))
     .then(
       [self, llm, retry, st, rp, policy, parse,
@@ -60,15 +62,15 @@ void ask_model(Self self, llm_actor llm, llm_request req,
         if (parsed) {
           on_parsed(*st, *parsed);
           rp.deliver(std::move(*st));
-        } else if (retry.ordinal != policy->reask_ordinal
+        } else if (retry->ordinal != policy->reask_ordinal
                    && st->llm_budget > 0) {
           if (!policy->repair_warning.empty())
             domain::add_warning(*st, policy->repair_warning);
-          retry.ordinal = policy->reask_ordinal;
-          retry.user += "\nYour previous reply was invalid: "
-                        + domain::escape_xml(parsed.err().message)
-                        + ". Reply again with the JSON object only.";
-          ask_model(self, llm, std::move(retry), st, rp, policy, parse,
+          retry->ordinal = policy->reask_ordinal;
+          retry->user += "\nYour previous reply was invalid: "
+                         + domain::escape_xml(parsed.err().message)
+                         + ". Reply again with the JSON object only.";
+          ask_model(self, llm, std::move(*retry), st, rp, policy, parse,
                     on_parsed);
         } else {
           policy->on_unusable(*st, "llm_parse_failed");
