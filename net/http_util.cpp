@@ -1,5 +1,7 @@
 #include "net/http_util.hpp"
 
+#include <charconv>
+
 #include "domain/text.hpp"
 
 namespace candor::net {
@@ -179,6 +181,25 @@ std::string_view bearer_token(std::string_view authorization) noexcept {
 
 bool valid_stats_window(std::string_view since) noexcept {
   return since == "15m" || since == "1h" || since == "24h" || since == "7d";
+}
+
+void append_response_head(std::string& out, unsigned status,
+                          std::string_view reason,
+                          std::span<const header_field> fields) {
+  char digits[8];
+  auto end = std::to_chars(digits, digits + sizeof digits, status).ptr;
+  out.append("HTTP/1.1 ");
+  out.append(digits, static_cast<size_t>(end - digits));
+  out.push_back(' ');
+  out.append(reason);
+  out.append("\r\n");
+  for (const auto& [name, value] : fields) {
+    out.append(name);
+    out.append(": ");
+    out.append(value);
+    out.append("\r\n");
+  }
+  out.append("\r\n");
 }
 
 } // namespace candor::net

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -65,5 +66,17 @@ std::string_view bearer_token(std::string_view authorization) noexcept;
 
 /// The windows /stats accepts.
 bool valid_stats_window(std::string_view since) noexcept;
+
+/// One response header field: name and value.
+using header_field = std::pair<std::string_view, std::string_view>;
+
+/// Appends an HTTP/1.1 response head to `out`: the status line
+/// ("HTTP/1.1 200 OK"), each field as "Name: value", and the empty line
+/// that ends the head, byte for byte what Beast's serializer writes for
+/// the same message. The session sends it with the body in one gather
+/// write.
+void append_response_head(std::string& out, unsigned status,
+                          std::string_view reason,
+                          std::span<const header_field> fields);
 
 } // namespace candor::net

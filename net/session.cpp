@@ -24,6 +24,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/container/small_vector.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
@@ -34,8 +35,6 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 #include "domain/api_json.hpp"
 #include "domain/log.hpp"
@@ -615,22 +614,11 @@ private:
     // The head is written here and sent with the body in one gather write:
     // Beast's generic serializer cost more per response (callgrind: about
     // 20k instructions) than all of this, for the same bytes.
+    boost::container::small_vector<header_field, 12> fields;
+    for (const auto& f : res_)
+      fields.emplace_back(f.name_string(), f.value());
     head_.clear();
-    head_.append("HTTP/1.1 ");
-    head_.append(std::to_string(res_.result_int()));
-    head_.push_back(' ');
-    auto reason = res_.reason();
-    head_.append(reason.data(), reason.size());
-    head_.append("\r\n");
-    for (const auto& f : res_) {
-      auto name = f.name_string();
-      auto value = f.value();
-      head_.append(name.data(), name.size());
-      head_.append(": ");
-      head_.append(value.data(), value.size());
-      head_.append("\r\n");
-    }
-    head_.append("\r\n");
+    append_response_head(head_, res_.result_int(), res_.reason(), fields);
     std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
                                            asio::buffer(res_.body())};
     asio::async_write(stream_, bufs,

@@ -1,5 +1,11 @@
 #include "net/http_util.hpp"
 
+#include <sstream>
+#include <vector>
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "net/errors.hpp"
@@ -111,6 +117,61 @@ BOOST_AUTO_TEST_CASE(status_mapping) {
   BOOST_TEST(http_status(ec::storage_failed) == 500);
   BOOST_TEST(http_status(ec::llm_budget_exceeded) == 500);
   BOOST_TEST(http_status(ec::none) == 500);
+}
+
+BOOST_AUTO_TEST_CASE(response_head_is_what_beast_writes) {
+  // The session writes the head itself (append_response_head) and sends
+  // the body after it; the bytes must be Beast's serialization of the same
+  // message, for every status the API answers with and its header sets.
+  namespace http = boost::beast::http;
+  struct sample {
+    http::status status;
+    std::vector<std::pair<std::string, std::string>> extra;
+    std::string body;
+    bool keep_alive;
+  };
+  const std::vector<sample> samples = {
+    {http::status::ok, {}, R"({"answer":"x"})", true},
+    {http::status::bad_request, {}, R"({"error":"invalid_request"})", true},
+    {http::status::unauthorized,
+     {{"WWW-Authenticate", "Bearer realm=\"candor\""}}, "{}", true},
+    {http::status::not_found, {}, "{}", false},
+    {http::status::method_not_allowed, {{"Allow", "POST"}}, "{}", true},
+    {http::status::payload_too_large, {}, "{}", false},
+    {http::status::unsupported_media_type, {}, "{}", true},
+    {http::status::unprocessable_entity, {}, "{}", true},
+    {http::status::internal_server_error, {}, "", true},
+    {http::status::service_unavailable, {{"Retry-After", "1"}}, "{}", false},
+    {http::status::gateway_timeout, {}, "{}", true},
+  };
+  for (const auto& x : samples) {
+    http::response<http::string_body> res;
+    res.version(11);
+    res.result(x.status);
+    for (const auto& [name, value] : x.extra)
+      res.set(name, value);
+    res.set(http::field::content_type, "application/json");
+    res.set("X-Request-Id", "req-12345678");
+    res.set("X-Content-Type-Options", "nosniff");
+    res.set(http::field::cache_control, "no-store");
+    res.keep_alive(x.keep_alive);
+    res.body() = x.body;
+    res.prepare_payload();
+    std::ostringstream beast_text;
+    beast_text << res;
+    std::vector<header_field> fields;
+    for (const auto& f : res)
+      fields.emplace_back(f.name_string(), f.value());
+    std::string ours = "(kept)";
+    append_response_head(ours, res.result_int(), res.reason(), fields);
+    BOOST_TEST(ours == "(kept)" + beast_text.str().substr(
+                                    0, beast_text.str().size()
+                                         - x.body.size()),
+               static_cast<unsigned>(x.status));
+    BOOST_TEST(beast_text.str().substr(beast_text.str().size()
+                                       - x.body.size())
+               == x.body);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
