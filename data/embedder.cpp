@@ -527,6 +527,12 @@ bm25_embedder::embed_query_terms(const std::vector<std::string>& terms) const {
   return v;
 }
 
+std::optional<uint32_t> bm25_embedder::term_id(const std::string& term) const {
+  if (auto i = ids_.find(term); i != ids_.end())
+    return i->second;
+  return std::nullopt;
+}
+
 std::string bm25_embedder::state() const {
   std::string out = "bm25-state v1\nN " + std::to_string(n_) + "\nterms "
                     + std::to_string(total_terms_) + "\n";

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -239,6 +240,11 @@ public:
   embed_query_terms(const std::vector<std::string>& terms) const override;
 
   double idf(uint32_t term) const noexcept;
+
+  /// The feature of one analysed term, or nothing when the corpus never
+  /// uses it (what `embed_query_terms({term})` finds, without building a
+  /// vector).
+  std::optional<uint32_t> term_id(const std::string& term) const;
 
   /// Average passage length in terms.
   double average_length() const noexcept;

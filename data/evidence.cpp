@@ -32,12 +32,12 @@ struct term_info {
 /// The BM25 IDF of `term`, or `unseen` when the corpus never uses it.
 double idf_or(const retrieval_snapshot& snap, const std::string& term,
               double unseen) {
-  auto v = snap.bm25().embed_query_terms({term});
-  return v.size() > 0 ? snap.bm25().idf(v.index[0]) : unseen;
+  auto id = snap.bm25().term_id(term);
+  return id ? snap.bm25().idf(*id) : unseen;
 }
 
 bool known(const retrieval_snapshot& snap, const std::string& term) {
-  return snap.bm25().embed_query_terms({term}).size() > 0;
+  return snap.bm25().term_id(term).has_value();
 }
 
 } // namespace

@@ -240,6 +240,16 @@ BOOST_AUTO_TEST_CASE(bm25_matches_the_formula) {
   BOOST_TEST(q.index == (std::vector<uint32_t>{0, 2}));
   BOOST_TEST(q.value == (std::vector<float>{1.0f, 1.0f}));
   BOOST_TEST(std::abs(dot(q, v) - expected) < 1e-6);
+  // One term's feature, as a one-term query finds it.
+  for (std::string t : {"bike", "chain", "oil", "tyre", "zebra", ""}) {
+    auto one = e.embed_query_terms({t});
+    auto id = e.term_id(t);
+    BOOST_TEST(id.has_value() == (one.size() == 1), t);
+    if (id && one.size() == 1)
+      BOOST_TEST(*id == one.index[0], t);
+  }
+  BOOST_TEST(!e.term_id("zebra").has_value());
+  BOOST_TEST(e.term_id("oil").value_or(99) == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(bm25_fingerprint_and_state) {
