@@ -305,13 +305,11 @@ struct ledger_store::impl {
     size_t seq = 0;
     while (seq < x.steps.size()) {
       auto rows = std::min(trace_rows_per_insert, x.steps.size() - seq);
-      auto& stmt = insert_trace_steps[rows - 1];
-      if (!stmt.is_valid()) {
-        auto prepared = db.prepare(insert_trace_steps_sql(rows));
-        if (!prepared)
-          return prepared.err();
-        stmt = std::move(*prepared);
-      }
+      auto prepared = multi_row(insert_trace_steps, rows,
+                                insert_trace_steps_sql);
+      if (!prepared)
+        return prepared.err();
+      auto& stmt = **prepared;
       bool clash = false;
       auto err = insert_steps(stmt, x, ord0, seq, rows, clash);
       if (err && clash && !looked_up) {
@@ -338,6 +336,20 @@ struct ledger_store::impl {
 };
 
 // -- ledger_store -------------------------------------------------------------
+
+namespace {
+
+/// Calls `write(xs, first, rows)` for consecutive chunks of at most
+/// `rows_per_insert` rows; stops at the first error.
+template <class T, class Write>
+domain::error in_chunks(const std::vector<T>& xs, Write write) {
+  for (size_t i = 0; i < xs.size(); i += rows_per_insert)
+    if (auto err = write(xs, i, std::min(rows_per_insert, xs.size() - i)))
+      return err;
+  return {};
+}
+
+} // namespace
 
 ledger_store::ledger_store(std::unique_ptr<impl> ptr) noexcept
   : impl_(std::move(ptr)) {
@@ -426,16 +438,14 @@ domain::error ledger_store::write(const ledger_batch& batch) {
                                   : transaction::begin(m.db);
   if (!tx)
     return tx.err();
-  for (size_t i = 0; i < batch.requests.size(); i += rows_per_insert) {
-    auto rows = std::min(rows_per_insert, batch.requests.size() - i);
-    if (auto err = m.write_requests(batch.requests, i, rows))
-      return err;
-  }
-  for (size_t i = 0; i < batch.llm_calls.size(); i += rows_per_insert) {
-    auto rows = std::min(rows_per_insert, batch.llm_calls.size() - i);
-    if (auto err = m.write_llm_calls(batch.llm_calls, i, rows))
-      return err;
-  }
+  if (auto err = in_chunks(batch.requests, [&m](auto& xs, size_t i, size_t n) {
+        return m.write_requests(xs, i, n);
+      }))
+    return err;
+  if (auto err = in_chunks(batch.llm_calls, [&m](auto& xs, size_t i, size_t n) {
+        return m.write_llm_calls(xs, i, n);
+      }))
+    return err;
   for (auto& x : batch.traces)
     if (auto err = m.write_trace(x))
       return err;
