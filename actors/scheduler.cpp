@@ -8,9 +8,80 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/detail/set_thread_name.hpp>
 #include <caf/detail/thread_safe_actor_clock.hpp>
+#include <caf/logger.hpp>
 #include <caf/policy/work_sharing.hpp>
 #include <caf/policy/work_stealing.hpp>
+#include <caf/resumable.hpp>
 #include <caf/scheduler/coordinator.hpp>
+#include <caf/scheduler/worker.hpp>
+
+namespace candor::actors::detail {
+
+/// CAF's two scheduling policies under names of our own. They change
+/// nothing by themselves; they give `worker<Policy>::run` instantiations
+/// that are ours to specialise (below) without touching the ones libcaf
+/// compiled for its own policies.
+struct lean_sharing : caf::policy::work_sharing {};
+struct lean_stealing : caf::policy::work_stealing {};
+
+} // namespace candor::actors::detail
+
+namespace caf::scheduler {
+
+namespace {
+
+/// CAF 0.17's worker loop (caf/scheduler/worker.hpp) without its first
+/// statement per job, `CAF_PUSH_AID_FROM_PTR(dynamic_cast<abstract_actor*>(
+/// job))`, which stores the job's actor id in the logger's thread-local
+/// slot for log lines. Debian's libcaf is built with CAF_LOG_LEVEL_QUIET,
+/// so no log statement reads that slot, yet the cast ran for every job:
+/// through the deep class hierarchy of a typed actor about 1,300
+/// instructions a job, six or seven jobs per request. Everything else is
+/// the loop as CAF has it.
+template <class Worker, class Policy>
+void run_jobs(Worker* self, Policy& policy, size_t max_throughput) {
+  CAF_SET_LOGGER_SYS(&self->system());
+  for (;;) {
+    auto job = policy.dequeue(self);
+    CAF_ASSERT(job != nullptr);
+    CAF_ASSERT(job->subtype() != resumable::io_actor);
+    policy.before_resume(self, job);
+    auto res = job->resume(self, max_throughput);
+    policy.after_resume(self, job);
+    switch (res) {
+      case resumable::resume_later:
+        // keeps the reference: the job stays in the loop
+        policy.resume_job_later(self, job);
+        break;
+      case resumable::done:
+        policy.after_completion(self, job);
+        intrusive_ptr_release(job);
+        break;
+      case resumable::awaiting_message:
+        // enqueued again when a message arrives
+        intrusive_ptr_release(job);
+        break;
+      case resumable::shutdown_execution_unit:
+        policy.after_completion(self, job);
+        policy.before_shutdown(self);
+        return;
+    }
+  }
+}
+
+} // namespace
+
+template <>
+void worker<candor::actors::detail::lean_sharing>::run() {
+  run_jobs(this, policy_, max_throughput_);
+}
+
+template <>
+void worker<candor::actors::detail::lean_stealing>::run() {
+  run_jobs(this, policy_, max_throughput_);
+}
+
+} // namespace caf::scheduler
 
 namespace candor::actors {
 
@@ -133,11 +204,9 @@ void use_lean_scheduler(caf::actor_system_config& cfg,
   // A scheduler module loaded here takes the place of the one CAF would
   // pick from "scheduler.policy".
   if (policy == "stealing")
-    cfg.module_factories.emplace_back(
-      make_coordinator<caf::policy::work_stealing>);
+    cfg.module_factories.emplace_back(make_coordinator<detail::lean_stealing>);
   else
-    cfg.module_factories.emplace_back(
-      make_coordinator<caf::policy::work_sharing>);
+    cfg.module_factories.emplace_back(make_coordinator<detail::lean_sharing>);
 }
 
 } // namespace candor::actors

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -136,6 +138,48 @@ BOOST_AUTO_TEST_CASE(actors_without_timeouts_end_without_waking_the_clock) {
   // the lean clock is not told about them. A few wake-ups are left for
   // CAF's own start-up work.
   BOOST_CHECK_LT(after - before, 30);
+}
+
+BOOST_AUTO_TEST_CASE(the_worker_loop_runs_every_kind_of_job_outcome) {
+  // Our worker loop (actors/scheduler.cpp) in place of CAF's: with a
+  // throughput of one message per turn an actor with a full mailbox is put
+  // back in the queue (resume_later), an idle one waits (awaiting_message),
+  // a finished one is released (done), and the system's end stops the
+  // workers (shutdown_execution_unit: the destructor would hang otherwise).
+  for (const char* policy : {"sharing", "stealing"}) {
+    BOOST_TEST_CONTEXT("policy " << policy) {
+      caf::actor_system_config cfg;
+      cfg.set("scheduler.max-threads", size_t{2});
+      cfg.set("scheduler.max-throughput", size_t{1});
+      candor::actors::use_lean_scheduler(cfg, policy);
+      caf::actor_system sys{cfg};
+      caf::scoped_actor self{sys};
+      constexpr int n = 2000;
+      std::vector<caf::actor> counters;
+      for (int k = 0; k < 4; ++k)
+        counters.push_back(sys.spawn([](caf::event_based_actor* a) {
+          auto seen = std::make_shared<int>(0);
+          return caf::behavior{
+            [seen](int) { ++*seen; },
+            [a, seen](const std::string&) {
+              a->quit();
+              return *seen;
+            },
+          };
+        }));
+      for (int i = 0; i < n; ++i)
+        for (auto& c : counters)
+          self->send(c, i);
+      for (auto& c : counters) {
+        int seen = -1;
+        self->request(c, 10s, std::string{"total"})
+          .receive([&](int x) { seen = x; },
+                   [](caf::error& e) { BOOST_FAIL(caf::to_string(e)); });
+        BOOST_CHECK_EQUAL(seen, n);
+        self->wait_for(c);
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
