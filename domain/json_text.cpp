@@ -1,5 +1,7 @@
 #include "domain/json_text.hpp"
 
+#include "domain/swar.hpp"
+
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -25,19 +27,12 @@ constexpr std::array<bool, 256> escape_table = [] {
 }();
 
 /// Whether any of the 8 bytes of `w` needs an escape (a control character,
-/// '"' or '\\'), 8 bytes at a time: most strings have none, and the byte
-/// loop below only runs on a word that has one.
+/// '"' or '\\'): most strings have none, and the byte loop below only runs
+/// on a word that has one.
 bool word_needs_escape(uint64_t w) noexcept {
-  constexpr uint64_t ones = 0x0101010101010101ull;
-  constexpr uint64_t highs = 0x8080808080808080ull;
-  // A byte below 0x20 (bytes from 0x80 up have their high bit set in w and
-  // are never flagged); a zero byte in w ^ '"' or w ^ '\\'.
-  auto below_space = (w - ones * 0x20) & ~w & highs;
-  auto q = w ^ (ones * '"');
-  auto b = w ^ (ones * '\\');
-  auto quote = (q - ones) & ~q & highs;
-  auto backslash = (b - ones) & ~b & highs;
-  return (below_space | quote | backslash) != 0;
+  return (swar::has_byte_below(w, 0x20) | swar::has_byte(w, '"')
+          | swar::has_byte(w, '\\'))
+         != 0;
 }
 
 void append_escape(std::string& out, unsigned char c) {
