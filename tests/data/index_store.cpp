@@ -228,6 +228,30 @@ BOOST_FIXTURE_TEST_CASE(pruning_keeps_the_top_results, corpus_fixture) {
     }
 }
 
+BOOST_FIXTURE_TEST_CASE(the_top_k_are_a_prefix_of_the_full_ranking,
+                        corpus_fixture) {
+  // The k kept hits are picked from all scored chunks (selection, then a
+  // sort of the k): for every k they must be the first k of a deeper
+  // ranking, in its order. Priors that look deeper than k are off.
+  search_options flat;
+  flat.prune_ratio = 0;
+  flat.intro_weight = 1;
+  flat.answer_type_weight = 1;
+  for (const auto& q : sample_queries)
+    for (auto mode : all_modes) {
+      auto deep = snap->search(q, 60, mode, flat);
+      for (size_t k = 1; k <= 20; ++k) {
+        auto top = snap->search(q, k, mode, flat);
+        BOOST_REQUIRE_EQUAL(top.size(), std::min(k, deep.size()));
+        for (size_t i = 0; i < top.size(); ++i) {
+          BOOST_TEST(top[i].chunk_id == deep[i].chunk_id,
+                     q << " " << to_string(mode) << " k=" << k);
+          BOOST_TEST(top[i].score == deep[i].score);
+        }
+      }
+    }
+}
+
 BOOST_FIXTURE_TEST_CASE(snapshot_is_shared_across_threads, corpus_fixture) {
   std::vector<std::vector<std::string>> expected;
   for (const auto& q : sample_queries) {
