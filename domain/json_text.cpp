@@ -194,72 +194,9 @@ std::string json_text(const boost::json::array& a) {
 
 namespace candor::domain {
 
-void json_text_writer::separate() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
-  }
-  if (!first_.empty()) {
-    if (first_.back() == 0)
-      out_.push_back(',');
-    first_.back() = 0;
-  }
-}
-
-void json_text_writer::begin_object() {
-  separate();
-  out_.push_back('{');
-  first_.push_back(1);
-}
-
-void json_text_writer::end_object() {
-  first_.pop_back();
-  out_.push_back('}');
-}
-
-void json_text_writer::begin_array() {
-  separate();
-  out_.push_back('[');
-  first_.push_back(1);
-}
-
-void json_text_writer::end_array() {
-  first_.pop_back();
-  out_.push_back(']');
-}
-
-void json_text_writer::key(std::string_view k) {
-  separate();
-  // Keys are names from code: written as they are (see the header), in
-  // one append for the usual short name.
-  char buf[64];
-  if (k.size() + 3 <= sizeof buf) {
-    buf[0] = '"';
-    std::memcpy(buf + 1, k.data(), k.size());
-    buf[k.size() + 1] = '"';
-    buf[k.size() + 2] = ':';
-    out_.append(buf, k.size() + 3);
-  } else {
-    out_.push_back('"');
-    out_.append(k);
-    out_.append("\":", 2);
-  }
-  after_key_ = true;
-}
-
 void json_text_writer::string(std::string_view s) {
   separate();
   append_string(out_, s);
-}
-
-void json_text_writer::null() {
-  separate();
-  out_.append("null");
-}
-
-void json_text_writer::boolean(bool b) {
-  separate();
-  out_.append(b ? "true" : "false");
 }
 
 void json_text_writer::integer(int64_t x) {

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -37,22 +38,78 @@ public:
   explicit json_text_writer(std::string& out) : out_(out) {
   }
 
-  void begin_object();
-  void end_object();
-  void begin_array();
-  void end_array();
+  // The structural calls and `key` are defined below, in the header: a
+  // response writes some forty keys, and inlined with a literal name the
+  // key's copy is a fixed-size one.
+
+  void begin_object() {
+    open('{');
+  }
+  void end_object() {
+    close('}');
+  }
+  void begin_array() {
+    open('[');
+  }
+  void end_array() {
+    close(']');
+  }
   /// A member name. Written without escaping: names come from code (the
   /// response's field names), never from input, and need none.
-  void key(std::string_view k);
+  void key(std::string_view k) {
+    separate();
+    // One append for the usual short name.
+    char buf[64];
+    if (k.size() + 3 <= sizeof buf) {
+      buf[0] = '"';
+      std::memcpy(buf + 1, k.data(), k.size());
+      buf[k.size() + 1] = '"';
+      buf[k.size() + 2] = ':';
+      out_.append(buf, k.size() + 3);
+    } else {
+      out_.push_back('"');
+      out_.append(k);
+      out_.append("\":", 2);
+    }
+    after_key_ = true;
+  }
   void string(std::string_view s);
-  void null();
-  void boolean(bool b);
+  void null() {
+    separate();
+    out_.append("null", 4);
+  }
+  void boolean(bool b) {
+    separate();
+    if (b)
+      out_.append("true", 4);
+    else
+      out_.append("false", 5);
+  }
   void integer(int64_t x);
   void real(double x);
 
 private:
   /// A comma before every element of a container but its first.
-  void separate();
+  void separate() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (!first_.empty()) {
+      if (first_.back() == 0)
+        out_.push_back(',');
+      first_.back() = 0;
+    }
+  }
+  void open(char bracket) {
+    separate();
+    out_.push_back(bracket);
+    first_.push_back(1);
+  }
+  void close(char bracket) {
+    first_.pop_back();
+    out_.push_back(bracket);
+  }
 
   std::string& out_;
   /// Per open container, innermost last: 1 while its next element is its

@@ -83,4 +83,49 @@ BOOST_AUTO_TEST_CASE(every_escape_at_every_position) {
       }
 }
 
+BOOST_AUTO_TEST_CASE(the_streaming_writer_writes_what_json_text_writes) {
+  // json_text_writer (the response and log writer): nested containers,
+  // commas between members and elements only, every scalar kind, an empty
+  // key, and a key longer than the writer's one-append buffer.
+  std::string long_key(100, 'k');
+  std::string out;
+  candor::domain::json_text_writer w{out};
+  w.begin_object();
+  w.key("a");
+  w.integer(-7);
+  w.key("");
+  w.string("x\"y");
+  w.key(long_key);
+  w.begin_array();
+  w.null();
+  w.boolean(true);
+  w.boolean(false);
+  w.begin_object();
+  w.end_object();
+  w.begin_array();
+  w.end_array();
+  w.begin_array();
+  w.integer(1);
+  w.integer(2);
+  w.end_array();
+  w.end_array();
+  w.key("o");
+  w.begin_object();
+  w.key("r");
+  w.real(2.5);
+  w.key("s");
+  w.string("");
+  w.end_object();
+  w.end_object();
+  json::object expected{{"a", -7},
+                        {"", "x\"y"},
+                        {long_key, json::array{nullptr, true, false,
+                                               json::object{}, json::array{},
+                                               json::array{1, 2}}},
+                        {"o", json::object{{"r", 2.5}, {"s", ""}}}};
+  // json_text: Boost.JSON's text but for the double (tested above).
+  BOOST_TEST(out == json_text(expected));
+  BOOST_TEST(json::parse(out) == json::value(expected));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
