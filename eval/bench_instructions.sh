@@ -60,7 +60,7 @@ wait_port() {
   local deadline=$((SECONDS + start_timeout)) port=""
   while ((SECONDS < deadline)); do
     kill -0 "$1" 2>/dev/null || { tail -n 20 "$2" >&2; die "candor exited"; }
-    port=$(grep -oE '"port":[0-9]+' "$2" | head -n1 | grep -oE '[0-9]+$' || true)
+    port=$(grep -soE '"port":[0-9]+' "$2" | head -n1 | grep -oE '[0-9]+$' || true)
     [[ -n $port ]] && { echo "$port"; return; }
     sleep 0.2
   done
@@ -84,6 +84,9 @@ seed() {
   local dir="$work/seed-${1//\//_}"
   [[ -d $dir ]] && return
   mkdir -p "$dir"
+  # A stale file would hand wait_port the previous server's port before
+  # this one's shell has truncated it.
+  rm -f "$work/seed.err"
   "$1/candor" serve --data-dir "$dir" --port 0 >/dev/null 2>"$work/seed.err" &
   pid=$!
   wait_port "$pid" "$work/seed.err" >/dev/null
@@ -93,7 +96,7 @@ seed() {
 # measure BUILD TARGET: sets n (requests) and ir (instructions).
 measure() {
   local build=$1 target=$2 data="$work/data" port out
-  rm -rf "$data" "$work"/cg.out.*
+  rm -rf "$data" "$work"/cg.out.* "$work/err"
   seed "$build"
   cp -r "$work/seed-${build//\//_}" "$data"
   valgrind --tool=callgrind --instr-atstart=no \
