@@ -126,13 +126,13 @@ PRAGMA user_version = 2;
 /// (each execution costs about as much again as the row it inserts).
 inline constexpr size_t rows_per_insert = 8;
 
-/// `INSERT INTO requests ... VALUES` with `rows` rows, each taking 15
+/// `INSERT OR FAIL INTO requests ... VALUES` with `rows` rows, each taking 15
 /// parameters in this order: request_id, ts_us, method, path, route,
 /// status, blocked_by, http_status, error, latency_us, question, llm_calls,
 /// tokens, cost_usd, warnings.
 std::string insert_requests_sql(size_t rows);
 
-/// `INSERT INTO llm_calls ... VALUES` with `rows` rows, each taking 15
+/// `INSERT OR FAIL INTO llm_calls ... VALUES` with `rows` rows, each taking 15
 /// parameters in this order: request_id, ts_us, prompt, prompt_version,
 /// provider, model, attempts, retries, fallback_used, outcome, tokens_in,
 /// tokens_out, tokens_estimated, cost_usd, latency_us.
@@ -142,7 +142,7 @@ std::string insert_llm_calls_sql(size_t rows);
 /// execution instead of one per step (a trace has 2 to about 10 steps).
 inline constexpr size_t trace_rows_per_insert = 8;
 
-/// `INSERT INTO trace_steps ... VALUES` with `rows` rows sharing ?1
+/// `INSERT OR FAIL INTO trace_steps ... VALUES` with `rows` rows sharing ?1
 /// (request id), ?2 (timestamp) and ?3 (the `ord` of step 0), each row then
 /// taking four parameters (seq, node, outcome, micros; ord is ?3 + seq).
 std::string insert_trace_steps_sql(size_t rows);
@@ -152,8 +152,8 @@ inline constexpr const char* next_trace_ord_sql
   = "SELECT COALESCE(MAX(ord) + 1, 0) FROM trace_steps WHERE request_id = ?1";
 
 inline constexpr const char* insert_sql_audit_sql
-  = "INSERT INTO sql_audit (request_id, ts_us, sql, verdict, layer, reason, "
-    "rows, latency_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+  = "INSERT OR FAIL INTO sql_audit (request_id, ts_us, sql, verdict, layer, "
+    "reason, rows, latency_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
 inline constexpr const char* stats_requests_sql
   = "SELECT route, status, http_status, latency_us FROM requests "

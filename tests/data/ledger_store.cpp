@@ -570,6 +570,34 @@ BOOST_AUTO_TEST_CASE(a_failing_batch_writes_nothing) {
   BOOST_TEST(doc.at("trace").as_array().size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_failure_inside_a_multi_row_insert_writes_nothing) {
+  // The inserts are INSERT OR FAIL (no statement journal): a row failing in
+  // the middle of a multi-row statement leaves the statement's earlier rows
+  // in place, and only the batch's transaction takes them back out. The
+  // trigger fails the sixth of eight request rows that way.
+  temp_dir dir;
+  auto path = dir.file("ledger.db");
+  auto store = open_store(path, true);
+  {
+    auto raw = open_raw(path);
+    BOOST_REQUIRE(!raw.exec(
+      "CREATE TRIGGER fail_mid BEFORE INSERT ON requests "
+      "WHEN NEW.request_id = 'mid-5' BEGIN SELECT RAISE(FAIL, 'mid-row'); "
+      "END"));
+  }
+  ledger_batch batch;
+  for (int i = 0; i < 8; ++i)
+    batch.requests.push_back(request("mid-" + std::to_string(i), i, "data",
+                                     "answered", 200, 10));
+  auto err = store.write(batch);
+  BOOST_TEST((err.code == domain::ec::storage_failed));
+  BOOST_TEST(err.message.find("mid-row") != std::string::npos, err.message);
+  BOOST_TEST(count(store) == 0);
+  batch.requests.erase(batch.requests.begin() + 5);
+  BOOST_REQUIRE(!store.write(batch));
+  BOOST_TEST(count(store) == 7);
+}
+
 // A client may send the same X-Request-Id twice: every trace of the id is
 // kept, in the order written, whether the traces share a batch or not.
 BOOST_AUTO_TEST_SUITE_END()
