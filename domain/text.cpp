@@ -2,6 +2,7 @@
 
 #include "domain/swar.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -253,22 +254,37 @@ std::string map_supplementary(UChar32 c) {
 
 std::string normalize(std::string_view utf8) {
   const auto& t = table();
-  std::string out;
-  out.reserve(utf8.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
+  const size_t n = utf8.size();
+  // Written through a pointer into a buffer that always has room for what
+  // the rest of the input can produce: an ASCII byte gives at most one
+  // byte (a letter or digit, or a space standing for a run of them), so
+  // `n` bytes hold an ASCII text; only a code point that expands (e.g. a
+  // ligature) asks for more room first.
+  std::string out(n + 1, '\0');
+  char* base = out.data();
+  size_t w = 0;
   bool pending_space = false;
   auto emit = [&](char ch) {
     if (ch == ' ') {
-      pending_space = !out.empty();
+      pending_space = w != 0;
       return;
     }
     if (pending_space) {
-      out.push_back(' ');
+      base[w++] = ' ';
       pending_space = false;
     }
-    out.push_back(ch);
+    base[w++] = ch;
   };
-  const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
-  const size_t n = utf8.size();
+  // Room for `k` bytes of one code point (and a space before them) plus
+  // one byte per input byte after it.
+  auto reserve_for = [&](size_t k, size_t rest) {
+    auto need = w + k + 1 + rest + 1;
+    if (need > out.size()) {
+      out.resize(std::max(need, 2 * out.size()));
+      base = out.data();
+    }
+  };
   size_t i = 0;
   while (i < n) {
     if (s[i] < 0x80) {
@@ -284,13 +300,17 @@ std::string normalize(std::string_view utf8) {
     if (c < 0x10000) {
       uint32_t e = t.entries[static_cast<size_t>(c)];
       const char* p = t.pool.data() + (e >> 8);
+      reserve_for(e & 0xFF, n - i);
       for (uint32_t k = 0; k < (e & 0xFF); ++k)
         emit(p[k]);
     } else {
-      for (auto ch : map_supplementary(c))
+      auto mapped = map_supplementary(c);
+      reserve_for(mapped.size(), n - i);
+      for (auto ch : mapped)
         emit(ch);
     }
   }
+  out.resize(w);
   return out;
 }
 

@@ -89,6 +89,30 @@ BOOST_AUTO_TEST_CASE(output_alphabet_is_canonical) {
   BOOST_TEST(normalize(out) == out); // idempotent
 }
 
+BOOST_AUTO_TEST_CASE(code_points_that_expand_grow_the_output) {
+  // normalize writes into a buffer sized for the input and grows it when a
+  // code point maps to more bytes than it takes: U+2177 (3 bytes) is
+  // "viii", U+33AF (3 bytes) "rad s2"; many in a row, glued or between
+  // ASCII and spaces, and one at the very end of a long ASCII text.
+  const std::string viii = "\xe2\x85\xb7";
+  const std::string rad = "\xe3\x8e\xaf";
+  BOOST_TEST(normalize(viii) == "viii");
+  BOOST_TEST(normalize(rad) == "rad s2");
+  std::string glued, expected_glued;
+  std::string spaced, expected_spaced;
+  for (int i = 0; i < 500; ++i) {
+    glued += viii;
+    expected_glued += "viii";
+    spaced += rad + " x" + viii + "!";
+    expected_spaced += (i == 0 ? "" : " ") + std::string{"rad s2 xviii"};
+  }
+  BOOST_TEST(normalize(glued) == expected_glued);
+  BOOST_TEST(normalize(spaced) == expected_spaced);
+  std::string tail(1000, 'a');
+  BOOST_TEST(normalize(tail + " " + rad) == tail + " rad s2");
+  BOOST_TEST(normalize(rad + "   ") == "rad s2");
+}
+
 BOOST_AUTO_TEST_CASE(escape_xml_escapes_the_five_characters) {
   BOOST_TEST(escape_xml("a<b>&\"c\"'d'") ==
              "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
