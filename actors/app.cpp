@@ -299,8 +299,8 @@ void app::ask(domain::ask_request req, ask_callback cb) {
 domain::outcome<domain::ask_state> app::ask_sync(domain::ask_request req) {
   std::promise<domain::outcome<domain::ask_state>> p;
   auto f = p.get_future();
-  ask(std::move(req), [&p](domain::outcome<domain::ask_state> r) {
-    p.set_value(std::move(r));
+  ask(std::move(req), [&p](domain::outcome<domain::ask_box> r) {
+    p.set_value(domain::unbox(std::move(r)));
   });
   return f.get();
 }

@@ -9,7 +9,8 @@ namespace candor::actors {
 node_actor::behavior_type
 check_citations(node_actor::stateful_pointer<check_citations_state> self) {
   return {
-    [self](atom::step, domain::ask_state& st) -> domain::ask_state {
+    [self](atom::step, domain::ask_box& box) -> domain::ask_box {
+      auto& st = *box;
       auto check = domain::check_citations(st.passages, st.cited_ids,
                                            st.model_refused, st.confident);
       if (!check.dropped.empty()) {
@@ -26,11 +27,11 @@ check_citations(node_actor::stateful_pointer<check_citations_state> self) {
         st.citations.clear();
         domain::finish(st, domain::status_kind::refused,
                        std::string{domain::texts::unsupported_answer});
-        return std::move(st);
+        return std::move(box);
       }
       st.citations = std::move(check.citations);
       st.status = domain::status_kind::answered;
-      return std::move(st);
+      return std::move(box);
     },
   };
 }

@@ -10,7 +10,7 @@
 
 namespace candor::actors {
 
-using domain::ask_state;
+using domain::ask_box;
 
 node_actor::behavior_type
 finalize(node_actor::stateful_pointer<finalize_state> self,
@@ -19,7 +19,8 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
   self->state.guard = std::move(guard);
   self->state.info = std::move(info);
   return {
-    [self](atom::step, ask_state& st) -> ask_state {
+    [self](atom::step, ask_box& box) -> ask_box {
+      auto& st = *box;
       // The retrieve node reports the fingerprint of the snapshot it used,
       // which may be newer than the one the server started with.
       auto embedder = std::move(st.service.embedder);
@@ -44,7 +45,7 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
       // validate_response, which names the issues and has the last word.
       if (domain::response_fits_schema(st)) {
         st.validated = true;
-        return std::move(st);
+        return std::move(box);
       }
       // Built in a stack buffer: the value is only checked and dropped.
       unsigned char buf[8192];
@@ -67,10 +68,10 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
                        std::string{domain::texts::response_invalid});
         // Still invalid after the repair: leave it to the HTTP layer's 500.
         st.validated = domain::validate_response(domain::to_json(st)).empty();
-        return std::move(st);
+        return std::move(box);
       }
       st.validated = true;
-      return std::move(st);
+      return std::move(box);
     },
   };
 }

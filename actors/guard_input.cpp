@@ -22,42 +22,44 @@ void block_by_model(domain::ask_state& st, std::string reason) {
 /// Asks the classifier about a question the rules let through. Fails
 /// closed: only a reply that starts with "safe" lets the question on.
 void ask_classifier(guard_ptr self, caf::typed_response_promise<
-                                      domain::ask_state> rp,
-                    std::shared_ptr<domain::ask_state> st) {
+                                      domain::ask_box> rp,
+                    std::shared_ptr<domain::ask_box> box) {
   auto& s = self->state;
+  const auto& in = **box;
   llm_request req;
-  req.request_id = st->request.request_id;
+  req.request_id = in.request.request_id;
   req.prompt = "guard";
   req.prompt_version = s.prompt_version;
-  req.key = st->request.question;
+  req.key = in.request.question;
   req.system = s.system_prompt;
-  req.user = "<question>" + domain::escape_xml(st->request.question)
+  req.user = "<question>" + domain::escape_xml(in.request.question)
              + "</question>";
-  req.chaos = st->request.chaos;
-  req.budget = st->llm_budget;
+  req.chaos = in.request.chaos;
+  req.budget = in.llm_budget;
   req.max_tokens = 10;
   req.model = s.model;
   self->request(s.llm, caf::infinite, atom::call_v, std::move(req))
     .then(
-      [rp, st](llm_reply& reply) mutable {
-        domain::accumulate(st->usage, reply.usage);
-        st->llm_budget -= reply.usage.calls;
+      [rp, box](llm_reply& reply) mutable {
+        auto& st = **box;
+        domain::accumulate(st.usage, reply.usage);
+        st.llm_budget -= reply.usage.calls;
         if (reply.finish_reason == "length") {
-          block_by_model(*st, "model:truncated");
+          block_by_model(st, "model:truncated");
         } else {
           switch (domain::parse_guard_reply(reply.text)) {
             case domain::guard_verdict::safe:
-              st->guardrail.reasons.push_back("model:safe");
+              st.guardrail.reasons.push_back("model:safe");
               break;
             case domain::guard_verdict::unsafe:
-              block_by_model(*st, "model:unsafe");
+              block_by_model(st, "model:unsafe");
               break;
             case domain::guard_verdict::unparseable:
-              block_by_model(*st, "model:unparseable");
+              block_by_model(st, "model:unparseable");
               break;
           }
         }
-        rp.deliver(std::move(*st));
+        rp.deliver(std::move(*box));
       },
       // Unavailable (503), budget and the like: the supervisor decides; the
       // router is never reached.
@@ -77,10 +79,11 @@ guard_input(node_actor::stateful_pointer<guard_input_state> self,
   self->state.system_prompt = std::move(system_prompt);
   return {
     [self](atom::step,
-           domain::ask_state& st) -> caf::result<domain::ask_state> {
+           domain::ask_box& box) -> caf::result<domain::ask_box> {
+      auto& st = *box;
       if (self->state.mode == "off") {
         domain::add_warning(st, "guardrail_off");
-        return std::move(st);
+        return std::move(box);
       }
       auto verdict = domain::rule_set::builtin().evaluate(
         st.request.question, domain::rule_scope::input);
@@ -90,16 +93,16 @@ guard_input(node_actor::stateful_pointer<guard_input_state> self,
           reasons.push_back("rule:" + name);
         domain::block(st, domain::layer_kind::input_rules, std::move(reasons),
                       std::string{domain::texts::input_blocked});
-        return std::move(st);
+        return std::move(box);
       }
       st.guardrail.verdict = "pass";
       for (auto& name : verdict.matched)
         st.guardrail.reasons.push_back("rule:" + name);
       if (self->state.mode != "rules+model")
-        return std::move(st);
-      auto rp = self->make_response_promise<domain::ask_state>();
+        return std::move(box);
+      auto rp = self->make_response_promise<domain::ask_box>();
       ask_classifier(self, rp,
-                     std::make_shared<domain::ask_state>(std::move(st)));
+                     std::make_shared<domain::ask_box>(std::move(box)));
       return rp;
     },
   };

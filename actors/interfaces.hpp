@@ -126,7 +126,7 @@ struct index_load {
 
 /// Callback through which a request's outcome leaves the actor system. It
 /// holds the HTTP session alive and only posts to the session's executor.
-using ask_responder = std::function<void(domain::outcome<domain::ask_state>)>;
+using ask_responder = std::function<void(domain::outcome<domain::ask_box>)>;
 
 } // namespace candor::actors
 
@@ -142,7 +142,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(candor, caf::first_custom_type_id)
 
   CAF_ADD_TYPE_ID(candor, (candor::domain::node))
   CAF_ADD_TYPE_ID(candor, (candor::domain::ask_request))
-  CAF_ADD_TYPE_ID(candor, (candor::domain::ask_state))
+  CAF_ADD_TYPE_ID(candor, (candor::domain::ask_box))
   CAF_ADD_TYPE_ID(candor, (candor::domain::request_record))
   CAF_ADD_TYPE_ID(candor, (candor::domain::llm_call_record))
   CAF_ADD_TYPE_ID(candor, (candor::domain::trace_record))
@@ -180,9 +180,11 @@ namespace candor::actors {
 
 /// A GRAPH NODE: does one step on the request state and returns it. Every
 /// node (guard_input, router, out_of_scope, finalize, ...) implements it.
+/// The state travels boxed, so that the many moves of a step (message,
+/// result, promise, reply) are pointer moves.
 using node_actor = caf::typed_actor<
   // Runs the node's step on a request state.
-  caf::replies_to<atom::step, domain::ask_state>::with<domain::ask_state>>;
+  caf::replies_to<atom::step, domain::ask_box>::with<domain::ask_box>>;
 
 /// The LEDGER actor: the only writer of the ledger database.
 using ledger_actor = caf::typed_actor<

@@ -36,54 +36,57 @@ struct reask_policy {
 /// truncated reply is not re-asked: it would be cut again. An exhausted
 /// budget ends the request as `error`; other failures (no fixture, models
 /// down) travel to the supervisor as errors. The promise always gets an
-/// answer.
+/// answer. `box` is shared because CAF copies the handlers below several
+/// times; delivering moves the box out of it.
 template <class Self, class Parse, class OnParsed>
 void ask_model(Self self, llm_actor llm, llm_request req,
-               std::shared_ptr<domain::ask_state> st,
-               caf::typed_response_promise<domain::ask_state> rp,
+               std::shared_ptr<domain::ask_box> box,
+               caf::typed_response_promise<domain::ask_box> rp,
                std::shared_ptr<const reask_policy> policy, Parse parse,
                OnParsed on_parsed) {
-  req.budget = st->llm_budget;
+  req.budget = (*box)->llm_budget;
   // Kept for the re-ask behind a pointer: CAF copies the handler below
   // several times, and the request carries the rendered prompts.
   auto retry = std::make_shared<llm_request>(req);
   self->request(llm, caf::infinite, atom::call_v, std::move(req))
     .then(
-      [self, llm, retry, st, rp, policy, parse,
+      [self, llm, retry, box, rp, policy, parse,
        on_parsed](llm_reply& reply) mutable {
-        domain::accumulate(st->usage, reply.usage);
-        st->llm_budget -= reply.usage.calls;
+        auto& st = **box;
+        domain::accumulate(st.usage, reply.usage);
+        st.llm_budget -= reply.usage.calls;
         if (reply.finish_reason == "length") {
-          policy->on_unusable(*st, "llm_truncated");
-          rp.deliver(std::move(*st));
+          policy->on_unusable(st, "llm_truncated");
+          rp.deliver(std::move(*box));
           return;
         }
         auto parsed = parse(reply.text);
         if (parsed) {
-          on_parsed(*st, *parsed);
-          rp.deliver(std::move(*st));
+          on_parsed(st, *parsed);
+          rp.deliver(std::move(*box));
         } else if (retry->ordinal != policy->reask_ordinal
-                   && st->llm_budget > 0) {
+                   && st.llm_budget > 0) {
           if (!policy->repair_warning.empty())
-            domain::add_warning(*st, policy->repair_warning);
+            domain::add_warning(st, policy->repair_warning);
           retry->ordinal = policy->reask_ordinal;
           retry->user += "\nYour previous reply was invalid: "
                          + domain::escape_xml(parsed.err().message)
                          + ". Reply again with the JSON object only.";
-          ask_model(self, llm, std::move(*retry), st, rp, policy, parse,
+          ask_model(self, llm, std::move(*retry), box, rp, policy, parse,
                     on_parsed);
         } else {
-          policy->on_unusable(*st, "llm_parse_failed");
-          rp.deliver(std::move(*st));
+          policy->on_unusable(st, "llm_parse_failed");
+          rp.deliver(std::move(*box));
         }
       },
-      [rp, st](caf::error& err) mutable {
+      [rp, box](caf::error& err) mutable {
         auto e = to_domain(err);
         if (e.code == domain::ec::llm_budget_exceeded) {
-          domain::add_warning(*st, "llm_budget_exceeded");
-          domain::finish(*st, domain::status_kind::error,
+          auto& st = **box;
+          domain::add_warning(st, "llm_budget_exceeded");
+          domain::finish(st, domain::status_kind::error,
                          std::string{domain::texts::budget_exceeded});
-          rp.deliver(std::move(*st));
+          rp.deliver(std::move(*box));
           return;
         }
         rp.deliver(std::move(err));

@@ -7,10 +7,10 @@ namespace candor::actors {
 node_actor::behavior_type
 out_of_scope(node_actor::stateful_pointer<out_of_scope_state>) {
   return {
-    [](atom::step, domain::ask_state& st) -> domain::ask_state {
-      domain::finish(st, domain::status_kind::refused,
+    [](atom::step, domain::ask_box& box) -> domain::ask_box {
+      domain::finish(*box, domain::status_kind::refused,
                      std::string{domain::texts::out_of_scope});
-      return std::move(st);
+      return std::move(box);
     },
   };
 }

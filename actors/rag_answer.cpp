@@ -11,6 +11,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 using rag_ptr = node_actor::stateful_pointer<rag_answer_state>;
 
@@ -34,18 +35,19 @@ std::shared_ptr<const reask_policy> rag_policy() {
   return policy;
 }
 
-void ask_rag_model(rag_ptr self, caf::typed_response_promise<ask_state> rp,
-                   std::shared_ptr<ask_state> st) {
+void ask_rag_model(rag_ptr self, caf::typed_response_promise<ask_box> rp,
+                   std::shared_ptr<ask_box> box) {
+  const auto& in = **box;
   llm_request req;
-  req.request_id = st->request.request_id;
+  req.request_id = in.request.request_id;
   req.prompt = "rag_answer";
   req.prompt_version = self->state.prompt_version;
-  req.key = st->request.question;
+  req.key = in.request.question;
   req.system = self->state.system_prompt;
-  req.user = rag_user_message(*st);
-  req.chaos = st->request.chaos;
+  req.user = rag_user_message(in);
+  req.chaos = in.request.chaos;
   req.max_tokens = 600;
-  ask_model(self, self->state.llm, std::move(req), std::move(st),
+  ask_model(self, self->state.llm, std::move(req), std::move(box),
             std::move(rp), rag_policy(), domain::parse_rag_reply,
             [](ask_state& st, domain::rag_reply& parsed) {
               st.model_refused = parsed.refused;
@@ -94,16 +96,17 @@ rag_answer(node_actor::stateful_pointer<rag_answer_state> self, llm_actor llm,
   self->state.prompt_version = std::move(prompt_version);
   self->state.system_prompt = std::move(system_prompt);
   return {
-    [self](atom::step, ask_state& in) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
+      auto& in = *box;
       if (in.passages.empty()) {
         // Only reachable if retrieve did not run: never ask without them.
         domain::add_warning(in, "no_passages");
         domain::finish(in, domain::status_kind::refused,
                        std::string{domain::texts::weak_evidence});
-        return std::move(in);
+        return std::move(box);
       }
-      auto rp = self->make_response_promise<ask_state>();
-      ask_rag_model(self, rp, std::make_shared<ask_state>(std::move(in)));
+      auto rp = self->make_response_promise<ask_box>();
+      ask_rag_model(self, rp, std::make_shared<ask_box>(std::move(box)));
       return rp;
     },
   };

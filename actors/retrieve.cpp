@@ -12,6 +12,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 
 /// One retrieval step on `snap`, which the request keeps for its whole
@@ -66,15 +67,15 @@ retrieve(node_actor::stateful_pointer<retrieve_state> self,
   self->state.snapshots = std::move(snapshots);
   self->state.settings = settings;
   return {
-    [self](atom::step, ask_state& st) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       // This request keeps `snap` for the whole step, whatever is swapped
       // in meanwhile.
       auto snap = self->state.snapshots->load();
       if (!snap)
         return to_caf(domain::ec::index_unavailable,
                       "no retrieval index is loaded");
-      run_retrieval(*snap, self->state.settings, st);
-      return std::move(st);
+      run_retrieval(*snap, self->state.settings, *box);
+      return std::move(box);
     },
   };
 }

@@ -11,6 +11,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 
 /// The router could not get a usable decision: refuse as out of scope.
@@ -44,20 +45,21 @@ std::shared_ptr<const reask_policy> router_policy() {
 }
 
 void ask_router_model(router_ptr self,
-                      caf::typed_response_promise<ask_state> rp,
-                      std::shared_ptr<ask_state> st) {
+                      caf::typed_response_promise<ask_box> rp,
+                      std::shared_ptr<ask_box> box) {
+  const auto& in = **box;
   llm_request req;
-  req.request_id = st->request.request_id;
+  req.request_id = in.request.request_id;
   req.prompt = "router";
   req.prompt_version = self->state.prompt_version;
-  req.key = st->request.question;
+  req.key = in.request.question;
   req.system = self->state.system_prompt;
-  req.user = "<question>" + domain::escape_xml(st->request.question)
+  req.user = "<question>" + domain::escape_xml(in.request.question)
              + "</question>";
-  req.chaos = st->request.chaos;
+  req.chaos = in.request.chaos;
   req.max_tokens = 200;
   req.schema = router_schema;
-  ask_model(self, self->state.llm, std::move(req), std::move(st),
+  ask_model(self, self->state.llm, std::move(req), std::move(box),
             std::move(rp), router_policy(), domain::parse_router_reply,
             [](ask_state& st, domain::router_decision& decision) {
               st.route = decision.route;
@@ -74,15 +76,16 @@ router(node_actor::stateful_pointer<router_state> self, llm_actor llm,
   self->state.prompt_version = std::move(prompt_version);
   self->state.system_prompt = std::move(system_prompt);
   return {
-    [self](atom::step, ask_state& in) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
+      auto& in = *box;
       if (in.request.force_route != domain::route_kind::none) {
         in.route = in.request.force_route;
         in.overridden = true;
         in.route_reason = "route forced by the client (forceRoute)";
-        return std::move(in);
+        return std::move(box);
       }
-      auto rp = self->make_response_promise<ask_state>();
-      ask_router_model(self, rp, std::make_shared<ask_state>(std::move(in)));
+      auto rp = self->make_response_promise<ask_box>();
+      ask_router_model(self, rp, std::make_shared<ask_box>(std::move(box)));
       return rp;
     },
   };

@@ -16,6 +16,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 using domain::cell;
 
@@ -78,15 +79,16 @@ sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
   self->state.system_prompt = std::move(prompt_text);
   self->state.rows_to_model = std::max(rows_to_model, 1);
   return {
-    [self](atom::step, ask_state& in) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
+      auto& in = *box;
       if (in.sql.rows.empty() || in.sql.row_count == 0
           || all_null(in.sql.rows)) {
         // No model call: there is nothing to explain.
         in.follow_ups.clear();
         domain::finish(in, domain::status_kind::no_results,
                        no_results_text(in.sql.query, !in.sql.rows.empty()));
-        return std::move(in);
+        return std::move(box);
       }
       auto shown = std::min(in.sql.rows.size(),
                             static_cast<size_t>(s.rows_to_model));
@@ -105,10 +107,10 @@ sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
       req.schema = std::string{domain::sql_answer_schema};
       req.max_tokens = 600;
       req.ordinal = 0;
-      auto rp = self->make_response_promise<ask_state>();
+      auto rp = self->make_response_promise<ask_box>();
       sql_nodes::ask_model(
         self, s.llm, std::move(req),
-        std::make_shared<ask_state>(std::move(in)), rp, 1,
+        std::make_shared<ask_box>(std::move(box)), rp, 1,
         [](std::string_view text) {
           return domain::parse_sql_answer_reply(text);
         },

@@ -35,13 +35,13 @@ void model_reply_unusable(domain::ask_state& st, std::string_view warning);
 /// `reask_ordinal`, and an unusable reply ends the request as `error`.
 template <class Self, class Parse, class OnParsed>
 void ask_model(Self self, llm_actor llm, llm_request req,
-               std::shared_ptr<domain::ask_state> st,
-               caf::typed_response_promise<domain::ask_state> rp,
+               std::shared_ptr<domain::ask_box> box,
+               caf::typed_response_promise<domain::ask_box> rp,
                int32_t reask_ordinal, Parse parse, OnParsed on_parsed) {
   auto policy = std::make_shared<reask_policy>();
   policy->reask_ordinal = reask_ordinal;
   policy->on_unusable = model_reply_unusable;
-  actors::ask_model(self, std::move(llm), std::move(req), std::move(st),
+  actors::ask_model(self, std::move(llm), std::move(req), std::move(box),
                     std::move(rp), std::move(policy), std::move(parse),
                     std::move(on_parsed));
 }

@@ -10,6 +10,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 
 std::string exhausted_text(int32_t corrections) {
@@ -39,15 +40,16 @@ sql_correct(node_actor::stateful_pointer<sql_correct_state> self,
                                                      schema_text);
   self->state.max_corrections = max_corrections;
   return {
-    [self](atom::step, ask_state& in) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
+      auto& in = *box;
       if (in.sql.corrections >= s.max_corrections) {
         in.sql.last_error = std::move(in.pending_error);
         in.pending_error.clear();
         domain::add_warning(in, "sql_corrections_exhausted");
         domain::finish(in, domain::status_kind::error,
                        exhausted_text(in.sql.corrections));
-        return std::move(in);
+        return std::move(box);
       }
       llm_request req;
       req.request_id = in.request.request_id;
@@ -65,10 +67,10 @@ sql_correct(node_actor::stateful_pointer<sql_correct_state> self,
       // The k-th correction is fixture ordinal 2k, its re-ask 2k+1.
       req.ordinal = 2 * in.sql.corrections;
       auto reask = req.ordinal + 1;
-      auto rp = self->make_response_promise<ask_state>();
+      auto rp = self->make_response_promise<ask_box>();
       sql_nodes::ask_model(
         self, s.llm, std::move(req),
-        std::make_shared<ask_state>(std::move(in)), rp, reask,
+        std::make_shared<ask_box>(std::move(box)), rp, reask,
         [](std::string_view text) { return domain::parse_sql_reply(text); },
         [](ask_state& st, domain::sql_reply& reply) {
           if (reply.abstained) {

@@ -10,6 +10,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 using self_ptr = node_actor::stateful_pointer<sql_execute_state>;
 
@@ -53,16 +54,17 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
   self->state.ledger = std::move(ledger);
   self->state.max_rows = max_rows;
   return {
-    [self](atom::step, ask_state& in) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& in) -> caf::result<ask_box> {
       auto& s = self->state;
       if (!s.sandbox)
         return to_caf(domain::ec::internal, "sql_execute has no sandbox");
       sql_exec_request req;
-      req.request_id = in.request.request_id;
-      req.sql = in.sql.query;
+      req.request_id = in->request.request_id;
+      req.sql = in->sql.query;
       req.max_rows = s.max_rows;
-      auto rp = self->make_response_promise<ask_state>();
-      auto st = std::make_shared<ask_state>(std::move(in));
+      auto rp = self->make_response_promise<ask_box>();
+      // Shared: CAF copies the handlers below several times.
+      auto box = std::make_shared<ask_box>(std::move(in));
       auto t0 = std::chrono::steady_clock::now();
       auto micros = [t0] {
         return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -71,9 +73,10 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
       };
       self->request(s.sandbox, caf::infinite, atom::exec_v, std::move(req))
         .then(
-          [self, rp, st, micros](sql_exec_result& res) mutable {
-            audit(self, *st, "allow", "executed", res.row_count, micros());
-            auto& b = st->sql;
+          [self, rp, box, micros](sql_exec_result& res) mutable {
+            auto& st = **box;
+            audit(self, st, "allow", "executed", res.row_count, micros());
+            auto& b = st.sql;
             b.columns = std::move(res.columns);
             b.row_count = std::max<int64_t>(
               res.row_count, static_cast<int64_t>(res.rows.size()));
@@ -81,16 +84,17 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
             b.truncated = res.truncated || keep < res.rows.size();
             res.rows.resize(keep);
             b.rows = std::move(res.rows);
-            rp.deliver(std::move(*st));
+            rp.deliver(std::move(*box));
           },
-          [self, rp, st, micros](caf::error& err) mutable {
+          [self, rp, box, micros](caf::error& err) mutable {
+            auto& st = **box;
             auto e = to_domain(err);
             auto reason = std::string{domain::to_string(e.code)} + ": "
                           + e.message;
             switch (e.code) {
               case domain::ec::sql_timeout:
-                audit(self, *st, "error", reason, 0, micros());
-                fail(*st, "sql_timeout", e.message,
+                audit(self, st, "error", reason, 0, micros());
+                fail(st, "sql_timeout", e.message,
                      "The query took longer than the time allowed for one "
                      "query and was stopped, so there is no answer. Try "
                      "a narrower question (a shorter period, fewer "
@@ -98,28 +102,28 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
                 break;
               case domain::ec::sql_failed:
                 if (correctable(e.message)) {
-                  audit(self, *st, "correctable", reason, 0, micros());
-                  st->pending_error = e.message;
+                  audit(self, st, "correctable", reason, 0, micros());
+                  st.pending_error = e.message;
                   break;
                 }
-                audit(self, *st, "error", reason, 0, micros());
-                fail(*st, "sql_failed", e.message,
+                audit(self, st, "error", reason, 0, micros());
+                fail(st, "sql_failed", e.message,
                      "The database stopped the query before it finished ("
                        + e.message + "), so there is no answer.");
                 break;
               case domain::ec::sql_executor_failed:
-                audit(self, *st, "error", reason, 0, micros());
-                fail(*st, "sql_executor_failed", e.message,
+                audit(self, st, "error", reason, 0, micros());
+                fail(st, "sql_executor_failed", e.message,
                      "The query could not be run because its executor "
                      "process failed, so there is no answer. Please try "
                      "again.");
                 break;
               default:
-                audit(self, *st, "error", reason, 0, micros());
+                audit(self, st, "error", reason, 0, micros());
                 rp.deliver(std::move(err));
                 return;
             }
-            rp.deliver(std::move(*st));
+            rp.deliver(std::move(*box));
           });
       return rp;
     },

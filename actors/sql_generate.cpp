@@ -10,6 +10,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 
 constexpr std::string_view abstained_text
@@ -29,8 +30,9 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
   self->state.system_prompt = sql_nodes::fill_schema(std::move(prompt_text),
                                                      schema_text);
   return {
-    [self](atom::step, ask_state& in) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
+      const auto& in = *box;
       llm_request req;
       req.request_id = in.request.request_id;
       req.prompt = "sql_generate";
@@ -43,10 +45,10 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
       req.schema = std::string{domain::sql_reply_schema};
       req.max_tokens = 800;
       req.ordinal = 0;
-      auto rp = self->make_response_promise<ask_state>();
+      auto rp = self->make_response_promise<ask_box>();
       sql_nodes::ask_model(
         self, s.llm, std::move(req),
-        std::make_shared<ask_state>(std::move(in)), rp, 1,
+        std::make_shared<ask_box>(std::move(box)), rp, 1,
         [](std::string_view text) { return domain::parse_sql_reply(text); },
         [](ask_state& st, domain::sql_reply& reply) {
           if (reply.abstained) {

@@ -12,6 +12,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 using domain::sql::verdict_kind;
 using self_ptr = node_actor::stateful_pointer<sql_validate_state>;
@@ -65,8 +66,9 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
     s.open_error = "no sales catalog";
   }
   return {
-    [self](atom::step, ask_state& st) -> caf::result<ask_state> {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
+      auto& st = *box;
       if (!s.guard)
         return to_caf(domain::ec::internal,
                       "sql_validate has no validation connection: "
@@ -81,13 +83,13 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
               policy.rule + ": " + policy.message);
         domain::block(st, domain::layer_kind::sql_policy,
                       {"sql_policy:" + policy.rule}, policy_block_text(policy));
-        return std::move(st);
+        return std::move(box);
       }
       if (policy.verdict == verdict_kind::correctable) {
         audit(self, st, st.sql.query, "correctable", "sql_policy",
               policy.rule + ": " + policy.message);
         st.pending_error = policy.message;
-        return std::move(st);
+        return std::move(box);
       }
       st.sql.query = policy.sql;
       st.sql.limit_applied = policy.limit_applied;
@@ -99,22 +101,22 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
         domain::block(st, domain::layer_kind::sql_authorizer,
                       {"sql_authorizer:" + guarded.rule},
                       authorizer_block_text(guarded));
-        return std::move(st);
+        return std::move(box);
       }
       if (guarded.verdict == verdict_kind::correctable) {
         audit(self, st, st.sql.query, "correctable", "sql_authorizer",
               guarded.rule + ": " + guarded.message);
         st.pending_error = guarded.message;
-        return std::move(st);
+        return std::move(box);
       }
       // The catalog: literals inside declared value domains.
       if (auto v = data::check_value_domains(st.sql.query, *s.cat)) {
         audit(self, st, st.sql.query, "block", "catalog_domain", v->message);
         domain::add_warning(st, "sql_value_outside_domain");
         domain::finish(st, domain::status_kind::refused, v->message);
-        return std::move(st);
+        return std::move(box);
       }
-      return std::move(st);
+      return std::move(box);
     },
   };
 }

@@ -10,6 +10,7 @@ namespace candor::actors {
 
 namespace {
 
+using domain::ask_box;
 using domain::ask_state;
 using domain::node;
 using self_ptr = caf::stateful_actor<supervisor_state>*;
@@ -56,10 +57,10 @@ void deliver(self_ptr self) {
   release_slot(self);
   auto& s = self->state;
   auto received = s.received_us;
-  s.st.latency_ms = received > 0 ? (domain::wall_us() - received) / 1000
-                                 : micros_since(s.started) / 1000;
+  s.st->latency_ms = received > 0 ? (domain::wall_us() - received) / 1000
+                                  : micros_since(s.started) / 1000;
   // The trace reaches the ledger with the request row (see completed()).
-  s.st.trace = std::move(s.trace);
+  s.st->trace = std::move(s.trace);
   if (auto respond = std::move(s.respond))
     respond(std::move(s.st));
   self->quit();
@@ -73,11 +74,11 @@ void stop_with(ask_state& st, std::string warning, std::string_view text) {
 
 void dispatch(self_ptr self, node n);
 
-void on_reply(self_ptr self, node n, clock::time_point t0, ask_state& next) {
+void on_reply(self_ptr self, node n, clock::time_point t0, ask_box next) {
   auto& s = self->state;
   s.st = std::move(next);
-  s.trace.push_back({n, domain::step_outcome(n, s.st), micros_since(t0)});
-  dispatch(self, s.g->edge(n, s.st));
+  s.trace.push_back({n, domain::step_outcome(n, *s.st), micros_since(t0)});
+  dispatch(self, s.g->edge(n, *s.st));
 }
 
 void on_error(self_ptr self, node n, clock::time_point t0,
@@ -87,16 +88,18 @@ void on_error(self_ptr self, node n, clock::time_point t0,
   s.trace.push_back({n, "error:" + std::string{domain::to_string(e.code)},
                      micros_since(t0)});
   switch (e.code) {
-    case domain::ec::llm_budget_exceeded:
+    case domain::ec::llm_budget_exceeded: {
       // The node kept the state; start again from the request.
-      s.st = domain::ask_state{};
-      s.st.request = s.request;
-      s.st.warnings = s.request.warnings;
-      s.st.service = s.info;
-      s.st.route = domain::route_kind::none;
-      stop_with(s.st, "llm_budget_exceeded", domain::texts::budget_exceeded);
+      s.st = ask_box{};
+      auto& st = *s.st;
+      st.request = s.request;
+      st.warnings = s.request.warnings;
+      st.service = s.info;
+      st.route = domain::route_kind::none;
+      stop_with(st, "llm_budget_exceeded", domain::texts::budget_exceeded);
       dispatch(self, node::finalize);
       return;
+    }
     case domain::ec::timeout:
       e.message = "the request deadline of "
                   + std::to_string(s.lim.deadline.count())
@@ -124,12 +127,13 @@ void dispatch(self_ptr self, node n) {
     return;
   }
   if (n != node::finalize) {
+    auto& st = *s.st;
     if (s.steps >= s.lim.step_cap) {
-      stop_with(s.st, "step_cap_exceeded", domain::texts::step_cap_exceeded);
+      stop_with(st, "step_cap_exceeded", domain::texts::step_cap_exceeded);
       n = node::finalize;
-    } else if (domain::min_model_calls(n, s.st) > s.st.llm_budget) {
-      s.st.route = domain::route_kind::none;
-      stop_with(s.st, "llm_budget_exceeded", domain::texts::budget_exceeded);
+    } else if (domain::min_model_calls(n, st) > st.llm_budget) {
+      st.route = domain::route_kind::none;
+      stop_with(st, "llm_budget_exceeded", domain::texts::budget_exceeded);
       n = node::finalize;
     }
   }
@@ -140,7 +144,7 @@ void dispatch(self_ptr self, node n) {
                                     "the finalize node is missing"));
       return;
     }
-    stop_with(s.st, "node_unavailable:" + std::string{domain::to_string(n)},
+    stop_with(*s.st, "node_unavailable:" + std::string{domain::to_string(n)},
               domain::texts::node_unavailable);
     dispatch(self, node::finalize);
     return;
@@ -155,8 +159,8 @@ void dispatch(self_ptr self, node n) {
   s.current_since = t0;
   // No per-request timeout: the deadline tick covers the whole request.
   self->request(handle, caf::infinite, atom::step_v, std::move(s.st))
-    .then([self, n, t0](ask_state& next) {
-            on_reply(self, n, t0, next);
+    .then([self, n, t0](ask_box& next) {
+            on_reply(self, n, t0, std::move(next));
           },
           [self, n, t0](caf::error& err) { on_error(self, n, t0, err); });
 }
@@ -183,10 +187,11 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   s.received_us = req.received_us;
   s.request = req;
   s.info = info;
-  s.st.request = std::move(req);
-  s.st.warnings = s.st.request.warnings;
-  s.st.llm_budget = lim.llm_budget;
-  s.st.service = std::move(info);
+  auto& st = *s.st;
+  st.request = std::move(req);
+  st.warnings = st.request.warnings;
+  st.llm_budget = lim.llm_budget;
+  st.service = std::move(info);
   if (lim.own_timer)
     self->delayed_send(self, lim.deadline, atom::internal_v, atom::tick_v);
   dispatch(self, domain::entry_node);

@@ -73,8 +73,9 @@ struct supervisor_state {
 
   graph_ptr g;
   limits lim;
-  /// The request state while no node holds it (it travels with each step).
-  domain::ask_state st;
+  /// The request state while no node holds it (it travels with each step
+  /// and is valueless meanwhile; only a node's reply or a reset refills it).
+  domain::ask_box st;
   /// Kept outside `st` so that a timeout or a failed node still has them.
   std::string request_id;
   int64_t received_us = 0;

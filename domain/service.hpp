@@ -18,7 +18,9 @@ namespace candor::domain {
 /// executor before touching a socket.
 class service {
 public:
-  using ask_callback = std::function<void(outcome<ask_state>)>;
+  /// The state comes boxed: handing it on (e.g. posting it to a session's
+  /// executor) moves one pointer.
+  using ask_callback = std::function<void(outcome<ask_box>)>;
   using text_callback = std::function<void(outcome<std::string>)>;
 
   virtual ~service() = default;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -268,6 +269,73 @@ typename Inspector::result_type inspect(Inspector& f, ask_state& x) {
            x.redacted_spans, x.pending_error, x.passages, x.cited_ids,
            x.confident, x.model_refused, x.service, x.latency_ms,
            x.validated);
+}
+
+// -- an owning box for the state ----------------------------------------------
+
+/// Owns one `T` on the heap with value semantics: a copy is deep and
+/// independent, a move is one pointer move however large `T` is. The
+/// request state travels in one (`ask_box`) because it is moved about 20
+/// times per request (CAF messages and results, response promises, the
+/// HTTP callbacks), and moving `ask_state` itself costs some 600
+/// instructions each time.
+///
+/// As with C++26's `std::indirect`, a default-constructed box holds a
+/// value-initialized `T`, and a box that was moved from is empty
+/// ("valueless"): it may then only be assigned to, copied (the copy is
+/// valueless too), inspected (see below) or destroyed; dereferencing it is
+/// undefined. Every holder in candor either moves the box on and forgets
+/// it, or assigns a new one before using it again.
+template <class T>
+class indirect {
+public:
+  indirect() : ptr_(std::make_unique<T>()) {}
+  explicit indirect(T value) : ptr_(std::make_unique<T>(std::move(value))) {}
+  indirect(const indirect& other)
+    : ptr_(other.ptr_ ? std::make_unique<T>(*other.ptr_) : nullptr) {}
+  indirect(indirect&&) noexcept = default;
+
+  indirect& operator=(const indirect& other) {
+    // Copy first: self-assignment and a throwing copy leave *this intact.
+    indirect tmp{other};
+    ptr_ = std::move(tmp.ptr_);
+    return *this;
+  }
+  indirect& operator=(indirect&&) noexcept = default;
+
+  T& operator*() noexcept { return *ptr_; }
+  const T& operator*() const noexcept { return *ptr_; }
+  T* operator->() noexcept { return ptr_.get(); }
+  const T* operator->() const noexcept { return ptr_.get(); }
+
+  bool valueless_after_move() const noexcept { return ptr_ == nullptr; }
+
+private:
+  std::unique_ptr<T> ptr_;
+};
+
+/// Inspects the boxed value as if it were not boxed: `to_string` and the
+/// serialized bytes are those of the `T` itself. A valueless box gets a
+/// fresh `T` first, so that loading into it works and printing it is
+/// defined. `T` needs an `inspect` overload of its own.
+template <class Inspector, class T>
+typename Inspector::result_type inspect(Inspector& f, indirect<T>& x) {
+  if (x.valueless_after_move())
+    x = indirect<T>{};
+  return inspect(f, *x);
+}
+
+/// The request state as it travels between the actors and to the HTTP
+/// layer.
+using ask_box = indirect<ask_state>;
+
+/// The value out of its box, for callers off the hot path (CLI, eval,
+/// tests) that would rather hold it directly.
+template <class T>
+outcome<T> unbox(outcome<indirect<T>> r) {
+  if (!r)
+    return r.err();
+  return std::move(**r);
 }
 
 /// Adds a warning once.

@@ -398,7 +398,7 @@ private:
       ask.warnings.emplace_back("request_id_replaced");
     if (!try_begin_service_call())
       return;
-    using ask_result = domain::outcome<domain::ask_state>;
+    using ask_result = domain::outcome<domain::ask_box>;
     srv_.svc.ask(std::move(ask), make_callback<ask_result>(&session::on_ask));
   }
 
@@ -507,14 +507,14 @@ private:
     }
   }
 
-  void on_ask(domain::outcome<domain::ask_state> r) {
+  void on_ask(domain::outcome<domain::ask_box> r) {
     auto self = std::move(pending_self_);
     end_service_call();
     if (!r) {
       send_error(r.err());
       return;
     }
-    auto& st = *r;
+    auto& st = **r;
     // The finalize node validated the state already (`validated`); a state
     // that did not pass through it is checked here before it is written.
     if (!st.validated) {

@@ -142,8 +142,9 @@ struct fixture {
     caf::scoped_actor self{sys};
     domain::outcome<ask_state> out
       = domain::make_error(domain::ec::internal, "no reply");
-    self->request(n, std::chrono::seconds{30}, atom::step_v, std::move(st))
-      .receive([&](ask_state& r) { out = std::move(r); },
+    domain::ask_box box{std::move(st)};
+    self->request(n, std::chrono::seconds{30}, atom::step_v, std::move(box))
+      .receive([&](domain::ask_box& r) { out = std::move(*r); },
                [&](caf::error& e) { out = to_domain(e); });
     return out;
   }
@@ -607,8 +608,8 @@ struct route_fixture : fixture {
     auto f = p->get_future();
     sys.spawn(supervisor, g, limits{}, std::move(req),
               domain::service_info{},
-              ask_responder{[p](domain::outcome<ask_state> r) {
-                p->set_value(std::move(r));
+              ask_responder{[p](domain::outcome<domain::ask_box> r) {
+                p->set_value(domain::unbox(std::move(r)));
               }},
               deadline_slot_ptr{});
     BOOST_REQUIRE(f.wait_for(std::chrono::seconds{30})

@@ -37,8 +37,8 @@ struct fixture {
   std::optional<domain::outcome<domain::ask_state>> result;
 
   ask_responder responder() {
-    return [this](domain::outcome<domain::ask_state> r) {
-      result.emplace(std::move(r));
+    return [this](domain::outcome<domain::ask_box> r) {
+      result.emplace(domain::unbox(std::move(r)));
     };
   }
 
@@ -64,9 +64,9 @@ struct fixture {
 node_actor::behavior_type passthrough(node_actor::pointer,
                                       std::shared_ptr<int> calls) {
   return {
-    [calls](atom::step, domain::ask_state& st) {
+    [calls](atom::step, domain::ask_box& box) {
       ++*calls;
-      return std::move(st);
+      return std::move(box);
     },
   };
 }
@@ -74,24 +74,24 @@ node_actor::behavior_type passthrough(node_actor::pointer,
 /// A node that ends the request as refused.
 node_actor::behavior_type refuser(node_actor::pointer) {
   return {
-    [](atom::step, domain::ask_state& st) {
-      domain::finish(st, domain::status_kind::refused, "no");
-      return std::move(st);
+    [](atom::step, domain::ask_box& box) {
+      domain::finish(*box, domain::status_kind::refused, "no");
+      return std::move(box);
     },
   };
 }
 
 struct silent_state {
   silent_state() = default;
-  std::vector<caf::typed_response_promise<domain::ask_state>> held;
+  std::vector<caf::typed_response_promise<domain::ask_box>> held;
 };
 
 /// A node that never answers (it keeps the promise alive).
 node_actor::behavior_type
 silent(node_actor::stateful_pointer<silent_state> self) {
   return {
-    [self](atom::step, domain::ask_state&) -> caf::result<domain::ask_state> {
-      auto rp = self->make_response_promise<domain::ask_state>();
+    [self](atom::step, domain::ask_box&) -> caf::result<domain::ask_box> {
+      auto rp = self->make_response_promise<domain::ask_box>();
       self->state.held.push_back(rp);
       return rp;
     },
@@ -101,7 +101,7 @@ silent(node_actor::stateful_pointer<silent_state> self) {
 /// A node that fails with a domain error.
 node_actor::behavior_type failing(node_actor::pointer, domain::ec code) {
   return {
-    [code](atom::step, domain::ask_state&) -> caf::result<domain::ask_state> {
+    [code](atom::step, domain::ask_box&) -> caf::result<domain::ask_box> {
       return to_caf(code, "scripted failure");
     },
   };
@@ -183,11 +183,12 @@ BOOST_AUTO_TEST_CASE(a_node_that_spends_the_budget_stops_the_next_one) {
   g.at(node::router) = sys.spawn([](node_actor::pointer)
                                    -> node_actor::behavior_type {
     return {
-      [](atom::step, domain::ask_state& st) {
+      [](atom::step, domain::ask_box& box) {
+        auto& st = *box;
         st.usage.calls += st.llm_budget;
         st.llm_budget = 0;
         st.route = domain::route_kind::docs;
-        return std::move(st);
+        return std::move(box);
       },
     };
   });
@@ -231,9 +232,9 @@ BOOST_AUTO_TEST_CASE(missing_node_is_an_honest_error) {
   g.at(node::router) = sys.spawn([](node_actor::pointer)
                                    -> node_actor::behavior_type {
     return {
-      [](atom::step, domain::ask_state& st) {
-        st.route = domain::route_kind::data;
-        return std::move(st);
+      [](atom::step, domain::ask_box& box) {
+        box->route = domain::route_kind::data;
+        return std::move(box);
       },
     };
   });

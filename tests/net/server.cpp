@@ -57,7 +57,7 @@ domain::ask_state answered(const domain::ask_request& req) {
 class fake_service : public domain::service {
 public:
   using answer_fn
-    = std::function<domain::outcome<domain::ask_state>(
+    = std::function<domain::outcome<domain::ask_box>(
       const domain::ask_request&)>;
 
   void ask(domain::ask_request req, ask_callback cb) override {
@@ -71,7 +71,7 @@ public:
     }
     auto fn = answer_;
     lk.unlock();
-    cb(fn ? fn(req) : domain::outcome<domain::ask_state>{answered(req)});
+    cb(fn ? fn(req) : domain::ask_box{answered(req)});
   }
 
   void stats(std::string window, text_callback cb) override {
@@ -138,7 +138,7 @@ public:
       xs.swap(held_);
     }
     for (auto& [req, cb] : xs)
-      cb(answered(req));
+      cb(domain::ask_box{answered(req)});
   }
 
   /// Waits until `n` records were completed.
@@ -421,7 +421,7 @@ BOOST_AUTO_TEST_CASE(service_errors_map_to_statuses) {
                               row{domain::ec::internal, 500},
                               row{domain::ec::storage_failed, 500}}) {
     s.svc.set_answer([code = code](const domain::ask_request&) {
-      return domain::outcome<domain::ask_state>{
+      return domain::outcome<domain::ask_box>{
         domain::make_error(code, "from the service")};
     });
     auto r = c.ask(good_body);
@@ -442,7 +442,7 @@ BOOST_AUTO_TEST_CASE(invalid_response_becomes_500) {
   s.svc.set_answer([](const domain::ask_request& req) {
     auto st = answered(req);
     st.status = domain::status_kind::pending; // never valid on the wire
-    return domain::outcome<domain::ask_state>{st};
+    return domain::outcome<domain::ask_box>{domain::ask_box{st}};
   });
   http_client c{s.port};
   check_error(c.ask(good_body), 500, "internal");
