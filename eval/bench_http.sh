@@ -17,7 +17,8 @@
 #              sandbox run for real on a small query),
 # prints requests/s, P50, P99 and the ratio to the baseline, and checks the
 # targets (ratio >= 0.35, docs ratio >= 0.25, P99 <= 10 ms) with PASS/MISS
-# per line.
+# per line; the data route has no target and shows "-" (ERRORS when some of
+# its requests failed).
 #
 # Environment:
 #   BENCH_SECONDS      duration of each run (10)
@@ -225,9 +226,12 @@ for name in "${names[@]}"; do
     if (name == "candor/docs") min = dmin
     ok = (p99 / 1000.0 <= max) && errs == 0
     if (name != "baseline") ok = ok && ratio >= min
+    # The data route has no throughput target (issue #3 asks for its
+    # figures only): it is reported, not judged, unless it has errors.
+    if (name == "candor/data") { print errs == 0 ? "-" : "ERRORS"; exit }
     print ok ? "PASS" : "MISS"
   }')
-  [[ $check == PASS ]] || missed=1
+  [[ $check == PASS || $check == - ]] || missed=1
   printf '%-22s %12.1f %9.2f %9.2f %7.2f %7d  %s\n' "$name" "$rps" \
     "$(awk -v x="$p50" 'BEGIN{print x/1000}')" \
     "$(awk -v x="$p99" 'BEGIN{print x/1000}')" "$ratio" "$errs" "$check"
