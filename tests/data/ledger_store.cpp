@@ -522,18 +522,21 @@ BOOST_AUTO_TEST_CASE(reader_sees_committed_writes_and_cannot_write) {
   BOOST_TEST(count(reader) == 6);
 }
 
+/// Adds a trigger to the ledger at `path` through a connection of its own
+/// (fault injection from outside the store).
+void add_trigger(const std::string& path, const char* create_trigger) {
+  auto raw = open_raw(path);
+  BOOST_REQUIRE(!raw.exec(create_trigger));
+}
+
 BOOST_AUTO_TEST_CASE(a_failing_batch_writes_nothing) {
   temp_dir dir;
   auto path = dir.file("ledger.db");
   auto store = open_store(path, true);
-  {
-    // Fault injection from outside: the last insert of the batch fails.
-    auto raw = open_raw(path);
-    BOOST_REQUIRE(!raw.exec(
-      "CREATE TRIGGER fail_boom BEFORE INSERT ON sql_audit "
-      "WHEN NEW.sql = 'boom' BEGIN SELECT RAISE(ABORT, 'injected failure'); "
-      "END"));
-  }
+  // Fault injection from outside: the last insert of the batch fails.
+  add_trigger(path, "CREATE TRIGGER fail_boom BEFORE INSERT ON sql_audit "
+                    "WHEN NEW.sql = 'boom' BEGIN "
+                    "SELECT RAISE(ABORT, 'injected failure'); END");
   ledger_batch batch;
   for (int i = 0; i < 3; ++i)
     batch.requests.push_back(request("tx-" + std::to_string(i), i, "data",
@@ -578,13 +581,9 @@ BOOST_AUTO_TEST_CASE(a_failure_inside_a_multi_row_insert_writes_nothing) {
   temp_dir dir;
   auto path = dir.file("ledger.db");
   auto store = open_store(path, true);
-  {
-    auto raw = open_raw(path);
-    BOOST_REQUIRE(!raw.exec(
-      "CREATE TRIGGER fail_mid BEFORE INSERT ON requests "
-      "WHEN NEW.request_id = 'mid-5' BEGIN SELECT RAISE(FAIL, 'mid-row'); "
-      "END"));
-  }
+  add_trigger(path, "CREATE TRIGGER fail_mid BEFORE INSERT ON requests "
+                    "WHEN NEW.request_id = 'mid-5' BEGIN "
+                    "SELECT RAISE(FAIL, 'mid-row'); END");
   ledger_batch batch;
   for (int i = 0; i < 8; ++i)
     batch.requests.push_back(request("mid-" + std::to_string(i), i, "data",
