@@ -21,32 +21,39 @@ std::string multi_row_insert(const char* head, size_t columns, size_t rows) {
 
 } // namespace
 
-// The inserts are INSERT OR FAIL: a multi-row INSERT that may abort gets a
-// statement journal (a savepoint opened and released on every execution,
-// about 8 % of the writer's work) so that an abort can undo the rows it
-// already inserted. Every statement runs inside the batch's transaction,
-// which is rolled back whole on any error (ledger_store::write), so the
+// Requests, model calls and SQL audit rows are inserted with INSERT OR
+// FAIL: a multi-row INSERT that may abort gets a statement journal (a
+// savepoint opened and released on every execution, about 8 % of the
+// writer's work) so that an abort can undo the rows it already inserted.
+// No error of those statements is handled: any of them fails the batch,
+// whose transaction is rolled back whole (ledger_store::write), so the
 // statement-level undo would be redundant; OR FAIL keeps the rows before
 // the failing one until that rollback.
+//
+// Trace steps keep plain INSERT: their primary-key clash (a reused request
+// id) is handled, by redoing the insert after the id's existing rows
+// (ledger_store's write_trace), and that retry needs the failed statement
+// to have left nothing behind.
 
 std::string insert_requests_sql(size_t rows) {
   return multi_row_insert(
-    "INSERT OR FAIL INTO requests (request_id, ts_us, method, path, route, status, "
-    "blocked_by, http_status, error, latency_us, question, llm_calls, "
-    "tokens, cost_usd, warnings) VALUES ",
+    "INSERT OR FAIL INTO requests (request_id, ts_us, method, path, route, "
+    "status, blocked_by, http_status, error, latency_us, question, "
+    "llm_calls, tokens, cost_usd, warnings) VALUES ",
     15, rows);
 }
 
 std::string insert_llm_calls_sql(size_t rows) {
   return multi_row_insert(
-    "INSERT OR FAIL INTO llm_calls (request_id, ts_us, prompt, prompt_version, "
-    "provider, model, attempts, retries, fallback_used, outcome, tokens_in, "
-    "tokens_out, tokens_estimated, cost_usd, latency_us) VALUES ",
+    "INSERT OR FAIL INTO llm_calls (request_id, ts_us, prompt, "
+    "prompt_version, provider, model, attempts, retries, fallback_used, "
+    "outcome, tokens_in, tokens_out, tokens_estimated, cost_usd, latency_us) "
+    "VALUES ",
     15, rows);
 }
 
 std::string insert_trace_steps_sql(size_t rows) {
-  std::string sql = "INSERT OR FAIL INTO trace_steps (request_id, ord, ts_us, seq, "
+  std::string sql = "INSERT INTO trace_steps (request_id, ord, ts_us, seq, "
                     "node, outcome, micros) VALUES ";
   for (size_t i = 0; i < rows; ++i) {
     auto p = std::to_string(4 + 4 * i);

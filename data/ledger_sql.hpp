@@ -126,14 +126,14 @@ PRAGMA user_version = 2;
 /// (each execution costs about as much again as the row it inserts).
 inline constexpr size_t rows_per_insert = 8;
 
-/// `INSERT OR FAIL INTO requests ... VALUES` with `rows` rows, each taking 15
-/// parameters in this order: request_id, ts_us, method, path, route,
+/// `INSERT OR FAIL INTO requests ... VALUES` with `rows` rows, each taking
+/// 15 parameters in this order: request_id, ts_us, method, path, route,
 /// status, blocked_by, http_status, error, latency_us, question, llm_calls,
 /// tokens, cost_usd, warnings.
 std::string insert_requests_sql(size_t rows);
 
-/// `INSERT OR FAIL INTO llm_calls ... VALUES` with `rows` rows, each taking 15
-/// parameters in this order: request_id, ts_us, prompt, prompt_version,
+/// `INSERT OR FAIL INTO llm_calls ... VALUES` with `rows` rows, each taking
+/// 15 parameters in this order: request_id, ts_us, prompt, prompt_version,
 /// provider, model, attempts, retries, fallback_used, outcome, tokens_in,
 /// tokens_out, tokens_estimated, cost_usd, latency_us.
 std::string insert_llm_calls_sql(size_t rows);
@@ -142,9 +142,10 @@ std::string insert_llm_calls_sql(size_t rows);
 /// execution instead of one per step (a trace has 2 to about 10 steps).
 inline constexpr size_t trace_rows_per_insert = 8;
 
-/// `INSERT OR FAIL INTO trace_steps ... VALUES` with `rows` rows sharing ?1
-/// (request id), ?2 (timestamp) and ?3 (the `ord` of step 0), each row then
-/// taking four parameters (seq, node, outcome, micros; ord is ?3 + seq).
+/// `INSERT INTO trace_steps ... VALUES` (a plain INSERT, see
+/// ledger_sql.cpp) with `rows` rows sharing ?1 (request id), ?2 (timestamp)
+/// and ?3 (the `ord` of step 0), each row then taking four parameters (seq,
+/// node, outcome, micros; ord is ?3 + seq).
 std::string insert_trace_steps_sql(size_t rows);
 
 /// The first free `ord` of a request id (0 when it has no trace rows).
@@ -184,6 +185,7 @@ inline constexpr const char* run_sql_audit_sql
   = "SELECT ts_us, sql, verdict, layer, reason, rows, latency_us "
     "FROM sql_audit WHERE request_id = ?1 ORDER BY id";
 
-inline constexpr const char* count_requests_sql = "SELECT COUNT(*) FROM requests";
+inline constexpr const char* count_requests_sql
+  = "SELECT COUNT(*) FROM requests";
 
 } // namespace candor::data::ledger_sql

@@ -52,6 +52,35 @@ BOOST_AUTO_TEST_CASE(a_reused_request_id_keeps_every_trace_in_order) {
   BOOST_TEST(doc.at("trace").at(13).at("seq").as_int64() == 0);
 }
 
+BOOST_AUTO_TEST_CASE(a_clash_after_a_gap_in_the_ords_stores_each_step_once) {
+  // Rows of an id at ord 3 to 5 only (a gap before them, as a manual fix
+  // or a retention delete could leave): a six-step trace for the id
+  // inserts ords 0 to 2, then clashes at 3. The clashing statement must
+  // leave nothing behind (plain INSERT), or the retry after the existing
+  // rows would store steps 0 to 2 twice.
+  temp_dir dir;
+  auto path = dir.file("ledger.db");
+  auto store = open_store(path, true);
+  {
+    auto raw = open_raw(path);
+    for (int ord = 3; ord <= 5; ++ord)
+      BOOST_REQUIRE(!raw.exec(
+        "INSERT INTO trace_steps (request_id, ord, ts_us, seq, node, "
+        "outcome, micros) VALUES ('gap', "
+        + std::to_string(ord) + ", 1, " + std::to_string(ord - 3)
+        + ", 'router', 'old" + std::to_string(ord) + "', 1)"));
+  }
+  ledger_batch batch;
+  batch.traces.push_back(
+    trace_of("gap", 2, {"n0", "n1", "n2", "n3", "n4", "n5"}));
+  auto err = store.write(batch);
+  BOOST_REQUIRE_MESSAGE(!err, err.message);
+  std::vector<std::string> want{"old3", "old4", "old5", "n0",
+                                "n1",   "n2",   "n3",   "n4", "n5"};
+  BOOST_TEST(trace_outcomes(store, "gap") == want,
+             boost::test_tools::per_element());
+}
+
 // A database written by a version 1 build (users' data directories) opens,
 // is migrated in place and keeps every row; writes go on after it.
 BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated_with_its_rows) {

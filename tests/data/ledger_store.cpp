@@ -597,6 +597,4 @@ BOOST_AUTO_TEST_CASE(a_failure_inside_a_multi_row_insert_writes_nothing) {
   BOOST_TEST(count(store) == 7);
 }
 
-// A client may send the same X-Request-Id twice: every trace of the id is
-// kept, in the order written, whether the traces share a batch or not.
 BOOST_AUTO_TEST_SUITE_END()
