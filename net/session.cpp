@@ -192,10 +192,35 @@ private:
     start_header();
   }
 
+  /// Feeds the bytes already buffered to the parser, without waiting for
+  /// more. False when the parser needs more bytes than there are; true when
+  /// it stopped at the end of the header (or, eager, of the message) or on
+  /// an error, which is then in `ec`.
+  bool parse_buffered(beast::error_code& ec) {
+    if (buffer_.size() == 0)
+      return false;
+    auto n = parser_->put(buffer_.data(), ec);
+    buffer_.consume(n);
+    if (ec == http::error::need_more) {
+      ec = {};
+      return false;
+    }
+    return true;
+  }
+
   void start_header() {
     phase_ = phase::reading;
     ctx_.ts_us = domain::wall_us();
     ctx_.start = std::chrono::steady_clock::now();
+    // A request nearly always arrives whole with its first bytes: what is
+    // buffered is parsed here, and only a header still incomplete is read
+    // asynchronously (an asynchronous read completes through a post to the
+    // strand even when the bytes are already in the buffer).
+    beast::error_code ec;
+    if (parse_buffered(ec) && (ec || parser_->is_header_done())) {
+      on_header(ec, 0);
+      return;
+    }
     // The header must be complete within header_timeout_ms of its first
     // byte; a client that trickles bytes is cut off.
     stream_.expires_after(ms(srv_.cfg.http.header_timeout_ms));
@@ -251,6 +276,15 @@ private:
   }
 
   void read_body() {
+    // As for the header: a body already buffered (or no body at all) needs
+    // no asynchronous read. Eager: parse past chunk boundaries to the end.
+    parser_->eager(true);
+    beast::error_code ec;
+    if (parser_->is_done()
+        || (parse_buffered(ec) && (ec || parser_->is_done()))) {
+      on_body(ec, 0);
+      return;
+    }
     stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
     http::async_read(stream_, buffer_, *parser_,
                      beast::bind_front_handler(&session::on_body,

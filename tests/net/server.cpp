@@ -550,6 +550,49 @@ BOOST_AUTO_TEST_CASE(keep_alive_serves_several_requests) {
   BOOST_TEST(c.wait_closed(1s));
 }
 
+BOOST_AUTO_TEST_CASE(pipelined_and_split_requests_are_answered_in_order) {
+  // Requests written back to back in one send are parsed out of the
+  // buffer one after another (each with its own X-Request-Id), and a
+  // request whose header and body arrive in pieces waits for the rest.
+  running_server s;
+  http_client c{s.port};
+  auto ask = [](std::string_view id) {
+    return "POST /ask HTTP/1.1\r\nHost: x\r\nX-Request-Id: " + std::string{id}
+           + "\r\nContent-Type: application/json\r\nContent-Length: "
+           + std::to_string(good_body.size()) + "\r\n\r\n"
+           + std::string{good_body};
+  };
+  const std::string health = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  BOOST_REQUIRE(c.send_raw(ask("pipelined-1") + health + ask("pipelined-2")));
+  auto first = c.read_response();
+  auto second = c.read_response();
+  auto third = c.read_response();
+  BOOST_REQUIRE(first && second && third);
+  BOOST_TEST(first->status == 200);
+  BOOST_TEST(first->header("X-Request-Id") == "pipelined-1");
+  BOOST_TEST(second->status == 200);
+  BOOST_TEST(json::parse(second->body).at("provider").as_string() == "fake");
+  BOOST_TEST(third->status == 200);
+  BOOST_TEST(third->header("X-Request-Id") == "pipelined-2");
+  // One request in three pieces: part of the header, the rest of the
+  // header with part of the body, the end of the body.
+  auto split = ask("split-0001");
+  auto cut = split.size() - 10;
+  BOOST_REQUIRE(c.send_raw(split.substr(0, 20)));
+  std::this_thread::sleep_for(50ms);
+  BOOST_REQUIRE(c.send_raw(split.substr(20, cut - 20)));
+  std::this_thread::sleep_for(50ms);
+  BOOST_REQUIRE(c.send_raw(split.substr(cut)));
+  auto last = c.read_response();
+  BOOST_REQUIRE(last.has_value());
+  BOOST_TEST(last->status == 200);
+  BOOST_TEST(last->header("X-Request-Id") == "split-0001");
+  auto asks = s.svc.asks();
+  BOOST_REQUIRE(asks.size() == 3u);
+  for (const auto& a : asks)
+    BOOST_TEST(a.question == "What is the refund policy?");
+}
+
 BOOST_AUTO_TEST_CASE(completed_once_per_recorded_request) {
   running_server s;
   http_client c{s.port};
