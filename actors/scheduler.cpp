@@ -6,6 +6,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/config.hpp>
 #include <caf/detail/set_thread_name.hpp>
 #include <caf/detail/thread_safe_actor_clock.hpp>
 #include <caf/logger.hpp>
@@ -15,15 +16,24 @@
 #include <caf/scheduler/coordinator.hpp>
 #include <caf/scheduler/worker.hpp>
 
+// The worker loop below is CAF 0.17.6's (caf/scheduler/worker.hpp) less one
+// line; another CAF version may have changed it.
+#if CAF_VERSION != 1706
+#  error "actors/scheduler.cpp copies CAF 0.17.6's worker loop: check it"
+#endif
+
 namespace candor::actors::detail {
+namespace {
 
 /// CAF's two scheduling policies under names of our own. They change
 /// nothing by themselves; they give `worker<Policy>::run` instantiations
 /// that are ours to specialise (below) without touching the ones libcaf
-/// compiled for its own policies.
+/// compiled for its own policies. Unnamed: no other translation unit can
+/// name them, so no other `worker<...>::run` of them can exist.
 struct lean_sharing : caf::policy::work_sharing {};
 struct lean_stealing : caf::policy::work_stealing {};
 
+} // namespace
 } // namespace candor::actors::detail
 
 namespace caf::scheduler {

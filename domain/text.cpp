@@ -257,10 +257,12 @@ std::string normalize(std::string_view utf8) {
   const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
   const size_t n = utf8.size();
   // Written through a pointer into a buffer that always has room for what
-  // the rest of the input can produce: an ASCII byte gives at most one
-  // byte (a letter or digit, or a space standing for a run of them), so
-  // `n` bytes hold an ASCII text; only a code point that expands (e.g. a
-  // ligature) asks for more room first.
+  // the rest of the input can produce. Invariant: w + pending_space + (n -
+  // i) <= out.size() - 1. An ASCII (or ill-formed) byte raises w +
+  // pending_space by at most one as i moves by one (a letter after a
+  // separator writes two bytes, but the separator wrote none), so `n + 1`
+  // bytes hold an ASCII text; a code point that maps to k bytes first asks
+  // for room for them (`reserve_for`).
   std::string out(n + 1, '\0');
   char* base = out.data();
   size_t w = 0;

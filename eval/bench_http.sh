@@ -17,8 +17,8 @@
 #              sandbox run for real on a small query),
 # prints requests/s, P50, P99 and the ratio to the baseline, and checks the
 # targets (ratio >= 0.35, docs ratio >= 0.25, P99 <= 10 ms) with PASS/MISS
-# per line; the data route has no target and shows "-" (ERRORS when some of
-# its requests failed).
+# per line; the data route has no target (neither ratio nor P99) and shows
+# "-", or ERRORS when some of its requests failed (which fails the run).
 #
 # Environment:
 #   BENCH_SECONDS      duration of each run (10)

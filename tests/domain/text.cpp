@@ -1,6 +1,9 @@
 #include "domain/text.hpp"
 
+#include <cstdint>
 #include <string>
+
+#include "domain/swar.hpp"
 
 #include <boost/test/unit_test.hpp>
 
@@ -111,6 +114,34 @@ BOOST_AUTO_TEST_CASE(code_points_that_expand_grow_the_output) {
   std::string tail(1000, 'a');
   BOOST_TEST(normalize(tail + " " + rad) == tail + " rad s2");
   BOOST_TEST(normalize(rad + "   ") == "rad s2");
+}
+
+BOOST_AUTO_TEST_CASE(swar_byte_tests_are_exact_for_every_byte_and_lane) {
+  // has_byte(w, c) and has_byte_below(w, n) answer "is there such a byte
+  // in the word" exactly: every value v at every lane of a word whose
+  // other bytes are a filler that does not match.
+  namespace swar = candor::domain::swar;
+  long wrong = 0;
+  for (int lane = 0; lane < 8; ++lane)
+    for (int v = 0; v < 256; ++v) {
+      for (int c = 0; c < 256; ++c) {
+        auto filler = static_cast<uint64_t>(c ^ 0x55);
+        uint64_t w = swar::ones * filler;
+        w &= ~(uint64_t{0xFF} << (8 * lane));
+        w |= static_cast<uint64_t>(v) << (8 * lane);
+        bool found = swar::has_byte(w, static_cast<unsigned char>(c)) != 0;
+        wrong += found != (v == c);
+      }
+      for (int n : {0x01, 0x20, 0x7F, 0x80}) {
+        // A filler of 0xFF is never below n.
+        uint64_t w = ~(uint64_t{0xFF} << (8 * lane));
+        w |= static_cast<uint64_t>(v) << (8 * lane);
+        bool found
+          = swar::has_byte_below(w, static_cast<unsigned char>(n)) != 0;
+        wrong += found != (v < n);
+      }
+    }
+  BOOST_TEST(wrong == 0);
 }
 
 BOOST_AUTO_TEST_CASE(escape_xml_escapes_the_five_characters) {
