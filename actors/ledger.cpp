@@ -1,5 +1,6 @@
 #include "actors/ledger.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -14,13 +15,20 @@ namespace candor::actors {
 
 /// Owns the ledger connection and commits batches on its own thread, in
 /// order. A failed commit is retried (the rows stay queued) so nothing is
-/// lost to a transient error such as a locked database.
+/// lost to a transient error such as a locked database. A batch that still
+/// fails after every try is written row by row, so that a row the database
+/// refuses for good costs only itself: it is logged (`ledger_row_dropped`,
+/// with its kind and request id) and left out of the written count.
 class ledger_writer {
 public:
   using done_fn = std::function<void(int64_t written)>;
 
-  ledger_writer(data::ledger_store store, std::shared_ptr<telemetry> metrics)
-    : store_(std::move(store)), metrics_(std::move(metrics)) {
+  ledger_writer(data::ledger_store store, std::shared_ptr<telemetry> metrics,
+                int attempts, std::chrono::milliseconds retry_delay)
+    : store_(std::move(store)),
+      metrics_(std::move(metrics)),
+      attempts_(std::max(attempts, 1)),
+      retry_delay_(retry_delay) {
     thread_ = std::thread{[this] {
       pthread_setname_np(pthread_self(), "candor.ledger");
       loop();
@@ -70,25 +78,55 @@ private:
     if (batch.empty())
       return;
     auto n = static_cast<int64_t>(batch.size());
-    for (int attempt = 0;; ++attempt) {
+    for (int attempt = 1;; ++attempt) {
       auto err = store_.write(batch);
       if (!err)
         break;
       domain::log_event(domain::log_level::error, "ledger_write_failed",
                         {{"rows", n},
-                         {"attempt", attempt + 1},
+                         {"attempt", attempt},
                          {"message", err.message}});
-      if (attempt == 50)
-        return; // give up after ~10 s; the error is logged with the count
-      std::this_thread::sleep_for(std::chrono::milliseconds{200});
+      if (attempt == attempts_) {
+        n = commit_row_by_row(batch);
+        break;
+      }
+      std::this_thread::sleep_for(retry_delay_);
     }
     written_ += n;
     if (metrics_)
       metrics_->ledger_rows(n);
   }
 
+  /// Writes each record of `batch` in a transaction of its own; returns how
+  /// many were stored. A record that fails is logged and dropped.
+  int64_t commit_row_by_row(const data::ledger_batch& batch) {
+    int64_t stored = 0;
+    auto one = [&](std::string_view kind, const std::string& request_id,
+                   data::ledger_batch single) {
+      if (auto err = store_.write(single)) {
+        domain::log_event(domain::log_level::error, "ledger_row_dropped",
+                          {{"kind", kind},
+                           {"requestId", request_id},
+                           {"message", err.message}});
+        return;
+      }
+      ++stored;
+    };
+    for (const auto& x : batch.requests)
+      one("request", x.request_id, {{x}, {}, {}, {}});
+    for (const auto& x : batch.llm_calls)
+      one("llm_call", x.request_id, {{}, {x}, {}, {}});
+    for (const auto& x : batch.traces)
+      one("trace", x.request_id, {{}, {}, {x}, {}});
+    for (const auto& x : batch.sql_audits)
+      one("sql_audit", x.request_id, {{}, {}, {}, {x}});
+    return stored;
+  }
+
   data::ledger_store store_;
   std::shared_ptr<telemetry> metrics_;
+  int attempts_;
+  std::chrono::milliseconds retry_delay_;
   std::mutex mtx_;
   std::condition_variable cv_;
   std::deque<job> jobs_;
@@ -170,8 +208,9 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
     self->quit(to_caf(store.err().code, store.err().message));
     return ledger_actor::behavior_type::make_empty_behavior();
   }
-  self->state.writer = std::make_unique<ledger_writer>(std::move(*store),
-                                                       std::move(metrics));
+  const auto& ls = self->state.settings;
+  self->state.writer = std::make_unique<ledger_writer>(
+    std::move(*store), std::move(metrics), ls.write_attempts, ls.retry_delay);
   // Hands the batch to the writer; with a ticket, the writer reports back.
   auto hand_over = [self](uint64_t ticket) {
     auto& s = self->state;

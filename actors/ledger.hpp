@@ -51,6 +51,11 @@ struct ledger_settings {
   /// Request rows queued outside the mailbox (null: rows only arrive as
   /// messages). A restarted ledger takes over the same inbox.
   ledger_inbox_ptr inbox;
+  /// Tries of a batch's transaction before the writer gives up on it as a
+  /// whole, and the pause between them: a locked or busy database clears
+  /// within that time (about 10 s by default).
+  int write_attempts = 51;
+  std::chrono::milliseconds retry_delay{200};
 };
 
 class ledger_writer;

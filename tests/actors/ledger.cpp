@@ -15,6 +15,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "data/sqlite.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace candor;
@@ -45,7 +46,8 @@ struct fixture {
   caf::actor_system sys{make_config(cfg)};
   ledger_inbox_ptr inbox = std::make_shared<ledger_inbox>();
 
-  ledger_actor spawn(std::chrono::milliseconds interval, size_t max_batch) {
+  ledger_actor spawn(std::chrono::milliseconds interval, size_t max_batch,
+                     int write_attempts = 51) {
     // The schema exists before the reader below opens the file.
     BOOST_REQUIRE(data::ledger_store::open(path, true).ok());
     ledger_settings ls;
@@ -53,6 +55,8 @@ struct fixture {
     ls.flush_interval = interval;
     ls.max_batch = max_batch;
     ls.inbox = inbox;
+    ls.write_attempts = write_attempts;
+    ls.retry_delay = std::chrono::milliseconds{1};
     return sys.spawn(ledger, ls, std::shared_ptr<telemetry>{});
   }
 
@@ -159,6 +163,41 @@ BOOST_FIXTURE_TEST_CASE(a_stopping_ledger_writes_what_its_inbox_holds,
   self->wait_for(h);
   BOOST_CHECK_EQUAL(rows(), 25);
   BOOST_CHECK_EQUAL(inbox->size(), 0u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_row_refused_for_good_costs_only_itself, fixture) {
+  // A trigger refuses one request row whatever happens. Its batch fails
+  // every try; the writer then stores the batch row by row: every other
+  // row and every trace (the refused row's too) is kept, and the flush
+  // counts only what was stored. Later batches are written as usual.
+  auto h = spawn(std::chrono::hours{1}, 512, 3);
+  {
+    auto db = data::database::open(path);
+    BOOST_REQUIRE(db.ok());
+    BOOST_REQUIRE(!db->exec(
+      "CREATE TRIGGER refuse_row BEFORE INSERT ON requests "
+      "WHEN NEW.request_id = 'inbox-row-3' BEGIN "
+      "SELECT RAISE(ABORT, 'refused for good'); END"));
+  }
+  caf::scoped_actor self{sys};
+  auto flush = [&] {
+    int64_t written = -1;
+    self->request(h, std::chrono::seconds{10}, atom::flush_v)
+      .receive([&](int64_t n) { written = n; },
+               [&](caf::error& e) { BOOST_FAIL(caf::to_string(e)); });
+    return written;
+  };
+  push(h, 0, 10, 512);
+  BOOST_CHECK_EQUAL(flush(), 19); // 9 request rows and 10 traces
+  BOOST_CHECK_EQUAL(rows(), 9);
+  push(h, 10, 15, 512);
+  BOOST_CHECK_EQUAL(flush(), 29);
+  BOOST_CHECK_EQUAL(rows(), 14);
+  auto store = data::ledger_store::open(path, false);
+  BOOST_REQUIRE(store.ok());
+  BOOST_CHECK(store->run_json("inbox-row-2").ok());
+  BOOST_CHECK(store->run_json("inbox-row-4").ok());
+  caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
