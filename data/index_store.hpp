@@ -233,18 +233,24 @@ public:
                      const std::vector<sparse_vector>& tfidf_vectors,
                      const std::vector<sparse_vector>& bm25_vectors);
 
+  /// A chunk (index into `chunks()`) as the search ranks it.
+  struct scored {
+    uint32_t doc;
+    double score;
+    double raw; ///< without the document-level part (with the field)
+  };
+
+  /// Up to this many scored chunks, the top k are picked by selection (a
+  /// linear pass, then a sort of the k); beyond, by a k-sized heap, where
+  /// most chunks cost one comparison with the worst one kept.
+  static constexpr size_t select_at_most = 2048;
+
 private:
   /// A second field searched with the same query terms.
   struct field_query {
     const posting_lists* lists;
     sparse_vector query;
     double weight;
-  };
-
-  struct scored {
-    uint32_t doc;
-    double score;
-    double raw; ///< without the document-level part (with the field)
   };
 
   /// Top `k` chunks of `q` over `lists`, plus `field->weight` x the

@@ -26,6 +26,8 @@ bool better(double a_score, uint32_t a_doc, double b_score,
 struct scratch {
   std::vector<double> acc;
   std::vector<uint32_t> touched;
+  /// The touched chunks with their scores (selection only).
+  std::vector<retrieval_snapshot::scored> candidates;
 };
 
 scratch& thread_scratch() {
@@ -211,30 +213,49 @@ retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
       best = std::max(best, s.acc[d]);
     bonus = document_weight * best;
   }
-  std::vector<scored> cand;
-  cand.reserve(s.touched.size());
-  for (auto d : s.touched) {
+  auto by_rank = [](const scored& a, const scored& b) {
+    return better(a.score, a.doc, b.score, b.doc);
+  };
+  auto score_of = [&](uint32_t d) {
     scored x{d, s.acc[d], s.acc[d]};
     if (bonus > 0)
       x.score += bonus * (*document_relevance)[chunk_document_[d]];
     s.acc[d] = 0;
-    cand.push_back(x);
+    return x;
+  };
+  // The k best, best first. `better` is a total order (score, then chunk
+  // index), so both ways below give the same hits in the same order.
+  if (s.touched.size() <= select_at_most) {
+    // Select the k-th, then sort the k: linear in the candidates (the real
+    // corpus: a typed question keeps 34 of a few hundred).
+    auto& cand = s.candidates;
+    cand.clear();
+    for (auto d : s.touched)
+      cand.push_back(score_of(d));
+    auto keep = std::min(k, cand.size());
+    auto last = cand.begin() + static_cast<std::ptrdiff_t>(keep);
+    if (keep < cand.size())
+      std::nth_element(cand.begin(), last, cand.end(), by_rank);
+    std::sort(cand.begin(), last, by_rank);
+    out.assign(cand.begin(), last);
+  } else {
+    // A min-heap whose root is the worst hit kept: most of many candidates
+    // are rejected by one comparison with it.
+    out.reserve(std::min(k, s.touched.size()) + 1);
+    for (auto d : s.touched) {
+      auto x = score_of(d);
+      if (out.size() < k) {
+        out.push_back(x);
+        std::push_heap(out.begin(), out.end(), by_rank);
+      } else if (by_rank(x, out.front())) {
+        std::pop_heap(out.begin(), out.end(), by_rank);
+        out.back() = x;
+        std::push_heap(out.begin(), out.end(), by_rank);
+      }
+    }
+    std::sort(out.begin(), out.end(), by_rank);
   }
   s.touched.clear();
-  // The k best, best first. `better` is a total order (score, then chunk
-  // index), so the result does not depend on how the candidates are
-  // ordered; selecting then sorting k costs linear time in the candidates,
-  // where a k-sized heap paid a logarithm per candidate (a typed question
-  // keeps 34 of a few hundred).
-  auto by_rank = [](const scored& a, const scored& b) {
-    return better(a.score, a.doc, b.score, b.doc);
-  };
-  auto keep = std::min(k, cand.size());
-  auto last = cand.begin() + static_cast<std::ptrdiff_t>(keep);
-  if (keep < cand.size())
-    std::nth_element(cand.begin(), last, cand.end(), by_rank);
-  std::sort(cand.begin(), last, by_rank);
-  out.assign(cand.begin(), last);
   return out;
 }
 

@@ -448,6 +448,41 @@ std::vector<chunk> small_corpus() {
 
 } // namespace
 
+BOOST_AUTO_TEST_CASE(many_candidates_rank_like_a_full_sort) {
+  // Past select_at_most scored chunks the top k come from a k-sized heap
+  // instead of a selection: on a corpus where one query term is in every
+  // chunk, every k from 1 to 20 must be the first k of the full ranking
+  // (k = all chunks: every candidate kept, then sorted).
+  const size_t n = retrieval_snapshot::select_at_most + 500;
+  std::vector<chunk> chunks;
+  for (size_t i = 0; i < n; ++i) {
+    auto doc = "doc" + std::to_string(i / 10);
+    chunks.push_back(make_chunk(
+      doc, "Title " + doc, "Part " + std::to_string(i % 10),
+      "part-" + std::to_string(i % 10), static_cast<int32_t>(i % 10),
+      "alpha beta" + std::to_string(i % 7) + " gamma" + std::to_string(i % 13)
+        + (i % 3 == 0 ? " alpha" : "") + " word" + std::to_string(i)));
+  }
+  auto snap = retrieval_snapshot::build(chunks, retrieval_params{});
+  search_options flat;
+  flat.prune_ratio = 0;
+  flat.intro_weight = 1;
+  flat.answer_type_weight = 1;
+  for (auto mode : {search_mode::tfidf, search_mode::bm25}) {
+    auto all = snap->search("alpha beta3 gamma5", n, mode, flat);
+    BOOST_REQUIRE_EQUAL(all.size(), n); // every chunk scored
+    for (size_t k = 1; k <= 20; ++k) {
+      auto top = snap->search("alpha beta3 gamma5", k, mode, flat);
+      BOOST_REQUIRE_EQUAL(top.size(), k);
+      for (size_t i = 0; i < k; ++i) {
+        BOOST_TEST(top[i].chunk_id == all[i].chunk_id,
+                   to_string(mode) << " k=" << k << " #" << i);
+        BOOST_TEST(top[i].score == all[i].score);
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(document_and_heading_parts_follow_their_formulas) {
   auto chunks = small_corpus();
   auto snap = retrieval_snapshot::build(chunks, retrieval_params{});
