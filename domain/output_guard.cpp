@@ -221,10 +221,12 @@ output_guard::check(std::string_view text,
       return "canary";
   }
   // Shingles of the outgoing text, computed once for steps 2 and 3 (a
-  // sorted vector: answers are short, and this runs on every response).
+  // vector: answers are short, and this runs on every response). Step 2
+  // searches it, so it is sorted only when there are spans to look for.
   std::vector<uint64_t> mine;
   for_each_leak_shingle(norm, words_, [&](uint64_t x) { mine.push_back(x); });
-  std::sort(mine.begin(), mine.end());
+  if (!redacted_spans.empty())
+    std::sort(mine.begin(), mine.end());
   auto in_mine = [&](uint64_t x) {
     return std::binary_search(mine.begin(), mine.end(), x);
   };
