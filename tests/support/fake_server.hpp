@@ -1,0 +1,270 @@
+#pragma once
+
+// The HTTP server under test (tests/net/server*.cpp): a fake service behind
+// a real net::server on an ephemeral loopback port, and checks every
+// response must pass.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "domain/config.hpp"
+#include "domain/service.hpp"
+#include "domain/types.hpp"
+#include "net/http_util.hpp"
+#include "net/server.hpp"
+#include "tests/support/http_client.hpp"
+
+namespace candor::test {
+
+using namespace std::chrono_literals;
+
+/// A finished docs answer for `req`.
+inline domain::ask_state answered(const domain::ask_request& req) {
+  domain::ask_state st;
+  st.request = req;
+  st.route = domain::route_kind::docs;
+  st.route_reason = "policy question";
+  st.status = domain::status_kind::answered;
+  st.answer = "Refunds take 14 days.";
+  domain::citation c;
+  c.chunk_id = "refunds#policy-1";
+  c.doc_title = "Refunds";
+  c.heading = "Policy";
+  c.score = 0.5;
+  c.snippet = "Refunds take 14 days";
+  st.citations = {c};
+  st.usage.calls = 1;
+  st.usage.tokens_in = 10;
+  st.usage.tokens_out = 5;
+  st.service.provider = "fake";
+  st.service.models = {"scripted-primary"};
+  st.service.guardrail_mode = "rules";
+  st.trace = {{domain::node::guard_input, "pass", 3}};
+  return st;
+}
+
+/// The service behind the server in these tests: records what it is given,
+/// answers at once (on the calling thread) or holds the /ask callbacks until
+/// the test releases them (from the test thread).
+class fake_service : public domain::service {
+public:
+  using answer_fn
+    = std::function<domain::outcome<domain::ask_box>(
+      const domain::ask_request&)>;
+
+  void ask(domain::ask_request req, ask_callback cb) override {
+    std::unique_lock<std::mutex> lk{mtx_};
+    asks_.push_back(req);
+    cv_.notify_all();
+    if (hold_) {
+      held_.emplace_back(std::move(req), std::move(cb));
+      cv_.notify_all();
+      return;
+    }
+    auto fn = answer_;
+    lk.unlock();
+    cb(fn ? fn(req) : domain::ask_box{answered(req)});
+  }
+
+  void stats(std::string window, text_callback cb) override {
+    {
+      std::lock_guard<std::mutex> lk{mtx_};
+      windows_.push_back(window);
+    }
+    cb(std::string{R"({"window":")"} + window + "\"}");
+  }
+
+  void run(std::string request_id, text_callback cb) override {
+    if (request_id == "unknown-run-id")
+      cb(domain::make_error(domain::ec::not_found, "no such run"));
+    else
+      cb(std::string{R"({"requestId":")"} + request_id + "\"}");
+  }
+
+  void health(text_callback cb) override {
+    cb(std::string{R"({"provider":"fake"})"});
+  }
+
+  void demo_questions(text_callback cb) override {
+    cb(std::string{R"([{"question":"What is the refund policy?"}])"});
+  }
+
+  std::string metrics() override {
+    return "candor_up 1\n";
+  }
+
+  void completed(domain::request_record rec) override {
+    std::lock_guard<std::mutex> lk{mtx_};
+    records_.push_back(std::move(rec));
+    cv_.notify_all();
+  }
+
+  void in_flight(int64_t value) override {
+    std::lock_guard<std::mutex> lk{mtx_};
+    gauge_.push_back(value);
+  }
+
+  // -- test controls ----------------------------------------------------------
+
+  void set_answer(answer_fn fn) {
+    std::lock_guard<std::mutex> lk{mtx_};
+    answer_ = std::move(fn);
+  }
+
+  void set_hold(bool hold) {
+    std::lock_guard<std::mutex> lk{mtx_};
+    hold_ = hold;
+  }
+
+  /// Waits until `n` callbacks are held.
+  bool wait_held(size_t n, std::chrono::milliseconds within = 3s) {
+    std::unique_lock<std::mutex> lk{mtx_};
+    return cv_.wait_for(lk, within, [&] { return held_.size() >= n; });
+  }
+
+  /// Answers every held callback (from this thread).
+  void release_all() {
+    std::vector<std::pair<domain::ask_request, ask_callback>> xs;
+    {
+      std::lock_guard<std::mutex> lk{mtx_};
+      xs.swap(held_);
+    }
+    for (auto& [req, cb] : xs)
+      cb(domain::ask_box{answered(req)});
+  }
+
+  /// Waits until `n` records were completed.
+  bool wait_records(size_t n, std::chrono::milliseconds within = 3s) {
+    std::unique_lock<std::mutex> lk{mtx_};
+    return cv_.wait_for(lk, within, [&] { return records_.size() >= n; });
+  }
+
+  std::vector<domain::request_record> records() {
+    std::lock_guard<std::mutex> lk{mtx_};
+    return records_;
+  }
+
+  std::vector<domain::ask_request> asks() {
+    std::lock_guard<std::mutex> lk{mtx_};
+    return asks_;
+  }
+
+  std::vector<std::string> windows() {
+    std::lock_guard<std::mutex> lk{mtx_};
+    return windows_;
+  }
+
+  std::vector<int64_t> gauge() {
+    std::lock_guard<std::mutex> lk{mtx_};
+    return gauge_;
+  }
+
+private:
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  answer_fn answer_;
+  bool hold_ = false;
+  std::vector<std::pair<domain::ask_request, ask_callback>> held_;
+  std::vector<domain::ask_request> asks_;
+  std::vector<domain::request_record> records_;
+  std::vector<std::string> windows_;
+  std::vector<int64_t> gauge_;
+};
+
+inline domain::config test_config() {
+  domain::config cfg;
+  cfg.http.port = 0;
+  cfg.http.threads = 2;
+  cfg.http.header_timeout_ms = 300;
+  cfg.http.body_timeout_ms = 300;
+  cfg.http.idle_timeout_ms = 400;
+  cfg.http.max_in_flight = 2;
+  cfg.http.retry_after_seconds = 7;
+  cfg.http.body_limit_bytes = 1024;
+  cfg.llm.allow_chaos = true;
+  return cfg;
+}
+
+/// A server on an ephemeral port, run in a background thread.
+struct running_server {
+  fake_service svc;
+  std::unique_ptr<net::server> srv;
+  std::thread thread;
+  std::atomic<bool> returned{false};
+  uint16_t port = 0;
+
+  explicit running_server(domain::config cfg = test_config()) {
+    srv = std::make_unique<net::server>(svc, cfg);
+    auto p = srv->listen();
+    BOOST_REQUIRE_MESSAGE(p.ok(), "listen failed");
+    port = *p;
+    thread = std::thread([this] {
+      srv->run();
+      returned = true;
+    });
+  }
+
+  ~running_server() {
+    if (srv)
+      srv->stop();
+    thread.join();
+  }
+
+  /// Waits for run() to return.
+  bool wait_returned(std::chrono::milliseconds within) {
+    auto deadline = std::chrono::steady_clock::now() + within;
+    while (!returned && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(5ms);
+    return returned;
+  }
+};
+
+/// The headers every response carries.
+inline void check_common(const http_response& r) {
+  BOOST_TEST(r.header("X-Content-Type-Options") == "nosniff");
+  BOOST_TEST(r.header("Cache-Control") == "no-store");
+  BOOST_TEST(!r.header("Content-Type").empty());
+  BOOST_TEST(net::valid_request_id(r.header("X-Request-Id")));
+}
+
+/// Checks an error response: status, common headers, body fields.
+inline void check_error(const std::optional<http_response>& r, int status,
+                 std::string_view code) {
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(r->status == status);
+  check_common(*r);
+  BOOST_TEST(r->header("Content-Type") == "application/json");
+  auto v = boost::json::parse(r->body);
+  BOOST_TEST(v.at("error").as_string() == code);
+  BOOST_TEST(v.at("requestId").as_string() == r->header("X-Request-Id"));
+  BOOST_TEST(!v.at("message").as_string().empty());
+}
+
+inline bool has_issue(const http_response& r, std::string_view path) {
+  auto v = boost::json::parse(r.body);
+  if (!v.as_object().contains("issues"))
+    return false;
+  for (const auto& i : v.at("issues").as_array())
+    if (i.at("path").as_string() == path)
+      return true;
+  return false;
+}
+
+inline constexpr std::string_view good_body
+  = R"({"question":"What is the refund policy?"})";
+
+} // namespace candor::test
