@@ -522,25 +522,36 @@ BOOST_AUTO_TEST_CASE(reader_sees_committed_writes_and_cannot_write) {
   BOOST_TEST(count(reader) == 6);
 }
 
-/// Adds a trigger to the ledger at `path` through a connection of its own
+/// A new ledger with a trigger added through a connection of its own
 /// (fault injection from outside the store).
-void add_trigger(const std::string& path, const char* create_trigger) {
-  auto raw = open_raw(path);
-  BOOST_REQUIRE(!raw.exec(create_trigger));
+struct ledger_with_trigger {
+  temp_dir dir;
+  std::string path = dir.file("ledger.db");
+  ledger_store store = open_store(path, true);
+
+  explicit ledger_with_trigger(const char* create_trigger) {
+    auto raw = open_raw(path);
+    BOOST_REQUIRE(!raw.exec(create_trigger));
+  }
+};
+
+/// `n` answered data requests with ids `prefix`0 to `prefix`(n - 1).
+ledger_batch requests_named(const std::string& prefix, int n) {
+  ledger_batch batch;
+  for (int i = 0; i < n; ++i)
+    batch.requests.push_back(request(prefix + std::to_string(i), i, "data",
+                                     "answered", 200, 10));
+  return batch;
 }
 
 BOOST_AUTO_TEST_CASE(a_failing_batch_writes_nothing) {
-  temp_dir dir;
-  auto path = dir.file("ledger.db");
-  auto store = open_store(path, true);
-  // Fault injection from outside: the last insert of the batch fails.
-  add_trigger(path, "CREATE TRIGGER fail_boom BEFORE INSERT ON sql_audit "
-                    "WHEN NEW.sql = 'boom' BEGIN "
-                    "SELECT RAISE(ABORT, 'injected failure'); END");
-  ledger_batch batch;
-  for (int i = 0; i < 3; ++i)
-    batch.requests.push_back(request("tx-" + std::to_string(i), i, "data",
-                                     "answered", 200, 10));
+  // The last insert of the batch fails.
+  ledger_with_trigger ledger{
+    "CREATE TRIGGER fail_boom BEFORE INSERT ON sql_audit "
+    "WHEN NEW.sql = 'boom' BEGIN SELECT RAISE(ABORT, 'injected failure'); "
+    "END"};
+  auto& store = ledger.store;
+  auto batch = requests_named("tx-", 3);
   batch.llm_calls.push_back(llm_call("tx-0", 1, "ok", 0, false, 1, 1, 0));
   domain::trace_record trace;
   trace.request_id = "tx-0";
@@ -558,7 +569,7 @@ BOOST_AUTO_TEST_CASE(a_failing_batch_writes_nothing) {
              err.message);
   BOOST_TEST(count(store) == 0);
   BOOST_TEST(!store.run_json("tx-0").ok());
-  auto raw = open_raw(path);
+  auto raw = open_raw(ledger.path);
   for (auto table : {"llm_calls", "trace_steps", "sql_audit"}) {
     auto n = raw.query_int64(std::string{"SELECT COUNT(*) FROM "} + table);
     BOOST_REQUIRE(n.ok());
@@ -578,16 +589,11 @@ BOOST_AUTO_TEST_CASE(a_failure_inside_a_multi_row_insert_writes_nothing) {
   // the middle of a multi-row statement leaves the statement's earlier rows
   // in place, and only the batch's transaction takes them back out. The
   // trigger fails the sixth of eight request rows that way.
-  temp_dir dir;
-  auto path = dir.file("ledger.db");
-  auto store = open_store(path, true);
-  add_trigger(path, "CREATE TRIGGER fail_mid BEFORE INSERT ON requests "
-                    "WHEN NEW.request_id = 'mid-5' BEGIN "
-                    "SELECT RAISE(FAIL, 'mid-row'); END");
-  ledger_batch batch;
-  for (int i = 0; i < 8; ++i)
-    batch.requests.push_back(request("mid-" + std::to_string(i), i, "data",
-                                     "answered", 200, 10));
+  ledger_with_trigger ledger{
+    "CREATE TRIGGER fail_mid BEFORE INSERT ON requests "
+    "WHEN NEW.request_id = 'mid-5' BEGIN SELECT RAISE(FAIL, 'mid-row'); END"};
+  auto& store = ledger.store;
+  auto batch = requests_named("mid-", 8);
   auto err = store.write(batch);
   BOOST_TEST((err.code == domain::ec::storage_failed));
   BOOST_TEST(err.message.find("mid-row") != std::string::npos, err.message);

@@ -1,8 +1,24 @@
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "domain/types.hpp"
 
 namespace candor::test {
+
+/// A citation of chunk `id`.
+inline domain::citation citation_of(std::string id, std::string doc_title,
+                                    std::string heading, double score,
+                                    std::string snippet) {
+  domain::citation c;
+  c.chunk_id = std::move(id);
+  c.doc_title = std::move(doc_title);
+  c.heading = std::move(heading);
+  c.score = score;
+  c.snippet = std::move(snippet);
+  return c;
+}
 
 /// A finished data answer that touches every part of the schema.
 inline domain::ask_state sample_state() {
@@ -14,13 +30,8 @@ inline domain::ask_state sample_state() {
   st.route_reason = "asks for a sales figure";
   st.status = domain::status_kind::answered;
   st.answer = "Revenue in March was 12,345.67.";
-  domain::citation c;
-  c.chunk_id = "handbook#refunds-1";
-  c.doc_title = "Handbook";
-  c.heading = "Refunds";
-  c.score = 0.123456789;
-  c.snippet = "Refunds are...";
-  st.citations = {c};
+  st.citations = {citation_of("handbook#refunds-1", "Handbook", "Refunds",
+                               0.123456789, "Refunds are...")};
   st.has_sql = true;
   st.sql.query = "SELECT 1 LIMIT 200";
   st.sql.columns = {"n", "name", "x", "nothing"};

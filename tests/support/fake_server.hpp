@@ -26,6 +26,7 @@
 #include "domain/types.hpp"
 #include "net/http_util.hpp"
 #include "net/server.hpp"
+#include "tests/support/ask_states.hpp"
 #include "tests/support/http_client.hpp"
 
 namespace candor::test {
@@ -40,13 +41,8 @@ inline domain::ask_state answered(const domain::ask_request& req) {
   st.route_reason = "policy question";
   st.status = domain::status_kind::answered;
   st.answer = "Refunds take 14 days.";
-  domain::citation c;
-  c.chunk_id = "refunds#policy-1";
-  c.doc_title = "Refunds";
-  c.heading = "Policy";
-  c.score = 0.5;
-  c.snippet = "Refunds take 14 days";
-  st.citations = {c};
+  st.citations = {citation_of("refunds#policy-1", "Refunds", "Policy", 0.5,
+                               "Refunds take 14 days")};
   st.usage.calls = 1;
   st.usage.tokens_in = 10;
   st.usage.tokens_out = 5;
