@@ -109,4 +109,13 @@ domain::outcome<std::string> sales_fingerprint(database& db);
 /// opened read-only (for `/health` and `candor seed` on an existing file).
 domain::outcome<sales_summary> summarize_sales(const std::string& path);
 
+/// The same summary for an open connection.
+domain::outcome<sales_summary> summarize_sales(database& db);
+
+/// The integrity checks `generate_sales` runs before it commits: `PRAGMA
+/// quick_check`, `PRAGMA foreign_key_check`, order totals equal the sum of
+/// their items, refunds within the order total and on items of their own
+/// order. Errors: `ec::storage_failed` naming the failed check.
+domain::error check_sales(database& db);
+
 } // namespace candor::data
