@@ -55,6 +55,7 @@ void spawn_ledger(self_ptr self) {
   ls.flush_interval
     = std::chrono::milliseconds{s.setup.cfg.ledger.flush_interval_ms};
   ls.max_batch = static_cast<size_t>(s.setup.cfg.ledger.max_batch);
+  ls.writer_nice = static_cast<int>(s.setup.cfg.ledger.writer_nice);
   ls.inbox = s.setup.ledger_inbox;
   s.ledger = self->spawn(ledger, ls, s.setup.metrics);
   s.g.ledger = s.ledger;

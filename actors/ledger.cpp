@@ -4,7 +4,11 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <cerrno>
+#include <cstring>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <thread>
 
 #include <caf/send.hpp>
@@ -19,20 +23,37 @@ namespace candor::actors {
 /// fails after every try is written row by row, so that a row the database
 /// refuses for good costs only itself: it is logged (`ledger_row_dropped`,
 /// with its kind and request id) and left out of the written count.
+///
+/// Writing the ledger is bookkeeping, not serving: the writer thread runs
+/// at a lower CPU priority (`writer_nice`), so on a busy machine it commits
+/// in the gaps the request path leaves instead of taking a core from it for
+/// a whole batch. So that a low-priority writer can never fall behind for
+/// good, a second thread at the server's own priority commits too while
+/// `catch_up_rows` or more records wait (a thread cannot raise its own
+/// priority back without privileges). One batch is committed at a time, in
+/// the order submitted, whichever thread commits it.
 class ledger_writer {
 public:
   using done_fn = std::function<void(int64_t written)>;
 
   ledger_writer(data::ledger_store store, std::shared_ptr<telemetry> metrics,
-                int attempts, std::chrono::milliseconds retry_delay)
+                const ledger_settings& s)
     : store_(std::move(store)),
       metrics_(std::move(metrics)),
-      attempts_(std::max(attempts, 1)),
-      retry_delay_(retry_delay) {
-    thread_ = std::thread{[this] {
+      attempts_(std::max(s.write_attempts, 1)),
+      retry_delay_(s.retry_delay),
+      catch_up_rows_(s.catch_up_rows) {
+    thread_ = std::thread{[this, nice = s.writer_nice] {
       pthread_setname_np(pthread_self(), "candor.ledger");
-      loop();
+      if (nice > 0)
+        lower_priority(nice);
+      loop(false);
     }};
+    if (s.writer_nice > 0)
+      catch_up_ = std::thread{[this] {
+        pthread_setname_np(pthread_self(), "candor.ledger+");
+        loop(true);
+      }};
   }
 
   ~ledger_writer() {
@@ -40,17 +61,20 @@ public:
       std::lock_guard<std::mutex> g{mtx_};
       stopping_ = true;
     }
-    cv_.notify_one();
+    cv_.notify_all();
     thread_.join();
+    if (catch_up_.joinable())
+      catch_up_.join();
   }
 
   /// Queues a batch (may be empty) and calls `done` after it is committed.
   void submit(data::ledger_batch batch, done_fn done) {
     {
       std::lock_guard<std::mutex> g{mtx_};
+      waiting_rows_ += batch.size();
       jobs_.push_back({std::move(batch), std::move(done)});
     }
-    cv_.notify_one();
+    cv_.notify_all();
   }
 
 private:
@@ -59,18 +83,40 @@ private:
     done_fn done;
   };
 
-  void loop() {
+  /// Raises the calling thread's nice value (Linux: per thread).
+  static void lower_priority(int nice) {
+    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0)
+      domain::log_event(domain::log_level::warn, "ledger_priority_unchanged",
+                        {{"nice", nice}, {"message", std::strerror(errno)}});
+  }
+
+  /// The catch-up thread takes a batch only while the backlog is large,
+  /// or when stopping (so that shutdown drains at full priority).
+  bool may_take(bool catch_up) const {
+    return !jobs_.empty() && !committing_
+           && (!catch_up || stopping_ || waiting_rows_ >= catch_up_rows_);
+  }
+
+  void loop(bool catch_up) {
     for (;;) {
       std::unique_lock<std::mutex> lk{mtx_};
-      cv_.wait(lk, [this] { return stopping_ || !jobs_.empty(); });
+      cv_.wait(lk, [&] {
+        return (stopping_ && jobs_.empty()) || may_take(catch_up);
+      });
       if (jobs_.empty())
         return; // stopping and drained
       auto j = std::move(jobs_.front());
       jobs_.pop_front();
+      committing_ = true;
       lk.unlock();
       commit(j.batch);
       if (j.done)
         j.done(written_);
+      lk.lock();
+      committing_ = false;
+      waiting_rows_ -= j.batch.size();
+      lk.unlock();
+      cv_.notify_all();
     }
   }
 
@@ -131,8 +177,16 @@ private:
   std::condition_variable cv_;
   std::deque<job> jobs_;
   bool stopping_ = false;
+  /// A thread is committing a batch it took (jobs_ holds only later ones).
+  bool committing_ = false;
+  /// Records in submitted batches not yet committed.
+  size_t waiting_rows_ = 0;
+  size_t catch_up_rows_;
+  /// Touched only by the thread committing (one at a time, under
+  /// committing_).
   int64_t written_ = 0;
   std::thread thread_;
+  std::thread catch_up_;
 };
 
 namespace {
@@ -210,7 +264,7 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
   }
   const auto& ls = self->state.settings;
   self->state.writer = std::make_unique<ledger_writer>(
-    std::move(*store), std::move(metrics), ls.write_attempts, ls.retry_delay);
+    std::move(*store), std::move(metrics), ls);
   // Hands the batch to the writer; with a ticket, the writer reports back.
   auto hand_over = [self](uint64_t ticket) {
     auto& s = self->state;

@@ -277,6 +277,8 @@ const std::vector<field>& fields() {
                          CANDOR_MEMBER(ledger.flush_interval_ms), 1, 60000));
     t.push_back(make_int("ledger.maxBatch", CANDOR_MEMBER(ledger.max_batch), 1,
                          100000));
+    t.push_back(make_int("ledger.writerNice",
+                         CANDOR_MEMBER(ledger.writer_nice), 0, 19));
     t.push_back(make_string("log.level", CANDOR_MEMBER(log.level),
                             {"debug", "info", "warn", "error"}));
     return t;

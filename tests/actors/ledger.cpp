@@ -4,8 +4,15 @@
 
 #include "actors/ledger.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
+#include <vector>
+
+#include <sys/resource.h>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -47,7 +54,8 @@ struct fixture {
   ledger_inbox_ptr inbox = std::make_shared<ledger_inbox>();
 
   ledger_actor spawn(std::chrono::milliseconds interval, size_t max_batch,
-                     int write_attempts = 51) {
+                     int write_attempts = 51, int writer_nice = 10,
+                     size_t catch_up_rows = 16384) {
     // The schema exists before the reader below opens the file.
     BOOST_REQUIRE(data::ledger_store::open(path, true).ok());
     ledger_settings ls;
@@ -57,6 +65,8 @@ struct fixture {
     ls.inbox = inbox;
     ls.write_attempts = write_attempts;
     ls.retry_delay = std::chrono::milliseconds{1};
+    ls.writer_nice = writer_nice;
+    ls.catch_up_rows = catch_up_rows;
     return sys.spawn(ledger, ls, std::shared_ptr<telemetry>{});
   }
 
@@ -91,7 +101,54 @@ struct fixture {
     }
     return false;
   }
+
+  /// Asks the ledger to flush; returns what it reports written.
+  int64_t flush(const ledger_actor& h) {
+    caf::scoped_actor self{sys};
+    int64_t written = -1;
+    self->request(h, std::chrono::seconds{10}, atom::flush_v)
+      .receive([&](int64_t n) { written = n; },
+               [&](caf::error& e) { BOOST_FAIL(caf::to_string(e)); });
+    return written;
+  }
 };
+
+/// Nice values of this process's threads with the given name.
+std::vector<int> thread_nices(const std::string& name) {
+  std::vector<int> out;
+  for (const auto& task :
+       std::filesystem::directory_iterator{"/proc/self/task"}) {
+    std::ifstream comm{task.path() / "comm"};
+    std::string n;
+    std::getline(comm, n);
+    if (n != name)
+      continue;
+    // /proc/<tid>/stat: the nice value is field 19, counted after the
+    // parenthesised name (which may hold spaces).
+    std::ifstream stat_file{task.path() / "stat"};
+    std::string stat;
+    std::getline(stat_file, stat);
+    std::istringstream rest{stat.substr(stat.rfind(')') + 2)};
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i)
+      if (i == 19)
+        out.push_back(std::stoi(field));
+  }
+  return out;
+}
+
+/// The request ids in the order the rows were stored.
+std::vector<std::string> stored_order(const std::string& path) {
+  auto db = data::database::open(path);
+  BOOST_REQUIRE(db.ok());
+  BOOST_REQUIRE(!db->busy_timeout(std::chrono::seconds{5}));
+  auto st = db->prepare("SELECT request_id FROM requests ORDER BY id");
+  BOOST_REQUIRE(st.ok());
+  std::vector<std::string> out;
+  BOOST_REQUIRE(!data::for_each_row(
+    *st, [&](data::statement& row) { out.push_back(row.column_text(0)); }));
+  return out;
+}
 
 } // namespace
 
@@ -174,6 +231,9 @@ BOOST_FIXTURE_TEST_CASE(a_row_refused_for_good_costs_only_itself, fixture) {
   {
     auto db = data::database::open(path);
     BOOST_REQUIRE(db.ok());
+    // The ledger opens the file at the same time (a connection that finds
+    // the WAL to recover holds it briefly).
+    BOOST_REQUIRE(!db->busy_timeout(std::chrono::seconds{5}));
     BOOST_REQUIRE(!db->exec(
       "CREATE TRIGGER refuse_row BEFORE INSERT ON requests "
       "WHEN NEW.request_id = 'inbox-row-3' BEGIN "
@@ -197,6 +257,52 @@ BOOST_FIXTURE_TEST_CASE(a_row_refused_for_good_costs_only_itself, fixture) {
   BOOST_REQUIRE(store.ok());
   BOOST_CHECK(store->run_json("inbox-row-2").ok());
   BOOST_CHECK(store->run_json("inbox-row-4").ok());
+  caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(the_writer_yields_the_cpu_and_a_catch_up_thread_does_not,
+                        fixture) {
+  int own = ::getpriority(PRIO_PROCESS, 0);
+  auto before = thread_nices("candor.ledger").size();
+  auto h = spawn(std::chrono::hours{1}, 512, 51, 7);
+  push(h, 0, 3, 512);
+  BOOST_CHECK_EQUAL(flush(h), 6); // the threads are up
+  auto writers = thread_nices("candor.ledger");
+  BOOST_REQUIRE_EQUAL(writers.size(), before + 1);
+  BOOST_CHECK_EQUAL(*std::max_element(writers.begin(), writers.end()),
+                    std::min(own + 7, 19));
+  auto helpers = thread_nices("candor.ledger+");
+  BOOST_REQUIRE_EQUAL(helpers.size(), 1u);
+  BOOST_CHECK_EQUAL(helpers.front(), own);
+  caf::scoped_actor self{sys};
+  self->send_exit(h, caf::exit_reason::user_shutdown);
+  self->wait_for(h);
+  BOOST_CHECK(thread_nices("candor.ledger+").empty()); // joined
+  // At nice 0 the writer keeps the server's priority and works alone.
+  auto plain = spawn(std::chrono::hours{1}, 512, 51, 0);
+  BOOST_CHECK_EQUAL(flush(plain), 0);
+  BOOST_CHECK(thread_nices("candor.ledger+").empty());
+  writers = thread_nices("candor.ledger");
+  BOOST_CHECK(std::find(writers.begin(), writers.end(), own)
+              != writers.end());
+  caf::anon_send_exit(plain, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(two_writer_threads_commit_every_batch_once_in_order,
+                        fixture) {
+  // A backlog of one record lets the catch-up thread take any batch, and
+  // batches of one request make hundreds of them: the two threads take
+  // turns, yet each batch is committed once, in the order handed over,
+  // and a flush reports every record before it.
+  auto h = spawn(std::chrono::hours{1}, 1, 51, 19, 1);
+  for (int i = 0; i < 300; ++i)
+    caf::anon_send(h, atom::put_v, row(i)); // a batch each
+  BOOST_CHECK_EQUAL(flush(h), 600); // 300 request rows and their traces
+  auto order = stored_order(path);
+  BOOST_REQUIRE_EQUAL(order.size(), 300u);
+  for (int i = 0; i < 300; ++i)
+    BOOST_CHECK_EQUAL(order[static_cast<size_t>(i)],
+                      "inbox-row-" + std::to_string(i));
   caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
