@@ -69,12 +69,15 @@ public:
 
   /// Queues a batch (may be empty) and calls `done` after it is committed.
   void submit(data::ledger_batch batch, done_fn done) {
+    size_t backlog = 0;
     {
       std::lock_guard<std::mutex> g{mtx_};
-      waiting_rows_ += batch.size();
+      backlog = waiting_rows_ += batch.size();
       jobs_.push_back({std::move(batch), std::move(done)});
     }
     cv_.notify_all();
+    if (metrics_)
+      metrics_->ledger_backlog(static_cast<int64_t>(backlog));
   }
 
 private:
@@ -114,9 +117,11 @@ private:
         j.done(written_);
       lk.lock();
       committing_ = false;
-      waiting_rows_ -= j.batch.size();
+      auto backlog = waiting_rows_ -= j.batch.size();
       lk.unlock();
       cv_.notify_all();
+      if (metrics_)
+        metrics_->ledger_backlog(static_cast<int64_t>(backlog));
     }
   }
 

@@ -96,6 +96,10 @@ struct telemetry::impl {
     .Name("candor_ledger_rows_total")
     .Help("Rows committed to the ledger database")
     .Register(*registry);
+  pm::Family<pm::Gauge>& ledger_backlog = pm::BuildGauge()
+    .Name("candor_ledger_backlog_records")
+    .Help("Records handed to the ledger writer and not committed yet")
+    .Register(*registry);
   pm::Family<pm::Counter>& sandbox_events = pm::BuildCounter()
     .Name("candor_sql_sandbox_events_total")
     .Help("SQL sandbox executor processes killed at their deadline (kill), "
@@ -107,6 +111,7 @@ struct telemetry::impl {
           "statements")
     .Register(*registry);
   pm::Counter& ledger_counter = ledger.Add({});
+  pm::Gauge& backlog_gauge = ledger_backlog.Add({});
   pm::Counter& retries_counter = model_retries.Add({});
   pm::Counter& fallbacks_counter = model_fallbacks.Add({});
   pm::Counter& tokens_counter = model_tokens.Add({});
@@ -179,6 +184,10 @@ void telemetry::actor_restart(const std::string& name) {
 
 void telemetry::ledger_rows(int64_t n) {
   impl_->ledger_counter.Increment(static_cast<double>(n));
+}
+
+void telemetry::ledger_backlog(int64_t records) {
+  impl_->backlog_gauge.Set(static_cast<double>(records));
 }
 
 void telemetry::sandbox_event(const std::string& event) {

@@ -26,6 +26,8 @@ public:
   void actor_restart(const std::string& name);
   /// Rows the ledger committed.
   void ledger_rows(int64_t n);
+  /// Records waiting for the ledger writer (a gauge).
+  void ledger_backlog(int64_t records);
   /// An SQL sandbox executor event: "kill" (deadline), "respawn" or
   /// "crash".
   void sandbox_event(const std::string& event);

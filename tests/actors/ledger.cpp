@@ -55,7 +55,8 @@ struct fixture {
 
   ledger_actor spawn(std::chrono::milliseconds interval, size_t max_batch,
                      int write_attempts = 51, int writer_nice = 10,
-                     size_t catch_up_rows = 16384) {
+                     size_t catch_up_rows = 16384,
+                     std::shared_ptr<telemetry> metrics = nullptr) {
     // The schema exists before the reader below opens the file.
     BOOST_REQUIRE(data::ledger_store::open(path, true).ok());
     ledger_settings ls;
@@ -67,7 +68,7 @@ struct fixture {
     ls.retry_delay = std::chrono::milliseconds{1};
     ls.writer_nice = writer_nice;
     ls.catch_up_rows = catch_up_rows;
-    return sys.spawn(ledger, ls, std::shared_ptr<telemetry>{});
+    return sys.spawn(ledger, ls, std::move(metrics));
   }
 
   /// Queues rows [from, to) as app::completed does, then tells the ledger
@@ -303,6 +304,39 @@ BOOST_FIXTURE_TEST_CASE(two_writer_threads_commit_every_batch_once_in_order,
   for (int i = 0; i < 300; ++i)
     BOOST_CHECK_EQUAL(order[static_cast<size_t>(i)],
                       "inbox-row-" + std::to_string(i));
+  caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(metrics_show_the_backlog_until_it_is_committed,
+                        fixture) {
+  // A trigger refuses request rows while `hold` has a row, so the batch
+  // waits in the writer (retried every millisecond) until it is removed.
+  auto metrics = std::make_shared<telemetry>();
+  auto h = spawn(std::chrono::milliseconds{5}, 512, 1000000, 10, 16384,
+                 metrics);
+  auto db = data::database::open(path);
+  BOOST_REQUIRE(db.ok());
+  BOOST_REQUIRE(!db->busy_timeout(std::chrono::seconds{5}));
+  BOOST_REQUIRE(!db->exec(
+    "CREATE TABLE hold (x INTEGER); INSERT INTO hold VALUES (1); "
+    "CREATE TRIGGER held BEFORE INSERT ON requests "
+    "WHEN EXISTS (SELECT 1 FROM hold) BEGIN "
+    "SELECT RAISE(ABORT, 'held by the test'); END"));
+  auto shows = [&](const std::string& line) {
+    for (int i = 0; i < 1000; ++i) {
+      if (metrics->render().find(line) != std::string::npos)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    return false;
+  };
+  push(h, 0, 10, 512);
+  BOOST_CHECK(shows("\ncandor_ledger_backlog_records 20\n")); // 10 + traces
+  BOOST_CHECK_EQUAL(rows(), 0);
+  BOOST_REQUIRE(!db->exec("DELETE FROM hold"));
+  BOOST_CHECK(wait_rows(10));
+  BOOST_CHECK(shows("\ncandor_ledger_backlog_records 0\n"));
+  BOOST_CHECK(shows("\ncandor_ledger_rows_total 20\n"));
   caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
