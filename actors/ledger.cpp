@@ -25,7 +25,8 @@ namespace candor::actors {
 /// with its kind and request id) and left out of the written count.
 ///
 /// Writing the ledger is bookkeeping, not serving: the writer thread runs
-/// at a lower CPU priority (`writer_nice`), so on a busy machine it commits
+/// at a lower CPU priority (`writer_nice` levels above the server's nice
+/// value), so on a busy machine it commits
 /// in the gaps the request path leaves instead of taking a core from it for
 /// a whole batch. So that a low-priority writer can never fall behind for
 /// good, a second thread at the server's own priority commits too while
@@ -86,11 +87,17 @@ private:
     done_fn done;
   };
 
-  /// Raises the calling thread's nice value (Linux: per thread).
-  static void lower_priority(int nice) {
-    if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0)
-      domain::log_event(domain::log_level::warn, "ledger_priority_unchanged",
-                        {{"nice", nice}, {"message", std::strerror(errno)}});
+  /// Raises the calling thread's nice value by `levels` (Linux: per
+  /// thread), up to 19.
+  static void lower_priority(int levels) {
+    auto tid = static_cast<id_t>(::gettid());
+    errno = 0;
+    int now = ::getpriority(PRIO_PROCESS, tid);
+    if (errno == 0 && ::setpriority(PRIO_PROCESS, tid,
+                                    std::min(now + levels, 19)) == 0)
+      return;
+    domain::log_event(domain::log_level::warn, "ledger_priority_unchanged",
+                      {{"levels", levels}, {"message", std::strerror(errno)}});
   }
 
   /// The catch-up thread takes a batch only while the backlog is large,

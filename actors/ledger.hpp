@@ -56,8 +56,8 @@ struct ledger_settings {
   /// within that time (about 10 s by default).
   int write_attempts = 51;
   std::chrono::milliseconds retry_delay{200};
-  /// Nice value of the writer thread (0: the server's own priority, and no
-  /// catch-up thread), and the backlog in records from which the catch-up
+  /// How many nice levels below the server the writer thread runs (0: at
+  /// the server's own priority, and no catch-up thread), and the backlog in records from which the catch-up
   /// thread at the server's priority commits too (see ledger_writer).
   int writer_nice = 10;
   size_t catch_up_rows = 16384;

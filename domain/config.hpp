@@ -101,7 +101,8 @@ struct config {
   struct ledger_t {
     int64_t flush_interval_ms = 50;
     int64_t max_batch = 512;
-    /// Nice value of the writer thread: bookkeeping yields to serving.
+    /// Nice levels the writer thread runs below the server (0..19):
+    /// bookkeeping yields to serving.
     int64_t writer_nice = 10;
   } ledger;
 
