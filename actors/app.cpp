@@ -406,7 +406,11 @@ void app::completed(domain::request_record rec) {
       f.text_or_null("status", rec.status);
       f.integer("httpStatus", rec.http_status);
       f.real("latencyMs", static_cast<double>(rec.latency_us) / 1000.0);
-      f.text("question", domain::cut_utf8(rec.question, 200));
+      // 200 bytes hold at most 200 code points: only a longer text is cut.
+      if (rec.question.size() <= 200)
+        f.text("question", rec.question);
+      else
+        f.text("question", domain::cut_utf8(rec.question, 200));
       f.integer("llmCalls", rec.llm_calls);
       if (!rec.blocked_by.empty())
         f.text("blockedBy", rec.blocked_by);

@@ -21,12 +21,16 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
   return {
     [self](atom::step, ask_box& box) -> ask_box {
       auto& st = *box;
-      // The retrieve node reports the fingerprint of the snapshot it used,
-      // which may be newer than the one the server started with.
-      auto embedder = std::move(st.service.embedder);
-      st.service = self->state.info;
-      if (!embedder.empty())
-        st.service.embedder = std::move(embedder);
+      // The supervisor fills the service meta when it starts a request; a
+      // state that comes without it gets this node's. The retrieve node
+      // reports the fingerprint of the snapshot it used, which may be
+      // newer than the one the server started with: it is kept.
+      if (st.service.provider.empty()) {
+        auto embedder = std::move(st.service.embedder);
+        st.service = self->state.info;
+        if (!embedder.empty())
+          st.service.embedder = std::move(embedder);
+      }
       if (!st.finished()) {
         domain::add_warning(st, "no_outcome");
         domain::finish(st, domain::status_kind::error,

@@ -395,6 +395,8 @@ guardian_actor::behavior_type
 guardian(guardian_actor::stateful_pointer<guardian_state> self,
          services_setup setup) {
   self->state.setup = std::move(setup);
+  self->state.info
+    = std::make_shared<const domain::service_info>(self->state.setup.info);
   spawn_ledger(self);
   spawn_reader(self);
   spawn_llm(self);
@@ -426,8 +428,8 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
       auto slot = std::make_shared<deadline_slot>();
       s.deadlines.emplace_back(std::chrono::steady_clock::now() + lim.deadline,
                                slot);
-      self->spawn(supervisor, s.shared_graph, lim, std::move(req),
-                  s.setup.info, std::move(respond), std::move(slot));
+      self->spawn(supervisor, s.shared_graph, lim, std::move(req), s.info,
+                  std::move(respond), std::move(slot));
       arm_sweep(self);
     },
     [self](atom::internal, atom::tick) { sweep(self); },

@@ -69,6 +69,8 @@ struct guardian_state {
   graph g;
   /// The published copy of `g` that supervisors share (see publish()).
   graph_ptr shared_graph;
+  /// setup.info, shared by every supervisor.
+  std::shared_ptr<const domain::service_info> info;
   /// Role of every monitored child ("llm", "ledger", "node:router", ...).
   std::map<caf::actor_addr, std::string> roles;
   /// Children replaced on purpose: their exit is not a failure.

@@ -94,7 +94,7 @@ void on_error(self_ptr self, node n, clock::time_point t0,
       auto& st = *s.st;
       st.request = s.request;
       st.warnings = s.request.warnings;
-      st.service = s.info;
+      st.service = *s.info;
       st.route = domain::route_kind::none;
       stop_with(st, "llm_budget_exceeded", domain::texts::budget_exceeded);
       dispatch(self, node::finalize);
@@ -169,7 +169,8 @@ void dispatch(self_ptr self, node n) {
 
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph_ptr g, limits lim, domain::ask_request req,
-                         domain::service_info info, ask_responder respond,
+                         std::shared_ptr<const domain::service_info> info,
+                         ask_responder respond,
                          deadline_slot_ptr slot) {
   auto& s = self->state;
   if (slot) {
@@ -186,12 +187,12 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   s.request_id = req.request_id;
   s.received_us = req.received_us;
   s.request = req;
-  s.info = info;
+  s.info = std::move(info);
   auto& st = *s.st;
   st.request = std::move(req);
   st.warnings = st.request.warnings;
   st.llm_budget = lim.llm_budget;
-  st.service = std::move(info);
+  st.service = *s.info;
   if (lim.own_timer)
     self->delayed_send(self, lim.deadline, atom::internal_v, atom::tick_v);
   dispatch(self, domain::entry_node);

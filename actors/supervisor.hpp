@@ -80,7 +80,8 @@ struct supervisor_state {
   std::string request_id;
   int64_t received_us = 0;
   domain::ask_request request;
-  domain::service_info info;
+  /// What the response's meta reports (shared by every request).
+  std::shared_ptr<const domain::service_info> info;
   std::vector<domain::trace_entry> trace;
   ask_responder respond;
   deadline_slot_ptr slot;
@@ -99,7 +100,8 @@ struct supervisor_state {
 /// passed" (sent by its own timer or by the guardian's sweep).
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph_ptr g, limits lim, domain::ask_request req,
-                         domain::service_info info, ask_responder respond,
+                         std::shared_ptr<const domain::service_info> info,
+                         ask_responder respond,
                          deadline_slot_ptr slot);
 
 } // namespace candor::actors

@@ -607,7 +607,7 @@ struct route_fixture : fixture {
     auto p = std::make_shared<std::promise<domain::outcome<ask_state>>>();
     auto f = p->get_future();
     sys.spawn(supervisor, g, limits{}, std::move(req),
-              domain::service_info{},
+              std::make_shared<const domain::service_info>(),
               ask_responder{[p](domain::outcome<domain::ask_box> r) {
                 p->set_value(domain::unbox(std::move(r)));
               }},

@@ -51,7 +51,8 @@ struct fixture {
     req.request_id = "test-request-1";
     req.question = std::move(question);
     sys.spawn(supervisor, std::make_shared<const graph>(std::move(g)), lim,
-              std::move(req), domain::service_info{}, responder(),
+              std::move(req),
+              std::make_shared<const domain::service_info>(), responder(),
               deadline_slot_ptr{});
   }
 
