@@ -364,8 +364,8 @@ ledger_store::~ledger_store() = default;
 
 domain::outcome<ledger_store> ledger_store::open(const std::string& path,
                                                  bool writer) {
-  // NOMUTEX: a ledger_store has one owner thread (see the header), so the
-  // connection's own mutex only costs a lock per API call.
+  // NOMUTEX: a ledger_store is used by one thread at a time (see the
+  // header), so the connection's own mutex only costs a lock per API call.
   auto flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
   if (writer) {
     flags |= SQLITE_OPEN_CREATE;

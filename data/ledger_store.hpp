@@ -37,7 +37,8 @@ inline constexpr int64_t ledger_schema_version = 2;
 
 /// One connection to the ledger. Statements are prepared once: at open, and
 /// the multi-row trace inserts on first use.
-/// Move-only and not thread-safe: one owner (an actor) per instance.
+/// Move-only and not thread-safe: one owner per instance, or threads that
+/// take turns under a lock of their own (the ledger writer's two threads).
 class ledger_store {
 public:
   /// `writer=true`: creates the parent directory and the schema when missing
