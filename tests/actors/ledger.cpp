@@ -24,6 +24,7 @@
 
 #include "data/sqlite.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/threads.hpp"
 
 using namespace candor;
 using namespace candor::actors;
@@ -117,16 +118,10 @@ struct fixture {
 /// Nice values of this process's threads with the given name.
 std::vector<int> thread_nices(const std::string& name) {
   std::vector<int> out;
-  for (const auto& task :
-       std::filesystem::directory_iterator{"/proc/self/task"}) {
-    std::ifstream comm{task.path() / "comm"};
-    std::string n;
-    std::getline(comm, n);
-    if (n != name)
-      continue;
+  for (const auto& task : test::threads_named(name)) {
     // /proc/<tid>/stat: the nice value is field 19, counted after the
     // parenthesised name (which may hold spaces).
-    std::ifstream stat_file{task.path() / "stat"};
+    std::ifstream stat_file{task / "stat"};
     std::string stat;
     std::getline(stat_file, stat);
     std::istringstream rest{stat.substr(stat.rfind(')') + 2)};
@@ -138,12 +133,20 @@ std::vector<int> thread_nices(const std::string& name) {
   return out;
 }
 
-/// The request ids in the order the rows were stored.
-std::vector<std::string> stored_order(const std::string& path) {
+/// A connection of the test's own to the ledger file. The ledger opens the
+/// file at the same time (a connection that finds the WAL to recover holds
+/// it briefly), so it waits for locks.
+data::database side_connection(const std::string& path) {
   auto db = data::database::open(path);
   BOOST_REQUIRE(db.ok());
   BOOST_REQUIRE(!db->busy_timeout(std::chrono::seconds{5}));
-  auto st = db->prepare("SELECT request_id FROM requests ORDER BY id");
+  return std::move(*db);
+}
+
+/// The request ids in the order the rows were stored.
+std::vector<std::string> stored_order(const std::string& path) {
+  auto db = side_connection(path);
+  auto st = db.prepare("SELECT request_id FROM requests ORDER BY id");
   BOOST_REQUIRE(st.ok());
   std::vector<std::string> out;
   BOOST_REQUIRE(!data::for_each_row(
@@ -230,12 +233,8 @@ BOOST_FIXTURE_TEST_CASE(a_row_refused_for_good_costs_only_itself, fixture) {
   // counts only what was stored. Later batches are written as usual.
   auto h = spawn(std::chrono::hours{1}, 512, 3);
   {
-    auto db = data::database::open(path);
-    BOOST_REQUIRE(db.ok());
-    // The ledger opens the file at the same time (a connection that finds
-    // the WAL to recover holds it briefly).
-    BOOST_REQUIRE(!db->busy_timeout(std::chrono::seconds{5}));
-    BOOST_REQUIRE(!db->exec(
+    auto db = side_connection(path);
+    BOOST_REQUIRE(!db.exec(
       "CREATE TRIGGER refuse_row BEFORE INSERT ON requests "
       "WHEN NEW.request_id = 'inbox-row-3' BEGIN "
       "SELECT RAISE(ABORT, 'refused for good'); END"));
@@ -314,10 +313,8 @@ BOOST_FIXTURE_TEST_CASE(metrics_show_the_backlog_until_it_is_committed,
   auto metrics = std::make_shared<telemetry>();
   auto h = spawn(std::chrono::milliseconds{5}, 512, 1000000, 10, 16384,
                  metrics);
-  auto db = data::database::open(path);
-  BOOST_REQUIRE(db.ok());
-  BOOST_REQUIRE(!db->busy_timeout(std::chrono::seconds{5}));
-  BOOST_REQUIRE(!db->exec(
+  auto db = side_connection(path);
+  BOOST_REQUIRE(!db.exec(
     "CREATE TABLE hold (x INTEGER); INSERT INTO hold VALUES (1); "
     "CREATE TRIGGER held BEFORE INSERT ON requests "
     "WHEN EXISTS (SELECT 1 FROM hold) BEGIN "
@@ -333,7 +330,7 @@ BOOST_FIXTURE_TEST_CASE(metrics_show_the_backlog_until_it_is_committed,
   push(h, 0, 10, 512);
   BOOST_CHECK(shows("\ncandor_ledger_backlog_records 20\n")); // 10 + traces
   BOOST_CHECK_EQUAL(rows(), 0);
-  BOOST_REQUIRE(!db->exec("DELETE FROM hold"));
+  BOOST_REQUIRE(!db.exec("DELETE FROM hold"));
   BOOST_CHECK(wait_rows(10));
   BOOST_CHECK(shows("\ncandor_ledger_backlog_records 0\n"));
   BOOST_CHECK(shows("\ncandor_ledger_rows_total 20\n"));

@@ -21,6 +21,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "tests/support/threads.hpp"
+
 using namespace std::chrono_literals;
 
 namespace {
@@ -28,14 +30,9 @@ namespace {
 /// The voluntary context switches of this process's thread named `name`
 /// (-1 when there is no such thread).
 long voluntary_switches(const std::string& name) {
-  namespace fs = std::filesystem;
-  for (const auto& task : fs::directory_iterator{"/proc/self/task"}) {
-    std::ifstream comm{task.path() / "comm"};
+  for (const auto& task : candor::test::threads_named(name)) {
+    std::ifstream status{task / "status"};
     std::string line;
-    std::getline(comm, line);
-    if (line != name)
-      continue;
-    std::ifstream status{task.path() / "status"};
     while (std::getline(status, line)) {
       const std::string key = "voluntary_ctxt_switches:";
       if (line.rfind(key, 0) == 0)
