@@ -57,8 +57,9 @@ struct ledger_settings {
   int write_attempts = 51;
   std::chrono::milliseconds retry_delay{200};
   /// How many nice levels below the server the writer thread runs (0: at
-  /// the server's own priority, and no catch-up thread), and the backlog in records from which the catch-up
-  /// thread at the server's priority commits too (see ledger_writer).
+  /// the server's own priority, and no catch-up thread), and the backlog
+  /// in records from which the catch-up thread, at the server's priority,
+  /// takes the batches instead (see ledger_writer).
   int writer_nice = 10;
   size_t catch_up_rows = 16384;
 };

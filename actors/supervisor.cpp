@@ -187,7 +187,8 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   s.request_id = req.request_id;
   s.received_us = req.received_us;
   s.request = req;
-  s.info = std::move(info);
+  s.info = info ? std::move(info)
+                : std::make_shared<const domain::service_info>();
   auto& st = *s.st;
   st.request = std::move(req);
   st.warnings = st.request.warnings;
