@@ -147,6 +147,16 @@ data::database side_connection(const std::string& path) {
   return std::move(*db);
 }
 
+/// Makes the ledger refuse request rows (a trigger) until the table
+/// `hold` is emptied.
+void hold_request_rows(data::database& db) {
+  BOOST_REQUIRE(!db.exec(
+    "CREATE TABLE hold (x INTEGER); INSERT INTO hold VALUES (1); "
+    "CREATE TRIGGER held BEFORE INSERT ON requests "
+    "WHEN EXISTS (SELECT 1 FROM hold) BEGIN "
+    "SELECT RAISE(ABORT, 'held by the test'); END"));
+}
+
 /// The request ids in the order the rows were stored.
 std::vector<std::string> stored_order(const std::string& path) {
   auto db = side_connection(path);
@@ -318,11 +328,7 @@ BOOST_FIXTURE_TEST_CASE(behind_the_catch_up_thread_commits_else_the_writer,
   // at a time and in the order submitted.
   BOOST_REQUIRE(data::ledger_store::open(path, true).ok());
   auto db = side_connection(path);
-  BOOST_REQUIRE(!db.exec(
-    "CREATE TABLE hold (x INTEGER); INSERT INTO hold VALUES (1); "
-    "CREATE TRIGGER held BEFORE INSERT ON requests "
-    "WHEN EXISTS (SELECT 1 FROM hold) BEGIN "
-    "SELECT RAISE(ABORT, 'held by the test'); END"));
+  hold_request_rows(db);
   auto store = data::ledger_store::open(path, true);
   BOOST_REQUIRE(store.ok());
   ledger_settings ls;
@@ -373,11 +379,7 @@ BOOST_FIXTURE_TEST_CASE(metrics_show_the_backlog_until_it_is_committed,
   auto h = spawn(std::chrono::milliseconds{5}, 512, 1000000, 10, 16384,
                  metrics);
   auto db = side_connection(path);
-  BOOST_REQUIRE(!db.exec(
-    "CREATE TABLE hold (x INTEGER); INSERT INTO hold VALUES (1); "
-    "CREATE TRIGGER held BEFORE INSERT ON requests "
-    "WHEN EXISTS (SELECT 1 FROM hold) BEGIN "
-    "SELECT RAISE(ABORT, 'held by the test'); END"));
+  hold_request_rows(db);
   auto shows = [&](const std::string& line) {
     for (int i = 0; i < 1000; ++i) {
       if (metrics->render().find(line) != std::string::npos)
