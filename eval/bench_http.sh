@@ -31,8 +31,10 @@
 #   BENCH_STRICT       1: exit 1 when a target is missed (default 0)
 #   BENCH_START_TIMEOUT seconds to wait for a server to listen (60)
 #   BENCH_ROUNDS       rounds of (baseline, then every candor target); with
-#                      more than one, each round is printed and the verdict
-#                      uses the median over rounds of each figure (1)
+#                      more than one, each round is printed, the verdict
+#                      uses the median over rounds of each figure, and a
+#                      note says when the baseline's requests/s spread more
+#                      than 20 % between rounds (a busy machine) (1)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -236,6 +238,20 @@ for name in "${names[@]}"; do
     "$(awk -v x="$p50" 'BEGIN{print x/1000}')" \
     "$(awk -v x="$p99" 'BEGIN{print x/1000}')" "$ratio" "$errs" "$check"
 done
+
+# The baseline does the same work in every round: when its requests/s
+# spread widely, other work on the machine slowed parts of the run (on a
+# shared VM, often without showing as steal time). Said, not judged.
+if ((rounds > 1)); then
+  printf '%s' "${samples[baseline]}" | awk 'NF {
+      if (n == 0 || $1 < lo) lo = $1
+      if (n == 0 || $1 > hi) hi = $1
+      n++
+    } END {
+      if (n > 1 && hi > 0 && (hi - lo) / hi > 0.2)
+        printf "note: the baseline ranged from %.0f to %.0f requests/s over the rounds (%.0f %% apart): other work on the machine slowed this run; compare runs on a quiet machine\n", lo, hi, 100 * (hi - lo) / hi
+    }'
+fi
 
 if ((missed)); then
   echo "some targets were missed (BENCH_STRICT=1 makes that exit 1)"
