@@ -25,24 +25,6 @@ namespace {
 using domain::ec;
 using domain::make_error;
 
-domain::outcome<std::vector<std::string>> user_tables(database& db) {
-  auto stmt = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' "
-                         "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-                         "ORDER BY name");
-  if (!stmt)
-    return stmt.err();
-  std::vector<std::string> names;
-  for (;;) {
-    auto res = stmt->step();
-    if (!res)
-      return res.err();
-    if (*res == step_result::done)
-      break;
-    names.push_back(stmt->column_text(0));
-  }
-  return names;
-}
-
 /// Runs a query that must return 0 (a count of violations).
 domain::error expect_zero(database& db, std::string_view what,
                           std::string_view sql) {
@@ -56,6 +38,20 @@ domain::error expect_zero(database& db, std::string_view what,
 }
 
 } // namespace
+
+domain::outcome<std::vector<std::string>> user_tables(database& db) {
+  auto stmt = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' "
+                         "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+                         "ORDER BY name");
+  if (!stmt)
+    return stmt.err();
+  std::vector<std::string> names;
+  if (auto err = for_each_row(*stmt, [&](statement& row) {
+        names.push_back(row.column_text(0));
+      }))
+    return err;
+  return names;
+}
 
 domain::error check_sales(database& db) {
   auto quick = db.query_text("PRAGMA quick_check");
@@ -153,19 +149,15 @@ domain::outcome<std::string> fingerprint_of(database& db) {
     info->bind_text(1, table);
     std::vector<std::pair<int64_t, std::string>> pk;
     hash.add("T" + std::to_string(table.size()) + ":" + table + "\n");
-    for (;;) {
-      auto res = info->step();
-      if (!res)
-        return res.err();
-      if (*res == step_result::done)
-        break;
-      auto col = info->column_text(0);
-      auto type = info->column_text(1);
-      hash.add("C" + std::to_string(col.size()) + ":" + col + " "
-               + std::to_string(type.size()) + ":" + type + "\n");
-      if (auto k = info->column_int64(2); k > 0)
-        pk.emplace_back(k, col);
-    }
+    if (auto err = for_each_row(*info, [&](statement& row) {
+          auto col = row.column_text(0);
+          auto type = row.column_text(1);
+          hash.add("C" + std::to_string(col.size()) + ":" + col + " "
+                   + std::to_string(type.size()) + ":" + type + "\n");
+          if (auto k = row.column_int64(2); k > 0)
+            pk.emplace_back(k, col);
+        }))
+      return err;
     std::sort(pk.begin(), pk.end());
     std::string order_by;
     for (auto& [k, col] : pk)
@@ -179,52 +171,48 @@ domain::outcome<std::string> fingerprint_of(database& db) {
     auto* raw = rows->handle();
     std::string record;
     char num[32];
-    for (;;) {
-      auto res = rows->step();
-      if (!res)
-        return res.err();
-      if (*res == step_result::done)
-        break;
-      record.clear();
-      for (int i = 0, n = sqlite3_column_count(raw); i < n; ++i) {
-        switch (sqlite3_column_type(raw, i)) {
-          case SQLITE_INTEGER:
-            std::snprintf(num, sizeof num, "i%lld;",
-                          static_cast<long long>(
-                            sqlite3_column_int64(raw, i)));
-            record += num;
-            break;
-          case SQLITE_FLOAT: {
-            auto v = sqlite3_column_double(raw, i);
-            uint64_t bits = 0;
-            std::memcpy(&bits, &v, sizeof bits);
-            std::snprintf(num, sizeof num, "r%016llx;",
-                          static_cast<unsigned long long>(bits));
-            record += num;
-            break;
+    if (auto err = for_each_row(*rows, [&](statement&) {
+          record.clear();
+          for (int i = 0, n = sqlite3_column_count(raw); i < n; ++i) {
+            switch (sqlite3_column_type(raw, i)) {
+              case SQLITE_INTEGER:
+                std::snprintf(num, sizeof num, "i%lld;",
+                              static_cast<long long>(
+                                sqlite3_column_int64(raw, i)));
+                record += num;
+                break;
+              case SQLITE_FLOAT: {
+                auto v = sqlite3_column_double(raw, i);
+                uint64_t bits = 0;
+                std::memcpy(&bits, &v, sizeof bits);
+                std::snprintf(num, sizeof num, "r%016llx;",
+                              static_cast<unsigned long long>(bits));
+                record += num;
+                break;
+              }
+              case SQLITE_TEXT:
+              case SQLITE_BLOB: {
+                auto text = sqlite3_column_type(raw, i) == SQLITE_TEXT;
+                auto* data = text ? static_cast<const void*>(
+                                      sqlite3_column_text(raw, i))
+                                  : sqlite3_column_blob(raw, i);
+                auto size = sqlite3_column_bytes(raw, i);
+                record += text ? 't' : 'b';
+                record += std::to_string(size);
+                record += ':';
+                record.append(static_cast<const char*>(data),
+                              static_cast<size_t>(size));
+                break;
+              }
+              default:
+                record += "n;";
+                break;
+            }
           }
-          case SQLITE_TEXT:
-          case SQLITE_BLOB: {
-            auto text = sqlite3_column_type(raw, i) == SQLITE_TEXT;
-            auto* data = text ? static_cast<const void*>(
-                                  sqlite3_column_text(raw, i))
-                              : sqlite3_column_blob(raw, i);
-            auto size = sqlite3_column_bytes(raw, i);
-            record += text ? 't' : 'b';
-            record += std::to_string(size);
-            record += ':';
-            record.append(static_cast<const char*>(data),
-                          static_cast<size_t>(size));
-            break;
-          }
-          default:
-            record += "n;";
-            break;
-        }
-      }
-      record += '\n';
-      hash.add(record);
-    }
+          record += '\n';
+          hash.add(record);
+        }))
+      return err;
   }
   auto digest = hash.finish();
   if (digest.empty())

@@ -112,6 +112,9 @@ domain::outcome<sales_summary> summarize_sales(const std::string& path);
 /// The same summary for an open connection.
 domain::outcome<sales_summary> summarize_sales(database& db);
 
+/// The user tables of a database (not SQLite's own), by name.
+domain::outcome<std::vector<std::string>> user_tables(database& db);
+
 /// The integrity checks `generate_sales` runs before it commits: `PRAGMA
 /// quick_check`, `PRAGMA foreign_key_check`, order totals equal the sum of
 /// their items, refunds within the order total and on items of their own

@@ -8,23 +8,12 @@
 namespace candor::data {
 
 domain::outcome<std::vector<table_rows>> count_rows(database& db) {
-  auto list = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' "
-                         "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
-                         "ORDER BY name");
-  if (!list)
-    return list.err();
-  std::vector<std::string> names;
-  for (;;) {
-    auto r = list->step();
-    if (!r)
-      return r.err();
-    if (*r != step_result::row)
-      break;
-    names.push_back(list->column_text(0));
-  }
+  auto names = user_tables(db);
+  if (!names)
+    return names.err();
   std::vector<table_rows> out;
-  out.reserve(names.size());
-  for (auto& name : names) {
+  out.reserve(names->size());
+  for (auto& name : *names) {
     auto n = db.query_int64("SELECT count(*) FROM " + quote_identifier(name));
     if (!n)
       return n.err();
