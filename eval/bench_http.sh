@@ -16,9 +16,13 @@
 #              answer; the static policy, the validation connection and the
 #              sandbox run for real on a small query),
 # prints requests/s, P50, P99 and the ratio to the baseline, and checks the
-# targets (ratio >= 0.35, docs ratio >= 0.25, P99 <= 10 ms) with PASS/MISS
-# per line; the data route has no target (neither ratio nor P99) and shows
-# "-", or ERRORS when some of its requests failed (which fails the run).
+# targets with PASS/MISS per line: ratio >= 0.35 and P99 <= 10 ms for the
+# injection and out-of-scope paths (issue #2), ratio >= 0.25 for documents
+# (issue #4 sets it no P99: shown, not judged), P99 <= 10 ms for the
+# baseline itself (when even the bare server misses it, the machine was too
+# busy for the run to judge candor's P99, and a note says so); the data
+# route has no target (neither ratio nor P99) and shows "-", or ERRORS when
+# some of its requests failed (which fails the run).
 #
 # Environment:
 #   BENCH_SECONDS      duration of each run (10)
@@ -172,7 +176,7 @@ fi
 # (requests/s, P50, P99 and the per-round ratio), which a short burst of
 # other work on the machine moves much less than a single run.
 echo "wrk -t$threads -c$conns -d${secs}s --latency (loopback), $rounds round(s), targets:" \
-     "ratio >= $min_ratio (docs >= $docs_min_ratio), P99 <= ${max_p99_ms} ms"
+     "ratio >= $min_ratio and P99 <= ${max_p99_ms} ms (docs: ratio >= $docs_min_ratio)"
 names=(baseline)
 if [[ $only != baseline ]]; then
   names+=(candor/injection candor/out_of_scope candor/docs)
@@ -225,7 +229,12 @@ for name in "${names[@]}"; do
   check=$(awk -v ratio="$ratio" -v p99="$p99" -v min="$min_ratio" \
               -v max="$max_p99_ms" -v errs="$errs" -v dmin="$docs_min_ratio" \
               -v name="$name" 'BEGIN {
-    if (name == "candor/docs") min = dmin
+    # The documents route has a ratio target only (issue #4, item 10);
+    # its P99 is reported, not judged.
+    if (name == "candor/docs") {
+      print (errs == 0 && ratio >= dmin) ? "PASS" : "MISS"
+      exit
+    }
     ok = (p99 / 1000.0 <= max) && errs == 0
     if (name != "baseline") ok = ok && ratio >= min
     # The data route has no throughput target (issue #3 asks for its
@@ -234,6 +243,7 @@ for name in "${names[@]}"; do
     print ok ? "PASS" : "MISS"
   }')
   [[ $check == PASS || $check == - ]] || missed=1
+  [[ $name == baseline ]] && baseline_check=$check
   printf '%-22s %12.1f %9.2f %9.2f %7.2f %7d  %s\n' "$name" "$rps" \
     "$(awk -v x="$p50" 'BEGIN{print x/1000}')" \
     "$(awk -v x="$p99" 'BEGIN{print x/1000}')" "$ratio" "$errs" "$check"
@@ -251,6 +261,11 @@ if ((rounds > 1)); then
       if (n > 1 && hi > 0 && (hi - lo) / hi > 0.2)
         printf "note: the baseline ranged from %.0f to %.0f requests/s over the rounds (%.0f %% apart): other work on the machine slowed this run; compare runs on a quiet machine\n", lo, hi, 100 * (hi - lo) / hi
     }'
+fi
+
+if [[ ${baseline_check:-PASS} != PASS ]]; then
+  echo "note: the baseline itself missed P99 <= ${max_p99_ms} ms: the machine" \
+       "was too busy for this run to judge candor's P99"
 fi
 
 if ((missed)); then
