@@ -15,10 +15,7 @@ namespace sql = domain::sql;
 
 namespace {
 
-using sql_guard_detail::lower;
-using sql_guard_detail::starts_with;
-using sql_guard_detail::str;
-using sql_guard_detail::strings;
+using namespace sql_guard_detail;
 
 /// Percent-encodes what a `file:` URI path may not hold literally.
 std::string uri_path(const std::string& path) {

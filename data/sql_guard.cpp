@@ -10,10 +10,7 @@ namespace sql = domain::sql;
 
 namespace {
 
-using sql_guard_detail::lower;
-using sql_guard_detail::starts_with;
-using sql_guard_detail::str;
-using sql_guard_detail::strings;
+using namespace sql_guard_detail;
 
 bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
