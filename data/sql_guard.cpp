@@ -1,3 +1,7 @@
+// The SQL guard (data/sql_guard.hpp): compiles a statement on a hardened
+// connection under the authorizer, then audits its query plan and bytecode.
+// The hardening and the authorizer: data/sql_authorizer.cpp.
+
 #include "data/sql_guard.hpp"
 
 #include <utility>
