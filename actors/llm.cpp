@@ -126,9 +126,10 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
   auto price = st.settings.provider == "fake"
                  ? fallback
                  : domain::builtin_prices().lookup(reply.model, fallback);
-  u.cost_usd = (static_cast<double>(u.tokens_in) * price.input_per_mtok
-                + static_cast<double>(u.tokens_out) * price.output_per_mtok)
-               / 1e6;
+  u.cost_usd = domain::round_usd(
+    (static_cast<double>(u.tokens_in) * price.input_per_mtok
+     + static_cast<double>(u.tokens_out) * price.output_per_mtok)
+    / 1e6);
   u.models.push_back(reply.model);
 }
 

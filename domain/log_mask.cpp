@@ -39,6 +39,8 @@ std::vector<masker> make_maskers() {
      R"(\1***)"},
     {R"(\b(gh[pousr]_|github_pat_)[A-Za-z0-9_]{20,})", R"(\1***)"},
     {R"(\b(AKIA|ASIA)[0-9A-Z]{16}\b)", R"(\1***)"},
+    // Google API keys: "AIza" and 35 more characters.
+    {R"(\b(AIza)[0-9A-Za-z_\-]{35})", R"(\1***)"},
     {R"(\b(xox[abpors]-)[A-Za-z0-9\-]{10,})", R"(\1***)"},
     {R"(\beyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*)",
      "eyJ***"},
@@ -73,10 +75,11 @@ const std::vector<masker>& maskers() {
 
 /// One linear scan that every secret shape above must match somewhere: a
 /// text without any of these words or prefixes cannot hold a secret the
-/// maskers would change, so the eleven replace passes are skipped.
+/// maskers would change, so the replace passes are skipped.
 const RE2& trigger() {
   static const RE2 re{
     R"((?i)bearer|basic|authorization|sk[-_]|gh[pousr]_|github_pat_|akia|asia)"
+    R"(|aiza)"
     R"(|xox[abpors]-|eyj|key|secret|token|passw|pwd|credential|signature)"
     R"(|passphrase)"};
   return re;
@@ -117,7 +120,7 @@ bool may_hold_secret(std::string_view text) noexcept {
     switch (lower(static_cast<char>(c))) {
       case 'a':
         hit = word_at(text, i, "authorization") || word_at(text, i, "akia")
-              || word_at(text, i, "asia");
+              || word_at(text, i, "asia") || word_at(text, i, "aiza");
         break;
       case 'b':
         hit = word_at(text, i, "bearer") || word_at(text, i, "basic");

@@ -1,6 +1,7 @@
 #include "domain/types.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace candor::domain {
 
@@ -87,6 +88,10 @@ bool parse_chaos(std::string_view text, chaos_mode& out) noexcept {
   return false;
 }
 
+double round_usd(double usd) noexcept {
+  return std::round(usd * 1e12) / 1e12;
+}
+
 void accumulate(llm_usage& total, const llm_usage& other) {
   total.calls += other.calls;
   total.attempts += other.attempts;
@@ -94,7 +99,7 @@ void accumulate(llm_usage& total, const llm_usage& other) {
   total.fallback_used = total.fallback_used || other.fallback_used;
   total.tokens_in += other.tokens_in;
   total.tokens_out += other.tokens_out;
-  total.cost_usd += other.cost_usd;
+  total.cost_usd = round_usd(total.cost_usd + other.cost_usd);
   for (auto& m : other.models)
     if (std::find(total.models.begin(), total.models.end(), m)
         == total.models.end())

@@ -200,6 +200,10 @@ typename Inspector::result_type inspect(Inspector& f, llm_usage& x) {
 }
 
 /// Adds `other` into `total`, keeping the model list unique.
+/// `usd` rounded to a trillionth of a dollar: sums of prices per token
+/// otherwise print as 0.0026386499999999985.
+double round_usd(double usd) noexcept;
+
 void accumulate(llm_usage& total, const llm_usage& other);
 
 /// Static facts about the running service, copied into `meta`.

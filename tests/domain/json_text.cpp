@@ -3,6 +3,7 @@
 // form, and non-finite numbers, which become null.
 
 #include "domain/json_text.hpp"
+#include "domain/types.hpp"
 
 #include <cmath>
 #include <limits>
@@ -126,6 +127,23 @@ BOOST_AUTO_TEST_CASE(the_streaming_writer_writes_what_json_text_writes) {
   // json_text: Boost.JSON's text but for the double (tested above).
   BOOST_TEST(out == json_text(expected));
   BOOST_TEST(json::parse(out) == json::value(expected));
+}
+
+BOOST_AUTO_TEST_CASE(summed_costs_print_without_float_noise) {
+  // Model-call costs add up with binary noise (0.1 + 0.2 is
+  // 0.30000000000000004 in doubles); usage totals are rounded to a
+  // trillionth of a dollar.
+  candor::domain::llm_usage total;
+  candor::domain::llm_usage call;
+  call.cost_usd = 0.1;
+  candor::domain::accumulate(total, call);
+  call.cost_usd = 0.2;
+  candor::domain::accumulate(total, call);
+  BOOST_TEST(json_text(json::value(0.1 + 0.2)) != "0.3");
+  BOOST_TEST(json_text(json::value(total.cost_usd)) == "0.3");
+  BOOST_TEST(candor::domain::round_usd(1e-13) == 0.0);
+  BOOST_TEST(candor::domain::round_usd(5.385e-05) == 5.385e-05);
+  BOOST_TEST(candor::domain::round_usd(5.3849999999e-06) == 5.385e-06);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

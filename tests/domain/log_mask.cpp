@@ -28,6 +28,8 @@ BOOST_AUTO_TEST_CASE(secrets_are_masked_with_a_prefix) {
     {"github_pat_11ABCDEFG0abcdefghijkl_mnopqrstuvwxyz",
      "github_pat_***"},
     {"aws AKIAIOSFODNN7EXAMPLE end", "aws AKIA*** end"},
+    {"google AIzaSyA1b2C3d4E5f6G7h8I9j0K_lMnOpQrStUv end",
+     "google AIza*** end"},
     {"slack xoxb-1234567890-abcdefghij", "slack xoxb-***"},
     {"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVm"
      "NHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
