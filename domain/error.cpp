@@ -30,6 +30,8 @@ std::string_view to_string(ec code) noexcept {
     case ec::sql_failed: return "sql_failed";
     case ec::index_unavailable: return "index_unavailable";
     case ec::unauthorized: return "unauthorized";
+    case ec::uri_too_long: return "uri_too_long";
+    case ec::header_too_large: return "header_too_large";
   }
   return "unknown";
 }

@@ -37,6 +37,8 @@ enum class ec : uint8_t {
   sql_failed,             ///< SQLite refused or aborted a statement at run time
   index_unavailable,      ///< no retrieval snapshot is loaded
   unauthorized,           ///< 401: missing or wrong credentials
+  uri_too_long,           ///< 414: the request line exceeds the header limit
+  header_too_large,       ///< 431: the header fields exceed the limit
 };
 
 /// Stable snake_case name, used as the `error` field of error bodies.

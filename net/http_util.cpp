@@ -1,6 +1,7 @@
 #include "net/http_util.hpp"
 
 #include <charconv>
+#include <optional>
 
 #include "domain/text.hpp"
 
@@ -28,6 +29,23 @@ std::string_view trim(std::string_view s) noexcept {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
     s.remove_suffix(1);
   return s;
+}
+
+/// For a target in absolute form (scheme http or https, any case), what
+/// follows the authority: "/path?q", "?q" or "". Nothing otherwise.
+std::optional<std::string_view> after_authority(std::string_view raw) {
+  auto scheme_end = raw.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end > 5)
+    return std::nullopt;
+  std::string scheme;
+  for (char c : raw.substr(0, scheme_end))
+    scheme.push_back(lower(c));
+  if (scheme != "http" && scheme != "https")
+    return std::nullopt;
+  auto rest = raw.substr(scheme_end + 3);
+  auto end = rest.find_first_of("/?#");
+  return end == std::string_view::npos ? std::string_view{}
+                                       : rest.substr(end);
 }
 
 } // namespace
@@ -83,6 +101,14 @@ bool percent_decode(std::string_view in, std::string& out,
 }
 
 domain::outcome<target> parse_target(std::string_view raw) {
+  // RFC 9112 §3.2.2: a server MUST accept the absolute form
+  // ("http://host:port/path?q"); the authority is ignored (this server
+  // answers for whatever host the client connected to).
+  if (auto rest = after_authority(raw)) {
+    if (rest->empty() || rest->front() != '/')
+      return parse_target("/" + std::string{*rest});
+    raw = *rest;
+  }
   if (raw.empty() || raw.front() != '/')
     return domain::make_error(domain::ec::invalid_request,
                               "request target must start with '/'");
@@ -143,8 +169,60 @@ std::string_view allowed_methods(route_id r) noexcept {
     case route_id::ask: return "POST";
     case route_id::admin_reindex: return "POST";
     case route_id::unknown: return "";
-    default: return "GET";
+    default: return "GET, HEAD";
   }
+}
+
+bool method_allowed(route_id r, std::string_view method) noexcept {
+  switch (r) {
+    case route_id::ask:
+    case route_id::admin_reindex: return method == "POST";
+    case route_id::unknown: return false;
+    default: return method == "GET" || method == "HEAD";
+  }
+}
+
+std::optional<domain::error>
+check_framing(unsigned version,
+              std::span<const std::string_view> transfer_encoding,
+              size_t host_fields) {
+  auto invalid = [](std::string message) {
+    return domain::make_error(domain::ec::invalid_request, std::move(message));
+  };
+  if (!transfer_encoding.empty()) {
+    if (version < 11)
+      return invalid("Transfer-Encoding is not allowed in an HTTP/1.0 "
+                     "request");
+    // Exactly one coding, "chunked": anything else is a coding this server
+    // does not decode, or chunked not last, and either way the body's
+    // length is unknown (RFC 9112 §6.3): read as "no body", its bytes
+    // would be parsed as the next request.
+    std::string_view only;
+    size_t codings = 0;
+    for (auto field : transfer_encoding) {
+      while (!field.empty()) {
+        auto comma = field.find(',');
+        auto item = trim(field.substr(0, comma));
+        field = comma == std::string_view::npos ? std::string_view{}
+                                                : field.substr(comma + 1);
+        if (item.empty())
+          continue;
+        ++codings;
+        only = item;
+      }
+    }
+    bool chunked = codings == 1 && only.size() == 7;
+    for (size_t i = 0; chunked && i < 7; ++i)
+      chunked = lower(only[i]) == "chunked"[i];
+    if (!chunked)
+      return invalid("unsupported Transfer-Encoding: only a single "
+                     "\"chunked\" coding is accepted");
+  }
+  if (version >= 11 && host_fields != 1)
+    return invalid(host_fields == 0
+                     ? "an HTTP/1.1 request must have a Host header"
+                     : "a request must not have more than one Host header");
+  return std::nullopt;
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,8 +32,10 @@ struct target {
   std::vector<std::pair<std::string, std::string>> query; ///< decoded, in order
 };
 
-/// Splits and decodes "/path?a=b&c". An empty or non-"/" target, or a
-/// malformed escape, is `invalid_request`.
+/// Splits and decodes "/path?a=b&c", or its absolute form
+/// "http://host/path?a=b&c" (RFC 9112 §3.2.2; the authority is ignored,
+/// an empty path is "/"). Any other target, or a malformed escape, is
+/// `invalid_request`.
 domain::outcome<target> parse_target(std::string_view raw);
 
 /// The routes of the API.
@@ -52,8 +55,26 @@ enum class route_id {
 /// afterwards).
 route_id match_route(std::string_view path, std::string& id);
 
-/// The value of the `Allow` header for a route ("POST" or "GET").
+/// The value of the `Allow` header for a route ("POST" or "GET, HEAD").
 std::string_view allowed_methods(route_id r) noexcept;
+
+/// Whether `method` is served on the route: POST on /ask and
+/// /admin/reindex, GET and HEAD (RFC 9110 §9.1) on the others.
+bool method_allowed(route_id r, std::string_view method) noexcept;
+
+/// Checks what a complete request header says about the message's framing,
+/// before any body byte is read: `invalid_request` (answered with the
+/// connection closed) for a Transfer-Encoding that is not exactly one
+/// "chunked" coding (RFC 9112 §6.1, §6.3: a coding this server does not
+/// decode, or chunked not last, leaves the body's length unknown, and bytes
+/// read as "no body" would be taken for the next request), for
+/// Transfer-Encoding in an HTTP/1.0 request, and for an HTTP/1.1 request
+/// without exactly one Host field (§3.2). `version` is 10 or 11;
+/// `transfer_encoding` holds each Transfer-Encoding field's value.
+std::optional<domain::error>
+check_framing(unsigned version,
+              std::span<const std::string_view> transfer_encoding,
+              size_t host_fields);
 
 /// Compares two secrets in time that depends only on their lengths, not
 /// on where they differ.

@@ -31,6 +31,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include "domain/api_json.hpp"
 #include "domain/log.hpp"
+#include "domain/log_mask.hpp"
 #include "domain/records.hpp"
 #include "net/http_util.hpp"
 
@@ -68,7 +69,9 @@ struct request_ctx {
   std::string path;
   std::string question;
   route_id route = route_id::unknown;
+  unsigned version = 11;
   bool keep_alive = true;
+  bool head = false; ///< HEAD: the response's head only
   bool recorded = false;
 };
 
@@ -156,20 +159,29 @@ private:
   void do_read_request() {
     parser_.emplace();
     parser_->header_limit(header_limit_bytes);
-    parser_->body_limit(static_cast<uint64_t>(
-      std::max<int64_t>(srv_.cfg.http.body_limit_bytes, 0)));
+    // No limit while the header is read: a Content-Length over the limit is
+    // refused in on_header, which then knows the request's id; the limit
+    // is set there for a chunked body.
+    parser_->body_limit(boost::none);
     ctx_ = request_ctx{};
+    refusal_.reset();
+    run_id_.clear();
+    skipped_ = 0;
     linger_ = false;
     phase_ = phase::idle;
     if (stopping_ || srv_.draining.load()) {
       do_close(false);
       return;
     }
-    if (buffer_.size() > 0) {
+    if (skip_empty_lines()) {
       start_header();
       return;
     }
-    // Idle keep-alive: wait for the first byte of the next request.
+    wait_first_bytes();
+  }
+
+  /// Idle keep-alive: waits for the first byte of the next request.
+  void wait_first_bytes() {
     stream_.expires_after(ms(srv_.cfg.http.idle_timeout_ms));
     stream_.async_read_some(buffer_.prepare(4096),
                             beast::bind_front_handler(&session::on_first_bytes,
@@ -182,7 +194,25 @@ private:
       return;
     }
     buffer_.commit(n);
-    start_header();
+    if (skip_empty_lines())
+      start_header();
+    else
+      wait_first_bytes();
+  }
+
+  /// RFC 9112 §2.2: empty lines before a request line are ignored. True
+  /// when bytes of a request remain buffered. At most 64 bytes are skipped
+  /// per request; the parser refuses the rest ("bad method").
+  bool skip_empty_lines() {
+    auto bytes = buffer_.data();
+    auto* data = static_cast<const char*>(bytes.data());
+    size_t n = 0;
+    while (n < bytes.size() && skipped_ + n < 64
+           && (data[n] == '\r' || data[n] == '\n'))
+      ++n;
+    buffer_.consume(n);
+    skipped_ += n;
+    return buffer_.size() > 0;
   }
 
   /// Feeds the bytes already buffered to the parser, without waiting for
@@ -222,15 +252,16 @@ private:
                                                       shared_from_this()));
   }
 
-  void on_header(beast::error_code ec, size_t) {
-    if (ec) {
-      on_read_error(ec);
-      return;
-    }
+  /// What the header parsed so far says about the request: method, path,
+  /// version, keep-alive and the request id. Also called after a parse
+  /// error, with the fields read before it.
+  void note_header() {
     auto& req = parser_->get();
     ctx_.method = std::string{req.method_string()};
+    ctx_.head = req.method() == http::verb::head;
     auto raw = std::string_view{req.target()};
     ctx_.path = std::string{raw.substr(0, raw.find('?'))};
+    ctx_.version = req.version() >= 11 ? 11 : 10;
     ctx_.keep_alive = req.keep_alive();
     if (auto it = req.find("X-Request-Id"); it != req.end()) {
       auto given = std::string_view{it->value()};
@@ -243,14 +274,48 @@ private:
     } else {
       ctx_.request_id = domain::new_request_id();
     }
+  }
+
+  void on_header(beast::error_code ec, size_t) {
+    if (ec) {
+      on_read_error(ec);
+      return;
+    }
+    note_header();
+    auto& req = parser_->get();
+    // A framing that cannot be trusted is answered with the connection
+    // closed, before a byte of the body is read.
+    boost::container::small_vector<std::string_view, 2> codings;
+    for (auto [it, end] = req.equal_range(http::field::transfer_encoding);
+         it != end; ++it)
+      codings.push_back(it->value());
+    if (auto bad = check_framing(ctx_.version, codings,
+                                 req.count(http::field::host))) {
+      linger_ = true;
+      send_error(*bad, closing());
+      return;
+    }
     // Refuse an oversized body before reading it.
+    auto limit = static_cast<uint64_t>(
+      std::max<int64_t>(srv_.cfg.http.body_limit_bytes, 0));
     auto len = parser_->content_length();
-    if (len && *len > static_cast<uint64_t>(srv_.cfg.http.body_limit_bytes)) {
+    if (len && *len > limit) {
       linger_ = true;
       send_error(too_large(), closing());
       return;
     }
+    parser_->body_limit(limit);
+    route_from_header();
     if (beast::iequals(req[http::field::expect], "100-continue")) {
+      // The client waits for "100 Continue" before sending the body: a
+      // request the header already refuses is answered now (and the
+      // connection closed, as the body may follow anyway).
+      if (refusal_) {
+        linger_ = true;
+        refusal_->opts.close = true;
+        send_refusal();
+        return;
+      }
       stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
       asio::async_write(stream_, asio::buffer(continue_100),
                         beast::bind_front_handler(&session::on_continue,
@@ -298,23 +363,42 @@ private:
   void on_read_error(beast::error_code ec) {
     if (ec.category() != http_category() || ec == http::error::end_of_stream
         || ec == http::error::partial_message) {
-      if (ec == beast::error::timeout)
+      if (ec == beast::error::timeout) {
+        bool body = parser_->is_header_done();
+        boost::json::object fields{{"phase", body ? "body" : "header"}};
+        if (body)
+          fields["requestId"] = ctx_.request_id;
         domain::log_event(domain::log_level::info, "http_read_timeout",
-                          {{"phase", parser_->is_header_done() ? "body"
-                                                               : "header"}});
+                          std::move(fields));
+      }
       do_close(false);
       return;
     }
+    // The start line and the fields before the error are in the message:
+    // the answer carries the client's request id when it gave one.
+    if (ctx_.request_id.empty() && !parser_->get().method_string().empty())
+      note_header();
     if (ctx_.request_id.empty())
       ctx_.request_id = domain::new_request_id();
     linger_ = true;
     if (ec == http::error::body_limit) {
       send_error(too_large(), closing());
     } else if (ec == http::error::header_limit) {
-      send_error(domain::make_error(domain::ec::invalid_request,
-                                    "request header is too large (limit "
-                                      + std::to_string(header_limit_bytes)
-                                      + " bytes)"),
+      // The request line is too long when the parser did not get past it
+      // and the buffered bytes (then still the whole request) hold no line
+      // end; otherwise the fields are.
+      auto bytes = buffer_.data();
+      std::string_view seen{static_cast<const char*>(bytes.data()),
+                            bytes.size()};
+      bool line_ended = !parser_->get().method_string().empty()
+                        || seen.find('\n') != std::string_view::npos;
+      send_error(domain::make_error(
+                   line_ended ? domain::ec::header_too_large
+                              : domain::ec::uri_too_long,
+                   std::string{line_ended ? "request header fields are"
+                                          : "request line is"}
+                     + " too large (the header's limit is "
+                     + std::to_string(header_limit_bytes) + " bytes)"),
                  closing());
     } else {
       send_error(domain::make_error(domain::ec::invalid_request,
@@ -333,34 +417,60 @@ private:
 
   // -- routing ----------------------------------------------------------------
 
-  void handle_request() {
+  /// Routing as far as the header decides it: the target, the route, the
+  /// method and, for /ask, the media type. A refusal is kept in `refusal_`
+  /// and sent once the body is read (or at once, see on_header).
+  void route_from_header() {
     auto& req = parser_->get();
+    auto refuse = [this](domain::error e, error_opts o = {}) {
+      refusal_.emplace(refusal{std::move(e), o});
+    };
     auto tgt = parse_target(req.target());
     if (!tgt) {
-      send_error(tgt.err());
+      refuse(tgt.err());
       return;
     }
-    std::string id;
-    ctx_.route = match_route(tgt->path, id);
+    ctx_.route = match_route(tgt->path, run_id_);
     if (ctx_.route == route_id::unknown) {
-      send_error(domain::make_error(domain::ec::not_found,
-                                    "no route for " + tgt->path));
+      refuse(domain::make_error(domain::ec::not_found,
+                                "no route for " + tgt->path));
       return;
     }
     auto allow = allowed_methods(ctx_.route);
-    if (req.method_string() != allow) {
-      send_error(domain::make_error(domain::ec::method_not_allowed,
-                                    "method " + ctx_.method
-                                      + " is not allowed on " + tgt->path),
-                 allowing(allow));
+    if (!method_allowed(ctx_.route, req.method_string())) {
+      refuse(domain::make_error(domain::ec::method_not_allowed,
+                                "method " + ctx_.method
+                                  + " is not allowed on " + tgt->path),
+             allowing(allow));
       return;
     }
+    if (ctx_.route == route_id::ask
+        && !is_json_media_type(req[http::field::content_type])) {
+      refuse(domain::make_error(domain::ec::unsupported_media_type,
+                                "Content-Type must be application/json"));
+      return;
+    }
+    target_ = std::move(*tgt);
+  }
+
+  void send_refusal() {
+    auto r = std::move(*refusal_);
+    refusal_.reset();
+    send_error(r.err, r.opts);
+  }
+
+  void handle_request() {
+    if (refusal_) {
+      send_refusal();
+      return;
+    }
+    std::string id = std::move(run_id_);
     switch (ctx_.route) {
       case route_id::ask:
         handle_ask();
         return;
       case route_id::stats:
-        handle_stats(*tgt);
+        handle_stats(target_);
         return;
       case route_id::metrics:
         send(http::status::ok, srv_.svc.metrics(),
@@ -395,9 +505,12 @@ private:
 
   void handle_ask() {
     auto& req = parser_->get();
-    if (!is_json_media_type(req[http::field::content_type])) {
-      send_error(domain::make_error(domain::ec::unsupported_media_type,
-                                    "Content-Type must be application/json"));
+    if (!target_.query.empty()) {
+      auto e = domain::make_error(domain::ec::invalid_request,
+                                  "POST /ask takes no query parameters");
+      for (const auto& kv : target_.query)
+        e.issues.push_back({kv.first, "unknown parameter"});
+      send_error(std::move(e));
       return;
     }
     auto parsed = domain::parse_ask_body(req.body());
@@ -591,10 +704,11 @@ private:
       rec.latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
                          std::chrono::steady_clock::now() - ctx_.start)
                          .count();
-    rec.question = domain::cut_utf8(ctx_.question, 200);
+    // Masked like the log line: /runs serves the ledger's copy.
+    rec.question = domain::mask_secrets(domain::cut_utf8(ctx_.question, 200));
     if (st != nullptr) {
       domain::record_outcome(rec, *st);
-    } else if (ctx_.id_replaced && ctx_.route == route_id::ask) {
+    } else if (ctx_.id_replaced) {
       rec.warnings.emplace_back("request_id_replaced");
     }
     srv_.svc.completed(std::move(rec));
@@ -648,10 +762,15 @@ private:
     fields.emplace_back("Cache-Control", "no-store");
     if (!keep_alive_)
       fields.emplace_back("Connection", "close");
+    else if (ctx_.version < 11)
+      fields.emplace_back("Connection", "keep-alive");
     fields.emplace_back("Content-Length", length);
     head_.clear();
     append_response_head(head_, static_cast<unsigned>(status),
                          http::obsolete_reason(status), fields);
+    // HEAD: the head a GET would get, Content-Length included, no body.
+    if (ctx_.head)
+      body_.clear();
     std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
                                            asio::buffer(body_)};
     asio::async_write(stream_, bufs,
@@ -716,6 +835,17 @@ private:
   std::string body_;
   bool keep_alive_ = true;
   request_ctx ctx_;
+  /// The request's target and /runs id, and the error the header already
+  /// decided (see route_from_header).
+  target target_;
+  std::string run_id_;
+  struct refusal {
+    domain::error err;
+    error_opts opts;
+  };
+  std::optional<refusal> refusal_;
+  /// Empty-line bytes skipped before this request (skip_empty_lines).
+  size_t skipped_ = 0;
   phase phase_ = phase::idle;
   bool stopping_ = false;
   bool linger_ = false;

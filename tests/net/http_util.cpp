@@ -70,7 +70,21 @@ BOOST_AUTO_TEST_CASE(targets) {
   BOOST_REQUIRE(encoded.ok());
   BOOST_TEST(encoded->path == "/runs/abc-defgh");
   BOOST_TEST(!parse_target("").ok());
-  BOOST_TEST(!parse_target("http://x/ask").ok());
+  // The absolute form (RFC 9112 §3.2.2): the authority is dropped.
+  auto absolute = parse_target("HTTP://x:8080/stats?since=1h");
+  BOOST_REQUIRE(absolute.ok());
+  BOOST_TEST(absolute->path == "/stats");
+  BOOST_REQUIRE(absolute->query.size() == 1u);
+  BOOST_TEST(absolute->query[0].second == "1h");
+  BOOST_REQUIRE(parse_target("https://x").ok());
+  BOOST_TEST(parse_target("https://x")->path == "/");
+  auto root_query = parse_target("http://x?since=7d");
+  BOOST_REQUIRE(root_query.ok());
+  BOOST_TEST(root_query->path == "/");
+  BOOST_TEST(root_query->query.at(0).second == "7d");
+  BOOST_TEST(!parse_target("ftp://x/ask").ok());
+  BOOST_TEST(!parse_target("x/ask").ok());
+  BOOST_TEST(!parse_target("*").ok());
   BOOST_TEST(!parse_target("/a%zz").ok());
   BOOST_TEST(!parse_target("/stats?since=%").ok());
   BOOST_TEST((parse_target("/a%zz").err().code == domain::ec::invalid_request));
@@ -90,8 +104,48 @@ BOOST_AUTO_TEST_CASE(routes) {
   BOOST_TEST((match_route("/ask/", id) == route_id::unknown));
   BOOST_TEST((match_route("/", id) == route_id::unknown));
   BOOST_TEST(allowed_methods(route_id::ask) == "POST");
-  BOOST_TEST(allowed_methods(route_id::stats) == "GET");
-  BOOST_TEST(allowed_methods(route_id::runs) == "GET");
+  BOOST_TEST(allowed_methods(route_id::stats) == "GET, HEAD");
+  BOOST_TEST(allowed_methods(route_id::runs) == "GET, HEAD");
+}
+
+BOOST_AUTO_TEST_CASE(methods) {
+  BOOST_TEST(method_allowed(route_id::ask, "POST"));
+  BOOST_TEST(!method_allowed(route_id::ask, "GET"));
+  BOOST_TEST(!method_allowed(route_id::ask, "HEAD"));
+  BOOST_TEST(method_allowed(route_id::health, "GET"));
+  BOOST_TEST(method_allowed(route_id::health, "HEAD"));
+  BOOST_TEST(!method_allowed(route_id::health, "POST"));
+  BOOST_TEST(!method_allowed(route_id::unknown, "GET"));
+}
+
+BOOST_AUTO_TEST_CASE(framing) {
+  using sv = std::string_view;
+  auto check = [](unsigned version, std::initializer_list<sv> te,
+                  size_t hosts) {
+    std::vector<sv> v(te);
+    return check_framing(version, v, hosts);
+  };
+  BOOST_TEST(!check(11, {}, 1).has_value());
+  BOOST_TEST(!check(11, {"chunked"}, 1).has_value());
+  BOOST_TEST(!check(11, {" Chunked "}, 1).has_value());
+  BOOST_TEST(!check(11, {"chunked,"}, 1).has_value());
+  BOOST_TEST(!check(10, {}, 0).has_value());
+  // Codings this server does not decode, chunked not last, several.
+  for (auto te : {sv{"gzip"}, sv{"chunked, gzip"}, sv{"gzip, chunked"},
+                  sv{"identity"}, sv{"chunked, chunked"}, sv{"chunkedx"},
+                  sv{""}, sv{","}}) {
+    BOOST_TEST_CONTEXT(te) {
+      auto e = check(11, {te}, 1);
+      BOOST_REQUIRE(e.has_value());
+      BOOST_TEST((e->code == domain::ec::invalid_request));
+    }
+  }
+  BOOST_TEST(check(11, {"gzip", "chunked"}, 1).has_value());
+  BOOST_TEST(check(11, {"chunked", "chunked"}, 1).has_value());
+  BOOST_TEST(check(10, {"chunked"}, 0).has_value());
+  // Host: exactly one in HTTP/1.1.
+  BOOST_TEST(check(11, {}, 0).has_value());
+  BOOST_TEST(check(11, {}, 2).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(stats_windows) {
@@ -107,6 +161,9 @@ BOOST_AUTO_TEST_CASE(status_mapping) {
   BOOST_TEST(http_status(ec::not_found) == 404);
   BOOST_TEST(http_status(ec::method_not_allowed) == 405);
   BOOST_TEST(http_status(ec::payload_too_large) == 413);
+  BOOST_TEST(http_status(ec::uri_too_long) == 414);
+  BOOST_TEST(http_status(ec::header_too_large) == 431);
+  BOOST_TEST(http_status(ec::unauthorized) == 401);
   BOOST_TEST(http_status(ec::unsupported_media_type) == 415);
   BOOST_TEST(http_status(ec::fixture_missing) == 422);
   BOOST_TEST(http_status(ec::llm_unavailable) == 503);

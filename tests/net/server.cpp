@@ -140,10 +140,10 @@ BOOST_AUTO_TEST_CASE(wrong_method_is_405_with_allow) {
   BOOST_TEST(get_ask->header("Allow") == "POST");
   auto post_stats = c.request("POST", "/stats", "{}");
   check_error(post_stats, 405, "method_not_allowed");
-  BOOST_TEST(post_stats->header("Allow") == "GET");
+  BOOST_TEST(post_stats->header("Allow") == "GET, HEAD");
   auto del = c.request("DELETE", "/runs/abcdefgh");
   check_error(del, 405, "method_not_allowed");
-  BOOST_TEST(del->header("Allow") == "GET");
+  BOOST_TEST(del->header("Allow") == "GET, HEAD");
   BOOST_REQUIRE(s.svc.wait_records(3));
   for (const auto& rec : s.svc.records())
     BOOST_TEST(rec.http_status == 405);
@@ -372,6 +372,30 @@ BOOST_AUTO_TEST_CASE(completed_once_per_recorded_request) {
   BOOST_TEST(recs[3].method == "PUT");
   BOOST_TEST(recs[4].path == "/runs/unknown-run-id");
   BOOST_TEST(recs[4].error == "not_found");
+}
+
+BOOST_AUTO_TEST_CASE(ask_takes_no_query_parameters) {
+  running_server s;
+  http_client c{s.port};
+  auto r = c.request("POST", "/ask?debug=1", good_body,
+                     {{"Content-Type", "application/json"}});
+  check_error(r, 400, "invalid_request");
+  auto v = json::parse(r->body);
+  BOOST_TEST(v.at("issues").at(0).at("path").as_string() == "debug");
+  BOOST_TEST(s.svc.asks().empty());
+}
+
+BOOST_AUTO_TEST_CASE(ledger_question_is_masked_like_the_log) {
+  // /runs serves the ledger's copy of the question: a key pasted into a
+  // question must not come back from it.
+  running_server s;
+  http_client c{s.port};
+  auto r = c.ask(R"({"question":"is sk-proj-abcdefghijklmnopqrstuvwx valid?"})");
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(r->status == 200);
+  BOOST_REQUIRE(s.svc.wait_records(1));
+  auto rec = s.svc.records().at(0);
+  BOOST_TEST(rec.question == "is sk-proj-*** valid?");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -59,7 +59,7 @@ BOOST_AUTO_TEST_CASE(body_over_limit_is_413) {
   BOOST_TEST(s.svc.asks().empty());
 }
 
-BOOST_AUTO_TEST_CASE(malformed_and_oversized_headers_are_400) {
+BOOST_AUTO_TEST_CASE(malformed_request_is_400_oversized_header_431) {
   running_server s;
   {
     http_client c{s.port};
@@ -73,7 +73,7 @@ BOOST_AUTO_TEST_CASE(malformed_and_oversized_headers_are_400) {
                       + std::string(9000, 'b') + "\r\n\r\n";
     BOOST_REQUIRE(c.send_raw(req));
     auto r = c.read_response();
-    check_error(r, 400, "invalid_request");
+    check_error(r, 431, "header_too_large");
   }
   BOOST_REQUIRE(s.svc.wait_records(2));
 }

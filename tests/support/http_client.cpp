@@ -103,6 +103,14 @@ bool http_client::fill() {
 }
 
 std::optional<http_response> http_client::read_response() {
+  return read(true);
+}
+
+std::optional<http_response> http_client::read_response_head() {
+  return read(false);
+}
+
+std::optional<http_response> http_client::read(bool with_body) {
   size_t end;
   while ((end = buf_.find("\r\n\r\n")) == std::string::npos)
     if (!fill())
@@ -130,6 +138,10 @@ std::optional<http_response> http_client::read_response() {
       = std::string{trim(line.substr(colon + 1))};
   }
   size_t length = 0;
+  if (!with_body) {
+    buf_.erase(0, end + 4);
+    return res;
+  }
   if (auto cl = res.header("content-length"); !cl.empty())
     length = std::stoul(cl);
   size_t body_start = end + 4;

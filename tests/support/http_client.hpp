@@ -57,6 +57,10 @@ public:
   /// Reads one response (Content-Length framed).
   std::optional<http_response> read_response();
 
+  /// Reads the status line and the fields only: the response to HEAD, or
+  /// an interim "100 Continue".
+  std::optional<http_response> read_response_head();
+
   /// Waits until the peer closes the connection (EOF or reset); false when
   /// it is still open after `within`. Unread data is discarded.
   bool wait_closed(std::chrono::milliseconds within);
@@ -68,6 +72,7 @@ public:
 private:
   /// Reads more bytes into buf_; false on timeout, error or EOF.
   bool fill();
+  std::optional<http_response> read(bool with_body);
 
   int fd_ = -1;
   std::chrono::milliseconds timeout_;
