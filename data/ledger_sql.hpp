@@ -171,19 +171,32 @@ inline constexpr const char* run_request_sql
     "warnings FROM requests WHERE request_id = ?1 "
     "ORDER BY ts_us DESC, id DESC LIMIT 1";
 
+// A client may reuse a request id (X-Request-Id): /runs shows the latest
+// request with that id, and of the trace, model-call and SQL rows only
+// that request's: trace rows carry the request's arrival time, model calls
+// and statements fall between its arrival and its end. ?2 and ?3 are that
+// window (both NULL when no request row exists: then every row of the id).
+
+/// How many request rows carry the id.
+inline constexpr const char* run_request_count_sql
+  = "SELECT COUNT(*) FROM requests WHERE request_id = ?1";
+
 inline constexpr const char* run_trace_sql
   = "SELECT seq, node, outcome, micros FROM trace_steps "
-    "WHERE request_id = ?1 ORDER BY ord";
+    "WHERE request_id = ?1 AND (?2 IS NULL OR ts_us = ?2) ORDER BY ord";
 
 inline constexpr const char* run_llm_calls_sql
   = "SELECT ts_us, prompt, prompt_version, provider, model, attempts, "
     "retries, fallback_used, outcome, tokens_in, tokens_out, "
     "tokens_estimated, cost_usd, latency_us FROM llm_calls "
-    "WHERE request_id = ?1 ORDER BY id";
+    "WHERE request_id = ?1 AND (?2 IS NULL OR ts_us BETWEEN ?2 AND ?3) "
+    "ORDER BY id";
 
 inline constexpr const char* run_sql_audit_sql
   = "SELECT ts_us, sql, verdict, layer, reason, rows, latency_us "
-    "FROM sql_audit WHERE request_id = ?1 ORDER BY id";
+    "FROM sql_audit "
+    "WHERE request_id = ?1 AND (?2 IS NULL OR ts_us BETWEEN ?2 AND ?3) "
+    "ORDER BY id";
 
 inline constexpr const char* count_requests_sql
   = "SELECT COUNT(*) FROM requests";

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -147,6 +148,7 @@ struct ledger_store::impl {
   statement stats_requests;
   statement stats_llm;
   statement run_request;
+  statement run_request_count;
   statement run_trace;
   statement run_llm_calls;
   statement run_sql_audit;
@@ -159,6 +161,7 @@ struct ledger_store::impl {
       {&stats_requests, stats_requests_sql},
       {&stats_llm, stats_llm_sql},
       {&run_request, run_request_sql},
+      {&run_request_count, run_request_count_sql},
       {&run_trace, run_trace_sql},
       {&run_llm_calls, run_llm_calls_sql},
       {&run_sql_audit, run_sql_audit_sql},
@@ -349,6 +352,23 @@ domain::error in_chunks(const std::vector<T>& xs, Write write) {
   return {};
 }
 
+/// Binds ?2 and, when the query has it, ?3 of the /runs queries: a
+/// request's window, or NULL for every row of the id. A bind error is
+/// reported by the next step().
+void bind_window(statement& q, std::optional<int64_t> from_us,
+                 std::optional<int64_t> to_us) {
+  bool end = q.parameter_count() >= 3;
+  if (from_us && to_us) {
+    (void) q.bind_int64(2, *from_us);
+    if (end)
+      (void) q.bind_int64(3, *to_us);
+  } else {
+    (void) q.bind_null(2);
+    if (end)
+      (void) q.bind_null(3);
+  }
+}
+
 } // namespace
 
 ledger_store::ledger_store(std::unique_ptr<impl> ptr) noexcept
@@ -529,7 +549,7 @@ ledger_store::stats_json(const std::string& window_label,
     llm["tokensIn"] = tokens_in;
     llm["tokensOut"] = tokens_out;
     llm["tokens"] = tokens_in + tokens_out;
-    llm["costUsd"] = q.column_double(6);
+    llm["costUsd"] = domain::round_usd(q.column_double(6));
     llm["costIsFictional"] = cost_is_fictional;
   }
   if (auto err = tx->commit())
@@ -581,6 +601,10 @@ ledger_store::run_json(const std::string& request_id) {
   if (!tx)
     return tx.err();
   json::value request = nullptr;
+  // The latest request's window: its trace rows carry its arrival time,
+  // its model calls and statements fall between arrival and end.
+  std::optional<int64_t> from_us;
+  std::optional<int64_t> to_us;
   {
     auto& q = m.run_request;
     auto guard = q.reset_on_exit();
@@ -602,6 +626,8 @@ ledger_store::run_json(const std::string& request_id) {
       r["tokens"] = row.column_int64(12);
       r["costUsd"] = row.column_double(13);
       r["warnings"] = warnings_from_json(row.column_text(14));
+      from_us = row.column_int64(1);
+      to_us = *from_us + std::max<int64_t>(row.column_int64(9), 0);
       request = std::move(r);
     });
     if (err)
@@ -612,6 +638,7 @@ ledger_store::run_json(const std::string& request_id) {
     auto& q = m.run_trace;
     auto guard = q.reset_on_exit();
     q.bind_text(1, request_id);
+    bind_window(q, from_us, to_us);
     auto err = for_each_row(q, [&](statement& row) {
       json::object s;
       s["seq"] = row.column_int64(0);
@@ -631,6 +658,7 @@ ledger_store::run_json(const std::string& request_id) {
     auto& q = m.run_llm_calls;
     auto guard = q.reset_on_exit();
     q.bind_text(1, request_id);
+    bind_window(q, from_us, to_us);
     auto err = for_each_row(q, [&](statement& row) {
       json::object c;
       c["tsUs"] = row.column_int64(0);
@@ -657,6 +685,7 @@ ledger_store::run_json(const std::string& request_id) {
     auto& q = m.run_sql_audit;
     auto guard = q.reset_on_exit();
     q.bind_text(1, request_id);
+    bind_window(q, from_us, to_us);
     auto err = for_each_row(q, [&](statement& row) {
       json::object a;
       a["tsUs"] = row.column_int64(0);
@@ -671,10 +700,23 @@ ledger_store::run_json(const std::string& request_id) {
     if (err)
       return err;
   }
+  int64_t requests_with_id = 0;
+  {
+    auto& q = m.run_request_count;
+    auto guard = q.reset_on_exit();
+    q.bind_text(1, request_id);
+    auto res = q.step();
+    if (!res)
+      return res.err();
+    if (*res == step_result::row)
+      requests_with_id = q.column_int64(0);
+  }
   if (auto err = tx->commit())
     return err;
   json::object doc;
   doc["requestId"] = request_id;
+  // More than 1 when a client reused the id: only the latest is shown.
+  doc["requestsWithId"] = requests_with_id;
   doc["request"] = std::move(request);
   doc["trace"] = std::move(trace);
   doc["llmCalls"] = std::move(llm_calls);

@@ -1,5 +1,6 @@
 // The ledger's schema versions: a version-1 database is migrated with its
-// rows, a reused request id keeps every trace, every query uses an index.
+// rows, a reused request id keeps every trace (and /runs shows the latest
+// request's), every query uses an index.
 
 #include "data/ledger_store.hpp"
 
@@ -21,35 +22,47 @@ BOOST_AUTO_TEST_SUITE(data_ledger_schema)
 
 BOOST_AUTO_TEST_CASE(a_reused_request_id_keeps_every_trace_in_order) {
   temp_dir dir;
-  auto store = open_store(dir.file("ledger.db"), true);
+  auto path = dir.file("ledger.db");
+  auto store = open_store(path, true);
   ledger_batch batch;
   batch.requests.push_back(request("again", 1, "docs", "answered", 200, 1));
   batch.traces.push_back(trace_of("again", 1, {"a0", "a1", "a2"}));
   batch.traces.push_back(trace_of("other", 2, {"o0"}));
+  batch.llm_calls.push_back(llm_call("again", 1, "first", 0, false, 1, 1, 0));
   BOOST_REQUIRE(!store.write(batch));
   batch.clear();
-  batch.requests.push_back(request("again", 3, "docs", "refused", 200, 1));
+  // The second request with the id arrives at 3 and takes 5 us.
+  batch.requests.push_back(request("again", 3, "docs", "refused", 200, 5));
   // Longer than one multi-row insert, and twice in the same batch.
   std::vector<std::string> long_trace;
   for (int i = 0; i < 10; ++i)
     long_trace.push_back("b" + std::to_string(i));
   batch.traces.push_back(trace_of("again", 3, long_trace));
   batch.traces.push_back(trace_of("again", 4, {"c0"}));
+  batch.llm_calls.push_back(llm_call("again", 5, "second", 0, false, 1, 1, 0));
+  batch.llm_calls.push_back(llm_call("again", 9, "later", 0, false, 1, 1, 0));
   auto err = store.write(batch);
   BOOST_REQUIRE_MESSAGE(!err, err.message);
+  // Every trace is stored, in order.
   std::vector<std::string> want{"a0", "a1", "a2"};
   want.insert(want.end(), long_trace.begin(), long_trace.end());
   want.push_back("c0");
-  BOOST_TEST(trace_outcomes(store, "again") == want,
+  BOOST_TEST(stored_trace_outcomes(path, "again") == want,
              boost::test_tools::per_element());
   BOOST_TEST(trace_outcomes(store, "other") == std::vector<std::string>{"o0"},
              boost::test_tools::per_element());
+  // /runs shows the latest request with the id and only its rows: the trace
+  // stamped with its arrival, the model calls within its 5 us.
   auto doc = parse(store.run_json("again"));
+  BOOST_TEST(doc.at("requestsWithId").as_int64() == 2);
   BOOST_TEST(doc.at("request").at("status").as_string() == "refused");
-  // seq restarts with each trace.
-  BOOST_TEST(doc.at("trace").at(3).at("seq").as_int64() == 0);
-  BOOST_TEST(doc.at("trace").at(12).at("seq").as_int64() == 9);
-  BOOST_TEST(doc.at("trace").at(13).at("seq").as_int64() == 0);
+  BOOST_TEST(trace_outcomes(store, "again") == long_trace,
+             boost::test_tools::per_element());
+  BOOST_TEST(doc.at("trace").at(0).at("seq").as_int64() == 0);
+  BOOST_TEST(doc.at("trace").at(9).at("seq").as_int64() == 9);
+  auto& calls = doc.at("llmCalls").as_array();
+  BOOST_REQUIRE(calls.size() == 1u);
+  BOOST_TEST(calls[0].at("outcome").as_string() == "second");
 }
 
 BOOST_AUTO_TEST_CASE(a_clash_after_a_gap_in_the_ords_stores_each_step_once) {
@@ -131,12 +144,17 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated_with_its_rows) {
     BOOST_TEST(r.at("question").as_string() == "How many orders?");
     BOOST_TEST(r.at("tokens").as_int64() == 42);
     BOOST_TEST(r.at("warnings").at(0).as_string() == "w1");
-    BOOST_TEST(trace_outcomes(store, "old-1")
+    // Every trace row is kept; /runs shows the request's own trace (the
+    // one stamped with its arrival, 100).
+    BOOST_TEST(stored_trace_outcomes(path, "old-1")
                  == (std::vector<std::string>{"pass", "data", "again"}),
+               boost::test_tools::per_element());
+    BOOST_TEST(trace_outcomes(store, "old-1")
+                 == (std::vector<std::string>{"pass", "data"}),
                boost::test_tools::per_element());
     BOOST_TEST(doc.at("trace").at(1).at("node").as_string() == "router");
     BOOST_TEST(doc.at("trace").at(1).at("micros").as_int64() == 12);
-    BOOST_TEST(doc.at("trace").at(2).at("seq").as_int64() == 0);
+    BOOST_TEST(doc.at("trace").as_array().size() == 2u);
     BOOST_TEST(doc.at("llmCalls").as_array().size() == 1u);
     BOOST_TEST(doc.at("sqlAudit").at(0).at("sql").as_string() == "SELECT 1");
     BOOST_TEST(trace_outcomes(store, "old-2")
@@ -157,7 +175,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated_with_its_rows) {
     BOOST_TEST(trace_outcomes(store, "new-1")
                  == (std::vector<std::string>{"n0", "n1"}),
                boost::test_tools::per_element());
-    BOOST_TEST(trace_outcomes(store, "old-1")
+    BOOST_TEST(stored_trace_outcomes(path, "old-1")
                  == (std::vector<std::string>{"pass", "data", "again",
                                               "late"}),
                boost::test_tools::per_element());
@@ -200,6 +218,8 @@ BOOST_AUTO_TEST_CASE(every_ledger_query_uses_an_index) {
     {ledger_sql::stats_llm_sql, "SEARCH llm_calls USING INDEX llm_calls_ts_us"},
     {ledger_sql::run_request_sql,
      "SEARCH requests USING INDEX requests_request_id"},
+    {ledger_sql::run_request_count_sql,
+     "SEARCH requests USING COVERING INDEX requests_request_id"},
     {ledger_sql::run_trace_sql, "SEARCH trace_steps USING PRIMARY KEY"},
     {ledger_sql::run_llm_calls_sql,
      "SEARCH llm_calls USING INDEX llm_calls_request_id"},

@@ -337,8 +337,10 @@ BOOST_AUTO_TEST_CASE(multi_row_inserts_keep_every_row_and_its_values) {
     for (size_t i = 0; i < n; ++i) {
       auto id = prefix + std::to_string(i);
       auto ts = static_cast<int64_t>(1000 * n + i);
-      auto r = request(id, ts, "data", "answered", 200,
-                       static_cast<int64_t>(i));
+      // The first run lasts the whole batch: its model calls (below) fall
+      // within it.
+      auto latency = static_cast<int64_t>(i == 0 ? n : i);
+      auto r = request(id, ts, "data", "answered", 200, latency);
       r.question = "question " + std::to_string(i);
       r.warnings = {"w" + std::to_string(i)};
       batch.requests.push_back(std::move(r));
@@ -354,7 +356,8 @@ BOOST_AUTO_TEST_CASE(multi_row_inserts_keep_every_row_and_its_values) {
       auto& r = doc.at("request");
       BOOST_TEST(r.at("tsUs").as_int64()
                  == static_cast<int64_t>(1000 * n + i));
-      BOOST_TEST(r.at("latencyUs").as_int64() == static_cast<int64_t>(i));
+      BOOST_TEST(r.at("latencyUs").as_int64()
+                 == static_cast<int64_t>(i == 0 ? n : i));
       BOOST_TEST(r.at("question").as_string()
                  == "question " + std::to_string(i));
       BOOST_TEST(r.at("warnings").at(0).as_string()

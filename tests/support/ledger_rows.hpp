@@ -105,6 +105,23 @@ inline std::vector<std::string> trace_outcomes(ledger_store& store,
 }
 
 /// EXPLAIN QUERY PLAN of `sql`, one detail line per row, joined by "; ".
+/// The outcomes of every trace row stored for an id, in `ord` order,
+/// whichever request they belong to (run_json shows one request's).
+inline std::vector<std::string> stored_trace_outcomes(const std::string& path,
+                                                      const std::string& id) {
+  auto db = open_raw(path);
+  auto q = db.prepare("SELECT outcome FROM trace_steps WHERE request_id = ?1 "
+                      "ORDER BY ord");
+  BOOST_REQUIRE_MESSAGE(q.ok(), (q.ok() ? "" : q.err().message));
+  BOOST_REQUIRE(!q->bind_text(1, id));
+  std::vector<std::string> out;
+  auto err = for_each_row(*q, [&](statement& row) {
+    out.push_back(row.column_text(0));
+  });
+  BOOST_REQUIRE_MESSAGE(!err, err.message);
+  return out;
+}
+
 inline std::string query_plan(database& db, const std::string& sql) {
   auto q = db.prepare("EXPLAIN QUERY PLAN " + sql);
   BOOST_REQUIRE_MESSAGE(q.ok(), (q.ok() ? "" : q.err().message));
