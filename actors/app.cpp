@@ -54,7 +54,10 @@ namespace {
 
 /// Builds `<dataDir>/index.db` from data/kb when it is missing (a clean
 /// checkout), then loads it. A fingerprint mismatch between the index and
-/// the configured embedders is a `config_invalid` error naming both.
+/// the configured embedders, or documents cut with other chunking options
+/// (another `retrieval.chunkSize`), is a `config_invalid` error naming
+/// both: an existing index is never rebuilt behind the operator's back;
+/// `candor ingest` re-chunks it.
 domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
                                             const std::string& path) {
   namespace fs = std::filesystem;
@@ -83,7 +86,7 @@ domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
                        {"summary", data::summary(*report)},
                        {"seconds", report->seconds}});
   }
-  auto snap = data::load_snapshot(path, opts.retrieval);
+  auto snap = data::load_snapshot(path, opts.retrieval, opts.chunking);
   if (!snap)
     return snap.err();
   return snapshot_ptr{std::move(*snap)};
@@ -196,6 +199,7 @@ app::start(const domain::config& cfg,
                          "retrieval.mode must be tfidf, bm25 or fusion");
   setup.index.path = cfg.data_dir + "/index.db";
   setup.index.params = data::ingest_options_from(cfg).retrieval;
+  setup.index.chunking = data::ingest_options_from(cfg).chunking;
   setup.index.mode = mode;
   auto snap = prepare_index(cfg, setup.index.path);
   if (!snap)

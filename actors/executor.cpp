@@ -46,6 +46,24 @@ std::string describe_status(int status) {
   return "ended with status " + std::to_string(status);
 }
 
+} // namespace
+
+std::string executor_limit_for_signal(int sig, int32_t cpu_seconds) {
+  switch (sig) {
+    case SIGXCPU:
+      return "CPU time limit (RLIMIT_CPU " + std::to_string(cpu_seconds)
+             + " s over the life of the process, sql.executorCpuSeconds)";
+    case SIGXFSZ:
+      return "file-size limit (RLIMIT_FSIZE 0: it may not write to a file)";
+    case SIGSYS:
+      return "system-call filter (seccomp: a call outside its allowlist)";
+    default:
+      return {};
+  }
+}
+
+namespace {
+
 // -- the parent's frame reading -----------------------------------------------
 
 enum class wait_result { ready, timeout, wake, error };
@@ -259,6 +277,7 @@ executor_process::start(const executor_settings& settings,
     return executor_error(std::string{"socketpair: "} + std::strerror(errno));
   executor_process proc;
   proc.fd_ = sv[0];
+  proc.cpu_seconds_ = std::max(settings.cpu_seconds, 1);
   int child_end = sv[1];
   if (child_end == child_socket_fd) {
     // dup2 onto itself would keep FD_CLOEXEC; move it out of the way.
@@ -377,7 +396,9 @@ executor_process::spawn(const executor_settings& settings) {
 executor_process::executor_process(executor_process&& other) noexcept
   : pid_(std::exchange(other.pid_, -1)),
     fd_(std::exchange(other.fd_, -1)),
-    cpu_us_(std::exchange(other.cpu_us_, 0)) {
+    cpu_us_(std::exchange(other.cpu_us_, 0)),
+    cpu_seconds_(other.cpu_seconds_),
+    last_signal_(other.last_signal_) {
   // nop
 }
 
@@ -388,6 +409,8 @@ executor_process::operator=(executor_process&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     fd_ = std::exchange(other.fd_, -1);
     cpu_us_ = std::exchange(other.cpu_us_, 0);
+    cpu_seconds_ = other.cpu_seconds_;
+    last_signal_ = other.last_signal_;
   }
   return *this;
 }
@@ -405,6 +428,7 @@ std::string executor_process::reap() {
       r = ::waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
     how = r == pid_ ? describe_status(status) : "already reaped";
+    last_signal_ = r == pid_ && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     pid_ = -1;
   }
   if (fd_ >= 0) {
@@ -412,6 +436,15 @@ std::string executor_process::reap() {
     fd_ = -1;
   }
   return how;
+}
+
+domain::error executor_process::lost(std::string_view what,
+                                     const std::string& how) const {
+  auto limit = executor_limit_for_signal(last_signal_, cpu_seconds_);
+  if (!limit.empty())
+    return executor_error(std::string{executor_limit_prefix} + limit
+                          + " and was " + how);
+  return executor_error(std::string{what} + " (" + how + ")");
 }
 
 std::string executor_process::kill() {
@@ -444,7 +477,7 @@ executor_process::run(const sql_exec_request& req,
     deadline.count(), 1));
   if (!write_frame(fd_, make_frame(json::serialize(obj)), until)) {
     auto how = kill();
-    return executor_error("cannot send to the executor (" + how + ")");
+    return lost("cannot send to the executor", how);
   }
   std::string frame;
   switch (read_frame(fd_, frame, executor_max_reply, until, wake_fd)) {
@@ -465,7 +498,7 @@ executor_process::run(const sql_exec_request& req,
       // cannot block (a signal to an unreaped child is harmless, and its
       // status still tells how it ended).
       auto how = kill();
-      return executor_error("the executor process died (" + how + ")");
+      return lost("the executor process died", how);
     }
     case read_status::too_large: {
       kill();

@@ -55,6 +55,24 @@ inline constexpr size_t max_cell_chars = 1000;
 /// Longest accepted statement, in bytes (SQLITE_LIMIT_SQL_LENGTH too).
 inline constexpr size_t executor_max_sql = 100000;
 
+/// How an `sql_executor_failed` message starts when the executor was
+/// killed by one of its limits (RLIMIT_CPU, RLIMIT_FSIZE, the seccomp
+/// filter); the rest names the limit, the key that sets it where there is
+/// one, and the signal. sql_execute shows such a message to the user.
+inline constexpr std::string_view executor_limit_prefix
+  = "the executor reached its ";
+
+/// True for an error of an executor killed by one of its limits.
+inline bool is_executor_limit(const domain::error& err) {
+  return err.code == domain::ec::sql_executor_failed
+         && err.message.rfind(executor_limit_prefix, 0) == 0;
+}
+
+/// The limit a signal that ended an executor stands for, e.g. "CPU time
+/// limit (RLIMIT_CPU 10 s, sql.executorCpuSeconds)"; empty for a signal
+/// that is no limit's (SIGKILL, SIGSEGV, ...).
+std::string executor_limit_for_signal(int sig, int32_t cpu_seconds);
+
 // -- settings -----------------------------------------------------------------
 
 /// How to start one executor process.
@@ -64,7 +82,9 @@ struct executor_settings {
   std::string executable;
   /// The sales database.
   std::string db_path;
-  /// RLIMIT_AS of the process.
+  /// Address space the process may map on top of its own image (the
+  /// binary and its libraries, about 70 MiB): RLIMIT_AS is set to what is
+  /// mapped when the limits are applied plus this.
   int64_t memory_mb = 256;
   /// sqlite3_hard_heap_limit64 (the soft limit is half of it).
   int64_t heap_limit_mb = 64;
@@ -159,7 +179,9 @@ public:
   /// sent something invalid or too large) and `shutting_down` (`wake_fd`
   /// became readable: the owner is stopping). `sql_failed` and
   /// `invalid_request` (SQLite or the executor refused the statement)
-  /// leave it running.
+  /// leave it running. A process killed by one of its limits is
+  /// `sql_executor_failed` with a message that starts with
+  /// `executor_limit_prefix` and names the limit.
   domain::outcome<sql_exec_result> run(const sql_exec_request& req,
                                        std::chrono::milliseconds deadline,
                                        int wake_fd = -1);
@@ -180,12 +202,21 @@ private:
   start(const executor_settings& settings, const std::string& probe,
         std::string& first);
 
-  /// Reaps after the process is known to be dying; sets pid_ = -1.
+  /// Reaps after the process is known to be dying; sets pid_ = -1 and
+  /// last_signal_.
   std::string reap();
+
+  /// The error for a process that went away during a statement (`how`:
+  /// what kill() returned): names the limit when a limit's signal ended it.
+  domain::error lost(std::string_view what, const std::string& how) const;
 
   pid_t pid_ = -1;
   int fd_ = -1;
   int64_t cpu_us_ = 0;
+  /// RLIMIT_CPU of the process (for the message when it is reached).
+  int32_t cpu_seconds_ = 0;
+  /// The signal that ended the last reaped process (0: none).
+  int last_signal_ = 0;
 };
 
 } // namespace candor::actors

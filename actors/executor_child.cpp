@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -116,6 +117,16 @@ std::string clean_text(const char* data, size_t size) {
   return cut;
 }
 
+/// An `sql_failed` message for SQLite's "out of memory", naming the two
+/// limits the statement ran into.
+std::string out_of_memory_text(int64_t heap_mb, int64_t memory_mb) {
+  return "out of memory: the statement needs more memory than the executor "
+         "may use (SQLite heap limit sql.heapLimitMb = "
+         + std::to_string(heap_mb)
+         + " MiB; executor memory sql.executorMemoryMb = "
+         + std::to_string(memory_mb) + " MiB)";
+}
+
 // -- the child's statement runner ---------------------------------------------
 
 struct runner {
@@ -125,6 +136,9 @@ struct runner {
   /// bytecode audit) on a second connection; null when unguarded.
   data::sql_guard* guard = nullptr;
   bool unguarded = false;
+  /// The memory settings, named in an "out of memory" message.
+  int64_t heap_mb = 0;
+  int64_t memory_mb = 0;
   /// The progress handler's own deadline (a second guard; the parent's
   /// SIGKILL comes first).
   clock_type::time_point deadline;
@@ -179,8 +193,11 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
                                SQLITE_PREPARE_NO_VTAB, &raw, &tail);
   stmt_ptr st{raw};
   if (rc != SQLITE_OK)
-    return error_json("sql_failed", std::string{sqlite3_errmsg(r.db)}
-                                      + denial_text(r.auth));
+    return error_json("sql_failed", (rc & 0xFF) == SQLITE_NOMEM
+                                      ? out_of_memory_text(r.heap_mb,
+                                                           r.memory_mb)
+                                      : std::string{sqlite3_errmsg(r.db)}
+                                          + denial_text(r.auth));
   if (!st)
     return error_json("sql_failed", "the statement is empty");
   if (!r.unguarded) {
@@ -218,7 +235,10 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
     if (rc == SQLITE_DONE)
       break;
     if (rc != SQLITE_ROW)
-      return error_json("sql_failed", sqlite3_errmsg(r.db));
+      return error_json("sql_failed",
+                        (rc & 0xFF) == SQLITE_NOMEM
+                          ? out_of_memory_text(r.heap_mb, r.memory_mb)
+                          : std::string{sqlite3_errmsg(r.db)});
     ++row_count;
     if (truncated || static_cast<int64_t>(rows.size()) >= max_rows
         || bytes > executor_reply_budget) {
@@ -289,11 +309,68 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
   return out;
 }
 
+/// Decodes one request frame and runs its statement.
+json::object serve_frame(runner& r, const std::string& frame) {
+  std::error_code ec;
+  auto doc = json::parse(frame, ec);
+  auto* obj = ec ? nullptr : doc.if_object();
+  auto* sql = obj != nullptr ? obj->if_contains("sql") : nullptr;
+  auto* max_rows = obj != nullptr ? obj->if_contains("maxRows") : nullptr;
+  auto* deadline = obj != nullptr ? obj->if_contains("deadlineMs") : nullptr;
+  if (sql == nullptr || !sql->is_string() || max_rows == nullptr
+      || !max_rows->is_int64() || max_rows->get_int64() < 0
+      || deadline == nullptr || !deadline->is_int64()
+      || deadline->get_int64() <= 0
+      || sql->get_string().size() > executor_max_sql)
+    return error_json("invalid_request", "malformed request frame");
+  return run_statement(r, sql->get_string(), max_rows->get_int64(),
+                       deadline->get_int64());
+}
+
 // -- the child's sandbox ------------------------------------------------------
 
 bool set_limit(int resource, rlim_t soft, rlim_t hard) {
   rlimit lim{soft, hard};
   return ::setrlimit(resource, &lim) == 0;
+}
+
+/// The address space the process has mapped, in bytes (the first field of
+/// /proc/self/statm, which is what RLIMIT_AS is checked against); -1 when
+/// it cannot be read.
+int64_t mapped_bytes() {
+  int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  char buf[128];
+  auto n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0)
+    return -1;
+  int64_t pages = 0;
+  auto [p, ec] = std::from_chars(buf, buf + n, pages);
+  if (ec != std::errc{} || p == buf || pages <= 0)
+    return -1;
+  auto page = ::sysconf(_SC_PAGESIZE);
+  return page > 0 ? pages * page : -1;
+}
+
+/// Points stderr at /dev/null when it is a regular file. Under
+/// RLIMIT_FSIZE=0 a write to a regular file raises SIGXFSZ, and stderr is
+/// the server's: when its log goes to a file, the first diagnostic an
+/// allocator prints on a failed allocation ("tcmalloc: allocation failed")
+/// would kill the executor instead of letting the allocation fail. Such a
+/// write could never reach the file anyway (EFBIG). A terminal or a pipe
+/// stays.
+bool quiet_stderr_if_file() {
+  struct stat st{};
+  if (::fstat(2, &st) != 0 || !S_ISREG(st.st_mode))
+    return true;
+  int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null < 0)
+    return false;
+  bool ok = ::dup2(null, 2) == 2;
+  ::close(null);
+  return ok;
 }
 
 /// The seccomp allowlist, installed once the database is open and the
@@ -448,12 +525,25 @@ int executor_main(const executor_options& opts) {
     ::syscall(SYS_close_range, 3u, static_cast<unsigned>(fd - 1), 0u);
   if (::syscall(SYS_close_range, static_cast<unsigned>(fd + 1), ~0u, 0u) != 0)
     return setup_failed(fd, "close_range failed");
+  if (!quiet_stderr_if_file())
+    return setup_failed(fd, "cannot point stderr at /dev/null");
   auto mb = [](int64_t n) { return static_cast<rlim_t>(n) << 20; };
   auto cpu = static_cast<rlim_t>(std::max(cfg.cpu_seconds, 1));
+  // RLIMIT_AS counts every mapping, and before it has allocated anything
+  // the process already maps about 70 MiB: the candor binary and its
+  // shared libraries (30 MiB of them ICU's data file, mapped but never
+  // read), tcmalloc's first spans. A limit of `memory_mb` in total would
+  // leave nothing to allocate below that (every executorMemoryMb up to 64
+  // failed that way), and would shift with every library the binary
+  // links. So `memory_mb` is what the executor may map on top of its image.
+  auto image = mapped_bytes();
+  if (image < 0)
+    return setup_failed(fd, "cannot read /proc/self/statm");
+  auto as_limit = static_cast<rlim_t>(image) + mb(cfg.memory_mb);
   if (!set_limit(RLIMIT_CORE, 0, 0) || !set_limit(RLIMIT_FSIZE, 0, 0)
       || !set_limit(RLIMIT_NPROC, 0, 0) || !set_limit(RLIMIT_MEMLOCK, 0, 0)
       || !set_limit(RLIMIT_CPU, cpu, cpu + 1)
-      || !set_limit(RLIMIT_AS, mb(cfg.memory_mb), mb(cfg.memory_mb)))
+      || !set_limit(RLIMIT_AS, as_limit, as_limit))
     return setup_failed(fd, "setrlimit failed");
   // SQLite's heap limit needs memory statistics, set before initialising.
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
@@ -469,6 +559,8 @@ int executor_main(const executor_options& opts) {
   runner r;
   r.db = db->handle();
   r.unguarded = cfg.unguarded;
+  r.heap_mb = cfg.heap_limit_mb;
+  r.memory_mb = cfg.memory_mb;
   std::optional<data::sql_authorizer> auth;
   if (!cfg.unguarded) {
     auto cat = data::catalog::load_default();
@@ -523,24 +615,19 @@ int executor_main(const executor_options& opts) {
     auto frame = recv_frame(fd, executor_max_request);
     if (!frame)
       ::_exit(0); // the parent closed the socket (or sent garbage)
-    std::error_code ec;
-    auto doc = json::parse(*frame, ec);
-    json::object reply;
-    auto* obj = ec ? nullptr : doc.if_object();
-    auto* sql = obj != nullptr ? obj->if_contains("sql") : nullptr;
-    auto* max_rows = obj != nullptr ? obj->if_contains("maxRows") : nullptr;
-    auto* deadline = obj != nullptr ? obj->if_contains("deadlineMs")
-                                    : nullptr;
-    if (sql == nullptr || !sql->is_string() || max_rows == nullptr
-        || !max_rows->is_int64() || max_rows->get_int64() < 0
-        || deadline == nullptr || !deadline->is_int64()
-        || deadline->get_int64() <= 0
-        || sql->get_string().size() > executor_max_sql)
-      reply = error_json("invalid_request", "malformed request frame");
-    else
-      reply = run_statement(r, sql->get_string(), max_rows->get_int64(),
-                            deadline->get_int64());
-    if (!send_json(fd, reply))
+    // An allocation outside SQLite that fails at the memory limit (the
+    // rows being encoded) answers "out of memory" like SQLite's own; left
+    // uncaught it would end the process (std::terminate).
+    std::string out;
+    try {
+      out = make_frame(json::serialize(serve_frame(r, *frame)));
+    } catch (const std::bad_alloc&) {
+      out.clear();
+      out.shrink_to_fit();
+      out = make_frame(json::serialize(error_json(
+        "sql_failed", out_of_memory_text(r.heap_mb, r.memory_mb))));
+    }
+    if (!write_all(fd, out))
       ::_exit(1);
   }
 }

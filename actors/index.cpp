@@ -15,7 +15,8 @@ using self_ptr = index_actor::stateful_pointer<index_state>;
 caf::behavior loader(caf::event_based_actor* self, index_actor parent,
                      index_settings settings) {
   index_load out;
-  auto r = data::load_snapshot(settings.path, settings.params);
+  auto r = data::load_snapshot(settings.path, settings.params,
+                               settings.chunking);
   if (r)
     out.snapshot = std::move(*r);
   else

@@ -15,6 +15,7 @@ namespace candor::actors {
 struct index_settings {
   std::string path;               ///< <dataDir>/index.db
   data::retrieval_params params;  ///< the configured embedders
+  data::chunk_options chunking;   ///< the configured chunking
   data::search_mode mode = data::search_mode::fusion;
 };
 
@@ -72,8 +73,8 @@ struct index_state {
 
 /// The INDEX actor: serves the current immutable snapshot; `reload` loads
 /// the index file in a detached helper actor (the index actor keeps
-/// answering meanwhile), checks the embedder fingerprint against the
-/// configuration, and swaps the new snapshot in (publishing it in `cell`).
+/// answering meanwhile), checks the embedder fingerprint and the chunking
+/// options against the configuration, and swaps the new snapshot in (publishing it in `cell`).
 /// Requests that already hold the old snapshot keep it until they finish.
 /// A restarted index actor starts from what `cell` holds.
 index_actor::behavior_type

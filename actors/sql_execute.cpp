@@ -4,6 +4,7 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include "actors/executor.hpp"
 #include "actors/sql_common.hpp"
 
 namespace candor::actors {
@@ -113,6 +114,19 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
                 break;
               case domain::ec::sql_executor_failed:
                 audit(self, st, "error", reason, 0, micros());
+                if (is_executor_limit(e)) {
+                  // e.g. "the executor reached its CPU time limit
+                  // (RLIMIT_CPU 10 s ..., sql.executorCpuSeconds) and was
+                  // killed by signal 24 (SIGXCPU)"
+                  fail(st, "sql_resource_limit", e.message,
+                       "The query was stopped because its executor "
+                       "process reached its "
+                         + e.message.substr(executor_limit_prefix.size())
+                         + ", so there is no answer. A narrower question "
+                           "(a shorter period, fewer groups) may stay "
+                           "within the limit.");
+                  break;
+                }
                 fail(st, "sql_executor_failed", e.message,
                      "The query could not be run because its executor "
                      "process failed, so there is no answer. Please try "

@@ -358,16 +358,51 @@ domain::error check_embedder(database& db, const std::string& path,
   return {};
 }
 
+/// Checks that every document of the index was cut with `expected`.
+domain::error check_chunking(database& db, const std::string& path,
+                             const chunk_options& expected) {
+  auto stmt = db.prepare(
+    "SELECT DISTINCT chunking FROM documents ORDER BY chunking");
+  if (!stmt)
+    return stmt.err();
+  auto wanted = expected.describe();
+  std::string built;
+  bool other = false;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row)
+      return row.err();
+    if (*row == step_result::done)
+      break;
+    auto text = stmt->column_text(0);
+    other = other || text != wanted;
+    built += (built.empty() ? "" : " and ") + text;
+  }
+  if (!other)
+    return {};
+  return domain::make_error(
+    domain::ec::config_invalid,
+    "retrieval index " + path + " was chunked with " + built
+      + " but the configuration asks for " + wanted
+      + " (retrieval.chunkSize " + std::to_string(expected.target_chars)
+      + "); re-run `candor ingest` with this configuration to re-chunk the "
+        "documents");
+}
+
 } // namespace
 
 domain::outcome<std::shared_ptr<const retrieval_snapshot>>
-load_snapshot(const std::string& index_path, const retrieval_params& params) {
+load_snapshot(const std::string& index_path, const retrieval_params& params,
+              const std::optional<chunk_options>& chunking) {
   auto db = open_index_for_reading(index_path);
   if (!db)
     return db.err();
   auto tx = transaction::begin(*db, tx_mode::deferred);
   if (!tx)
     return tx.err();
+  if (chunking)
+    if (auto err = check_chunking(*db, index_path, *chunking))
+      return err;
   tfidf_embedder tfidf{params.tfidf};
   bm25_embedder bm25{params.bm25};
   if (auto err = check_embedder(*db, index_path, tfidf))

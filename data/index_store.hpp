@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -298,10 +299,15 @@ private:
 /// with an error (`config_invalid`) that names both fingerprints, when an
 /// embedder recorded in the index differs from the configured one (other
 /// parameters, or a learned state that does not hash to the recorded
-/// fingerprint). Reads in one transaction, so a concurrent ingest is seen
-/// either entirely or not at all.
+/// fingerprint). With `chunking`, refuses the same way, naming both option
+/// sets (`chunk_options::describe`), when a document of the index was cut
+/// with other chunking options (e.g. another `retrieval.chunkSize`): the
+/// remedy is `candor ingest` with the configuration, which re-chunks. Reads
+/// in one transaction, so a concurrent ingest is seen either entirely or
+/// not at all.
 domain::outcome<std::shared_ptr<const retrieval_snapshot>>
-load_snapshot(const std::string& index_path, const retrieval_params& params);
+load_snapshot(const std::string& index_path, const retrieval_params& params,
+              const std::optional<chunk_options>& chunking = std::nullopt);
 
 // -- FTS5 reference -----------------------------------------------------------
 

@@ -378,6 +378,57 @@ BOOST_FIXTURE_TEST_CASE(startup_refuses_an_index_of_another_embedder,
     started.err().message);
 }
 
+BOOST_FIXTURE_TEST_CASE(startup_refuses_an_index_of_another_chunk_size,
+                        docs_fixture) {
+  // The fixture's index was built at the default retrieval.chunkSize (600);
+  // starting with 400 used to serve the 600-character chunks silently.
+  a.reset();
+  auto smaller = make_config(cfg.data_dir, {{"retrieval.chunkSize", "400"}});
+  auto started = actors::app::start(smaller);
+  BOOST_REQUIRE(!started.ok());
+  BOOST_CHECK_EQUAL(started.err().code, domain::ec::config_invalid);
+  for (auto* part : {"target=600", "target=400", "retrieval.chunkSize 400",
+                     "candor ingest"})
+    BOOST_CHECK_MESSAGE(started.err().message.find(part) != std::string::npos,
+                        started.err().message);
+  // `candor ingest` with the new size re-chunks; then startup serves it.
+  auto opts = data::ingest_options_from(smaller);
+  auto rep = data::ingest(std::string{CANDOR_SOURCE_DIR} + "/data/kb",
+                          cfg.data_dir + "/index.db", opts);
+  BOOST_REQUIRE_MESSAGE(rep.ok(), (rep.ok() ? "" : rep.err().message));
+  BOOST_CHECK_GT(rep->documents_updated, 0u);
+  auto again = actors::app::start(smaller);
+  BOOST_REQUIRE_MESSAGE(again.ok(), (again.ok() ? "" : again.err().message));
+  a = std::move(*again);
+  auto snap = data::load_snapshot(cfg.data_dir + "/index.db", opts.retrieval,
+                                  opts.chunking);
+  BOOST_REQUIRE(snap.ok());
+  BOOST_CHECK_EQUAL(health().at("kb").at("chunks").as_int64(),
+                    static_cast<int64_t>((*snap)->size()));
+}
+
+BOOST_FIXTURE_TEST_CASE(reload_with_another_chunk_size_keeps_the_old_snapshot,
+                        docs_fixture) {
+  auto before = health();
+  auto opts = data::ingest_options_from(cfg);
+  opts.chunking.target_chars = 400;
+  auto rep = data::ingest(changed_kb(), cfg.data_dir + "/index.db", opts);
+  BOOST_REQUIRE(rep.ok());
+  auto re = reindex();
+  BOOST_REQUIRE(!re.ok());
+  BOOST_CHECK_EQUAL(re.err().code, domain::ec::config_invalid);
+  BOOST_CHECK_MESSAGE(re.err().message.find("target=400") != std::string::npos
+                        && re.err().message.find("target=600")
+                             != std::string::npos,
+                      re.err().message);
+  auto after = health();
+  BOOST_CHECK_EQUAL(after.at("kb").at("chunks").as_int64(),
+                    before.at("kb").at("chunks").as_int64());
+  auto r = ask(battery_q);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == domain::status_kind::answered);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_killed_index_actor_restarts_with_the_swapped_index,
                         docs_fixture) {
   auto rep = data::ingest(changed_kb(), cfg.data_dir + "/index.db",

@@ -4,11 +4,14 @@
 
 #include "actors/nodes.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include <signal.h>
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
@@ -20,6 +23,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "actors/executor.hpp"
 #include "actors/llm.hpp"
 #include "actors/supervisor.hpp"
 #include "data/fixtures.hpp"
@@ -398,6 +402,46 @@ BOOST_FIXTURE_TEST_CASE(execute_reports_the_deadline_honestly, fixture) {
   BOOST_REQUIRE_EQUAL(rows.size(), 1u);
   BOOST_CHECK_EQUAL(rows[0].verdict, "error");
   caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(execute_names_the_limit_that_killed_the_executor,
+                        fixture) {
+  // The message the sandbox gives for an executor killed by SIGXCPU.
+  const std::string message
+    = std::string{actors::executor_limit_prefix}
+      + actors::executor_limit_for_signal(SIGXCPU, 10)
+      + " and was killed by signal 24 (SIGXCPU)";
+  auto sandbox = test::spawn_test_sandbox(
+    sys, [message](const sql_exec_request&) {
+      return domain::outcome<sql_exec_result>{
+        domain::make_error(domain::ec::sql_executor_failed, message)};
+    });
+  auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
+  auto r = step(n, state("x", "SELECT 1"));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(r->status == status_kind::error);
+  for (auto* part : {"CPU time limit", "RLIMIT_CPU 10 s",
+                     "sql.executorCpuSeconds", "SIGXCPU"})
+    BOOST_CHECK_MESSAGE(r->answer.find(part) != std::string::npos,
+                        r->answer);
+  BOOST_CHECK(r->answer.find("executor process failed") == std::string::npos);
+  BOOST_CHECK(std::find(r->warnings.begin(), r->warnings.end(),
+                        "sql_resource_limit")
+              != r->warnings.end());
+  BOOST_CHECK_EQUAL(r->sql.last_error, message);
+  caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+  // Any other death keeps the general text.
+  auto crashed = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
+    return domain::outcome<sql_exec_result>{
+      domain::make_error(domain::ec::sql_executor_failed,
+                         "the executor process died (killed by signal 11 "
+                         "(SIGSEGV))")};
+  });
+  auto n2 = sys.spawn(sql_execute, crashed, ledger, 200);
+  auto r2 = step(n2, state("x", "SELECT 1"));
+  BOOST_REQUIRE(r2.ok());
+  BOOST_CHECK(r2->answer.find("executor process failed") != std::string::npos);
+  caf::anon_send_exit(crashed, caf::exit_reason::user_shutdown);
 }
 
 BOOST_FIXTURE_TEST_CASE(execute_sends_a_correctable_failure_to_correction,

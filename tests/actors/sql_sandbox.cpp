@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 #include "data/sales_gen.hpp"
 #include "data/sql_guard.hpp"
 #include "data/sqlite.hpp"
+#include "domain/config.hpp"
 #include "domain/records.hpp"
 #include "domain/text.hpp"
 #include "tests/support/sales_db.hpp"
@@ -238,6 +240,40 @@ std::string cell_text(const domain::cell& c) {
       return c.s;
   }
 }
+
+/// The smallest `sql.executorMemoryMb` the configuration accepts.
+int64_t smallest_accepted_memory_mb() {
+  for (int64_t mb = 1; mb <= 1024; ++mb) {
+    auto cfg = domain::load_config(
+      domain::default_config_json(), "",
+      {{"CANDOR_SQL_EXECUTOR_MEMORY_MB", std::to_string(mb)}}, {});
+    if (cfg.ok())
+      return mb;
+  }
+  BOOST_FAIL("no executorMemoryMb up to 1024 is accepted");
+  return 0;
+}
+
+/// Points this process's stderr at `path` until destroyed (an executor
+/// spawned meanwhile inherits it, as it inherits the server's log file).
+struct stderr_to_file {
+  int saved = -1;
+
+  explicit stderr_to_file(const std::string& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                    0600);
+    BOOST_REQUIRE(fd >= 0);
+    saved = ::fcntl(2, F_DUPFD_CLOEXEC, 10);
+    BOOST_REQUIRE(saved >= 0);
+    BOOST_REQUIRE_EQUAL(::dup2(fd, 2), 2);
+    ::close(fd);
+  }
+
+  ~stderr_to_file() {
+    ::dup2(saved, 2);
+    ::close(saved);
+  }
+};
 
 /// A statement that runs far longer than any deadline used here.
 constexpr auto runaway
@@ -445,6 +481,116 @@ BOOST_AUTO_TEST_CASE(a_memory_bomb_is_contained) {
   BOOST_CHECK_LT(after - before, 8 * 1024 * 1024);
   auto next = p.exec("SELECT count(*) FROM regions");
   BOOST_CHECK_MESSAGE(next.ok(), (next.ok() ? "" : next.err().message));
+}
+
+BOOST_AUTO_TEST_CASE(every_accepted_memory_setting_runs_real_queries) {
+  // sql.executorMemoryMb of 32, 48 or 64 (all accepted) used to fail
+  // every query needing a little memory: RLIMIT_AS was the whole address
+  // space, and the executor's image alone (binary, libraries, ICU data)
+  // maps about 70 MiB, so no allocation could grow the heap.
+  const std::string queries[] = {
+    // The scripted "revenue by channel" query.
+    "SELECT o.channel, ROUND(SUM(o.total_cents - COALESCE((SELECT "
+    "SUM(r.amount_cents) FROM refunds r WHERE r.order_id = o.order_id), 0)) "
+    "/ 100.0, 2) AS revenue_eur FROM orders o WHERE o.status IN ('paid', "
+    "'partially_refunded', 'refunded') GROUP BY o.channel ORDER BY "
+    "revenue_eur DESC",
+    // A few MiB of sorter and distinct set.
+    "SELECT count(DISTINCT order_id || '-' || product_id) FROM order_items",
+    "SELECT count(*) FROM (SELECT order_number, customer_id FROM orders "
+    "ORDER BY order_number DESC)",
+  };
+  auto smallest = smallest_accepted_memory_mb();
+  for (int64_t mb : {smallest, smallest + 16, smallest + 32}) {
+    auto s = settings_for(false);
+    s.exec.memory_mb = mb;
+    auto proc = actors::executor_process::spawn(s.exec);
+    BOOST_REQUIRE_MESSAGE(proc.ok(), mb << " MiB: "
+                                        << (proc.ok() ? ""
+                                                      : proc.err().message));
+    for (auto& sql : queries) {
+      sql_exec_request req;
+      req.sql = sql;
+      req.max_rows = 10;
+      auto r = proc->run(req, 10s);
+      BOOST_CHECK_MESSAGE(r.ok(), mb << " MiB: " << sql << ": "
+                                     << (r.ok() ? "" : r.err().message));
+      if (r.ok())
+        BOOST_CHECK_EQUAL(direct(sql).size(),
+                          static_cast<size_t>(r->row_count));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(memory_runs_out_as_an_error_with_stderr_in_a_file) {
+  // With the server's log in a file, the allocator's message on a failed
+  // allocation ("tcmalloc: allocation failed") is a write to a regular
+  // file, which RLIMIT_FSIZE=0 turned into SIGXFSZ: the executor died
+  // instead of the statement failing. The limit is the smallest accepted
+  // one and below the SQLite heap limit, so the allocator fails first.
+  test::temp_dir dir{"candor-sandbox-stderr"};
+  auto s = settings_for(true);
+  s.exec.memory_mb = smallest_accepted_memory_mb();
+  s.exec.heap_limit_mb = 256;
+  domain::outcome<actors::executor_process> proc
+    = domain::make_error(domain::ec::internal, "not started");
+  {
+    stderr_to_file redirect{dir.file("server.log")};
+    proc = actors::executor_process::spawn(s.exec);
+  }
+  BOOST_REQUIRE_MESSAGE(proc.ok(), (proc.ok() ? "" : proc.err().message));
+  auto pid = proc->pid();
+  sql_exec_request req;
+  req.sql = "SELECT count(*) FROM (SELECT randomblob(90000) FROM orders "
+            "ORDER BY 1)";
+  req.max_rows = 10;
+  auto bomb = proc->run(req, 10s);
+  BOOST_REQUIRE(!bomb.ok());
+  BOOST_CHECK_MESSAGE(bomb.err().code == domain::ec::sql_failed,
+                      bomb.err().message);
+  BOOST_CHECK_NE(bomb.err().message.find("out of memory"),
+                 std::string::npos);
+  BOOST_CHECK_NE(bomb.err().message.find("sql.executorMemoryMb"),
+                 std::string::npos);
+  // The same process serves the next statement.
+  BOOST_CHECK(proc->running());
+  BOOST_CHECK_EQUAL(proc->pid(), pid);
+  req.sql = "SELECT count(*) FROM regions";
+  auto next = proc->run(req, 10s);
+  BOOST_CHECK_MESSAGE(next.ok(), (next.ok() ? "" : next.err().message));
+}
+
+BOOST_AUTO_TEST_CASE(an_executor_killed_by_its_cpu_limit_names_the_limit) {
+  auto s = settings_for(true);
+  s.exec.cpu_seconds = 1;
+  auto proc = actors::executor_process::spawn(s.exec);
+  BOOST_REQUIRE_MESSAGE(proc.ok(), (proc.ok() ? "" : proc.err().message));
+  sql_exec_request req;
+  req.sql = runaway;
+  req.max_rows = 10;
+  // A deadline well past the CPU limit: SIGXCPU comes first.
+  auto r = proc->run(req, 20s);
+  BOOST_REQUIRE(!r.ok());
+  BOOST_CHECK(r.err().code == domain::ec::sql_executor_failed);
+  BOOST_CHECK_MESSAGE(actors::is_executor_limit(r.err()), r.err().message);
+  for (auto* part : {"CPU time limit", "RLIMIT_CPU 1 s",
+                     "sql.executorCpuSeconds", "SIGXCPU"})
+    BOOST_CHECK_MESSAGE(r.err().message.find(part) != std::string::npos,
+                        r.err().message);
+  BOOST_CHECK(!proc->running());
+  // A kill from outside names no limit.
+  auto other = actors::executor_process::spawn(s.exec);
+  BOOST_REQUIRE(other.ok());
+  auto victim = other->pid();
+  std::thread killer{[victim] {
+    std::this_thread::sleep_for(200ms);
+    ::kill(victim, SIGKILL);
+  }};
+  auto killed = other->run(req, 20s);
+  killer.join();
+  BOOST_REQUIRE(!killed.ok());
+  BOOST_CHECK(!actors::is_executor_limit(killed.err()));
+  BOOST_CHECK_NE(killed.err().message.find("signal 9"), std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_killed_executor_fails_only_its_own_request) {

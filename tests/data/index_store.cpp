@@ -354,6 +354,26 @@ BOOST_FIXTURE_TEST_CASE(fingerprint_mismatch_is_refused, corpus_fixture) {
   BOOST_TEST(s2.err().message.find("b=0.5") != std::string::npos);
 }
 
+BOOST_FIXTURE_TEST_CASE(chunking_mismatch_is_refused, corpus_fixture) {
+  // The fixture ingested with the default chunk_options (target 600).
+  chunk_options smaller;
+  smaller.target_chars = 400;
+  auto s = load_snapshot(index, retrieval_params{}, smaller);
+  BOOST_REQUIRE(!s.ok());
+  BOOST_TEST((s.err().code == domain::ec::config_invalid));
+  const auto& msg = s.err().message;
+  BOOST_TEST(msg.find(chunk_options{}.describe()) != std::string::npos, msg);
+  BOOST_TEST(msg.find(smaller.describe()) != std::string::npos, msg);
+  BOOST_TEST(msg.find("retrieval.chunkSize 400") != std::string::npos, msg);
+  BOOST_TEST(msg.find("candor ingest") != std::string::npos, msg);
+  chunk_options unsanitized;
+  unsanitized.sanitize = false;
+  BOOST_TEST(!load_snapshot(index, retrieval_params{}, unsanitized).ok());
+  // The options it was built with load, as does a caller that checks none.
+  BOOST_TEST(load_snapshot(index, retrieval_params{}, chunk_options{}).ok());
+  BOOST_TEST(load_snapshot(index, retrieval_params{}).ok());
+}
+
 BOOST_FIXTURE_TEST_CASE(tampered_state_is_refused, corpus_fixture) {
   {
     auto db = database::open(index);

@@ -143,4 +143,55 @@ BOOST_AUTO_TEST_CASE(executors_die_with_a_killed_server) {
     BOOST_CHECK(eventually([pid = pid] { return not_running(pid); }, 5s));
 }
 
+BOOST_AUTO_TEST_CASE(every_accepted_memory_setting_answers_with_the_log_in_a_file) {
+  // The reviewer's case: `candor ask` with its stderr (the JSON log) in a
+  // regular file and sql.executorMemoryMb of 32, 48 or 64 (all accepted)
+  // answered every data question "executor process failed", the executor
+  // killed by SIGXFSZ. run_candor captures stderr in a file.
+  auto dir = test::make_temp_dir("candor-sandbox-memory");
+  auto seeded = test::run_candor({"seed", "--data-dir", dir});
+  BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);
+  for (auto* mb : {"32", "48", "64"}) {
+    for (auto* q : {"What was our revenue by channel in 2024?",
+                    "How many products are in each category?"}) {
+      auto r = test::run_candor({"ask", q, "--json", "--data-dir", dir},
+                                {{"CANDOR_SQL_EXECUTOR_MEMORY_MB", mb}});
+      BOOST_CHECK_MESSAGE(r.exit_code == 0, mb << " MiB: " << r.err);
+      BOOST_CHECK_MESSAGE(r.err.find("SIGXFSZ") == std::string::npos,
+                          mb << " MiB: " << r.err);
+      if (r.out.empty())
+        continue;
+      auto o = boost::json::parse(r.out).as_object();
+      BOOST_CHECK_MESSAGE(o.at("status").as_string() == "answered",
+                          mb << " MiB, " << q << ": " << r.out);
+    }
+  }
+  test::remove_tree(dir);
+}
+
+BOOST_AUTO_TEST_CASE(an_executor_killed_by_its_cpu_limit_is_named_to_the_user) {
+  auto dir = test::make_temp_dir("candor-sandbox-cpu");
+  auto seeded = test::run_candor({"seed", "--data-dir", dir});
+  BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);
+  // The scripted query that runs until it is stopped, with a deadline far
+  // past a 1 s CPU limit.
+  auto r = test::run_candor(
+    {"ask", "How many pairs of order lines have different quantities?",
+     "--json", "--data-dir", dir},
+    {{"CANDOR_SQL_EXECUTOR_CPU_SECONDS", "1"},
+     {"CANDOR_SQL_DEADLINE_MS", "30000"}});
+  BOOST_REQUIRE_MESSAGE(!r.out.empty(), r.err);
+  auto o = boost::json::parse(r.out).as_object();
+  BOOST_CHECK_EQUAL(o.at("status").as_string(), "error");
+  auto answer = std::string{o.at("answer").as_string()};
+  for (auto* part : {"CPU time limit", "sql.executorCpuSeconds", "SIGXCPU"})
+    BOOST_CHECK_MESSAGE(answer.find(part) != std::string::npos, answer);
+  BOOST_CHECK(answer.find("executor process failed") == std::string::npos);
+  bool warned = false;
+  for (auto& w : o.at("warnings").as_array())
+    warned = warned || w.as_string() == "sql_resource_limit";
+  BOOST_CHECK_MESSAGE(warned, r.out);
+  test::remove_tree(dir);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
