@@ -24,8 +24,10 @@ int parse(int argc, char** argv, const po::options_description& desc,
   try {
     po::command_line_parser parser{argc, argv};
     parser.options(desc);
-    if (pos)
-      parser.positional(*pos);
+    // Without a positional description Program Options drops positional
+    // tokens silently; an empty one makes any of them "too many".
+    po::positional_options_description none;
+    parser.positional(pos ? *pos : none);
     po::store(parser.run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {

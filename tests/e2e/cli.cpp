@@ -1,0 +1,41 @@
+// End-to-end: the `candor` command line refuses what it cannot honour, with
+// the promised exit codes (0 ok, 1 runtime failure, 2 usage or
+// configuration error) and messages that name the flag, key or file.
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <boost/test/unit_test.hpp>
+
+#include "tests/support/process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace candor::test;
+
+namespace {
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(e2e_cli)
+
+BOOST_AUTO_TEST_CASE(extra_positional_arguments_are_usage_errors) {
+  temp_dir dir{"candor-cli"};
+  auto data = dir.file("data");
+  for (auto cmd : {"serve", "seed", "ingest", "sql-guard", "calibrate",
+                   "ablation", "layers", "eval"}) {
+    auto r = run_candor({cmd, "extra", "--data-dir", data});
+    BOOST_TEST_CONTEXT(cmd) {
+      BOOST_CHECK_EQUAL(r.exit_code, 2);
+      BOOST_CHECK(has(r.err, "too many positional options"));
+    }
+  }
+  // Nothing ran: seed would have created the database.
+  BOOST_CHECK(!std::ifstream{data + "/sales.db"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
