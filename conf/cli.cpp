@@ -49,8 +49,14 @@ configure(const po::variables_map& vm,
   std::string file;
   if (vm.count("config"))
     file = vm["config"].as<std::string>();
+  // Errors name the flag a value came from, not only its key.
+  static const std::map<std::string, std::string> names{
+    {"dataDir", "--data-dir"},
+    {"http.bind", "--bind"},
+    {"http.port", "--port"},
+    {"sql.seed", "--seed"}};
   return domain::load_config(domain::default_config_json(), file,
-                             domain::candor_environment(), flags);
+                             domain::candor_environment(), flags, names);
 }
 
 int config_failure(const domain::error& e) {

@@ -190,9 +190,9 @@ int cmd_ask(int argc, char** argv) {
 
 int cmd_seed(int argc, char** argv) {
   auto desc = common_options();
-  desc.add_options()("seed", po::value<uint64_t>()->default_value(
-                               data::default_sales_seed),
-                     "generator seed")(
+  desc.add_options()("seed", po::value<std::string>(),
+                     "generator seed, 0 to 9223372036854775807 (default: "
+                     "sql.seed, 42)")(
     "force", "replace an existing database");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
@@ -203,7 +203,11 @@ int cmd_seed(int argc, char** argv) {
                       vm);
       rc >= 0)
     return rc;
-  auto cfg = configure(vm, {});
+  // The flag is sql.seed's, with its range check.
+  std::map<std::string, std::string> flags;
+  if (vm.count("seed"))
+    flags["sql.seed"] = vm["seed"].as<std::string>();
+  auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
   if (!ensure_data_dir(*cfg))
@@ -218,7 +222,7 @@ int cmd_seed(int argc, char** argv) {
   } else {
     int last = -1;
     summary = data::generate_sales(
-      path, vm["seed"].as<uint64_t>(),
+      path, cfg->sql.seed,
       [&last](std::string_view stage, double fraction) {
         int pct = static_cast<int>(fraction * 100);
         if (pct != last) {

@@ -40,26 +40,35 @@ std::string type_error(const char* expected) {
 /// Builds a field for an integer member reached through `get`.
 template <class Get>
 field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
-  auto check = [lo, hi](int64_t v) -> std::string {
+  auto range = "must be between " + std::to_string(lo) + " and "
+               + std::to_string(hi);
+  auto check = [lo, hi, range](int64_t v) -> std::string {
     if (v < lo || v > hi)
-      return "must be between " + std::to_string(lo) + " and "
-             + std::to_string(hi);
+      return range;
     return {};
   };
   field f;
   f.key = std::move(key);
-  f.from_json = [get, check](const json::value& v, config& c) -> std::string {
+  f.from_json = [get, check, range](const json::value& v,
+                                   config& c) -> std::string {
     if (!v.is_int64() && !v.is_uint64())
       return type_error("an integer");
+    // Beyond int64_t every range here is exceeded.
+    if (v.is_uint64()
+        && v.as_uint64() > uint64_t{std::numeric_limits<int64_t>::max()})
+      return range;
     auto x = v.is_int64() ? v.as_int64() : static_cast<int64_t>(v.as_uint64());
     if (auto e = check(x); !e.empty())
       return e;
     get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(x);
     return {};
   };
-  f.from_text = [get, check](const std::string& s, config& c) -> std::string {
+  f.from_text = [get, check, range](const std::string& s,
+                                   config& c) -> std::string {
     int64_t x = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec == std::errc::result_out_of_range && p == s.data() + s.size())
+      return range; // a well-formed integer beyond int64_t
     if (ec != std::errc{} || p != s.data() + s.size())
       return type_error("an integer");
     if (auto e = check(x); !e.empty())
@@ -440,10 +449,11 @@ std::string config::fixtures_path() const {
   return std::string{CANDOR_SOURCE_DIR} + "/fixtures/llm";
 }
 
-outcome<config> load_config(std::string_view defaults_json,
-                            const std::string& config_file,
-                            const env_lookup& env,
-                            const std::map<std::string, std::string>& flags) {
+outcome<config>
+load_config(std::string_view defaults_json, const std::string& config_file,
+            const env_lookup& env,
+            const std::map<std::string, std::string>& flags,
+            const std::map<std::string, std::string>& flag_names) {
   config cfg;
   if (auto e = apply_json(defaults_json, "built-in defaults", false, cfg))
     return e;
@@ -468,9 +478,13 @@ outcome<config> load_config(std::string_view defaults_json,
                             cfg))
       return e;
   }
-  for (auto& [key, value] : flags)
-    if (auto e = apply_text(key, value, "command-line flag", cfg))
+  for (auto& [key, value] : flags) {
+    auto name = flag_names.find(key);
+    auto origin = name == flag_names.end() ? std::string{"command-line flag"}
+                                           : "flag " + name->second;
+    if (auto e = apply_text(key, value, origin, cfg))
       return e;
+  }
   if (auto e = check_consistency(cfg, env))
     return e;
   return cfg;

@@ -177,4 +177,37 @@ BOOST_AUTO_TEST_CASE(an_inconsistent_endpoint_names_the_variable) {
   BOOST_CHECK_EQUAL(fb->llm.fallback_model, "f");
 }
 
+BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
+  std::map<std::string, std::string> names{{"sql.seed", "--seed"},
+                                           {"http.port", "--port"}};
+  for (auto seed : {"-1", "-9223372036854775809", "9223372036854775808"}) {
+    auto cfg = load_config(default_config_json(), {}, {},
+                           {{"sql.seed", seed}}, names);
+    BOOST_TEST_CONTEXT(seed) {
+      BOOST_REQUIRE(!cfg);
+      BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+      BOOST_CHECK(cfg.err().message.find("--seed") != std::string::npos);
+      BOOST_CHECK(cfg.err().message.find(
+                    "must be between 0 and 9223372036854775807")
+                  != std::string::npos);
+    }
+  }
+  auto ok = load_config(default_config_json(), {}, {},
+                        {{"sql.seed", "9223372036854775807"}}, names);
+  BOOST_REQUIRE(ok);
+  BOOST_CHECK_EQUAL(ok->sql.seed, 9223372036854775807u);
+  auto port = load_config(default_config_json(), {}, {},
+                          {{"http.port", "99999999999999999999"}}, names);
+  BOOST_REQUIRE(!port);
+  BOOST_CHECK(port.err().message.find("--port") != std::string::npos);
+  BOOST_CHECK(port.err().message.find("between 0 and 65535")
+              != std::string::npos);
+  auto file = temp_file(R"({"sql": {"seed": 9223372036854775808}})");
+  auto big = load({}, {}, file);
+  BOOST_REQUIRE(!big);
+  BOOST_CHECK(big.err().message.find("sql.seed") != std::string::npos);
+  BOOST_CHECK(big.err().message.find("between") != std::string::npos);
+  std::remove(file.c_str());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -38,4 +38,18 @@ BOOST_AUTO_TEST_CASE(extra_positional_arguments_are_usage_errors) {
   BOOST_CHECK(!std::ifstream{data + "/sales.db"});
 }
 
+BOOST_AUTO_TEST_CASE(seed_flag_has_the_range_of_sql_seed) {
+  temp_dir dir{"candor-cli"};
+  auto data = dir.file("data");
+  for (auto seed : {"-1", "-9223372036854775809", "9223372036854775808"}) {
+    auto r = run_candor({"seed", "--seed", seed, "--data-dir", data});
+    BOOST_TEST_CONTEXT(seed) {
+      BOOST_CHECK_EQUAL(r.exit_code, 2);
+      BOOST_CHECK(has(r.err, "--seed"));
+      BOOST_CHECK(has(r.err, "must be between 0 and 9223372036854775807"));
+    }
+  }
+  BOOST_CHECK(!std::ifstream{data + "/sales.db"});
+}
+
 BOOST_AUTO_TEST_SUITE_END()
