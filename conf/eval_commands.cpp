@@ -324,8 +324,8 @@ int cmd_eval(int argc, char** argv) {
     "thresholds file (default: eval/thresholds.json of the source tree)")(
     "report-dir", po::value<std::string>(),
     "where the Markdown and JSON reports go (default: eval/reports of the "
-    "source tree)")("limit", po::value<size_t>(),
-                    "run only the first N items of the split");
+    "source tree)")("limit", po::value<int64_t>(),
+                    "run only the first N (at least 1) items of the split");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor eval [--split test|calibration|all] "
@@ -345,8 +345,15 @@ int cmd_eval(int argc, char** argv) {
   cmd.gate.split = vm["split"].as<std::string>();
   cmd.gate.live = vm.count("live") > 0;
   cmd.json = vm.count("json") > 0;
-  if (vm.count("limit"))
-    cmd.gate.limit = vm["limit"].as<size_t>();
+  if (vm.count("limit")) {
+    // 0 would mean "no limit" to the gate, and a size_t flag wraps -1.
+    auto limit = vm["limit"].as<int64_t>();
+    if (limit < 1) {
+      std::cerr << "candor: --limit must be at least 1\n";
+      return exit_usage;
+    }
+    cmd.gate.limit = static_cast<size_t>(limit);
+  }
   for (auto [flag, field] : {std::pair{"golden", &cmd.golden_path},
                              std::pair{"thresholds", &cmd.thresholds_path},
                              std::pair{"report-dir", &cmd.report_dir}})

@@ -52,4 +52,17 @@ BOOST_AUTO_TEST_CASE(seed_flag_has_the_range_of_sql_seed) {
   BOOST_CHECK(!std::ifstream{data + "/sales.db"});
 }
 
+BOOST_AUTO_TEST_CASE(eval_limit_must_be_positive) {
+  temp_dir dir{"candor-cli"};
+  for (auto limit : {"-1", "0"}) {
+    auto r = run_candor({"eval", "--limit", limit, "--data-dir",
+                         dir.file("data"), "--report-dir",
+                         dir.file("reports")});
+    BOOST_TEST_CONTEXT(limit) {
+      BOOST_CHECK_EQUAL(r.exit_code, 2);
+      BOOST_CHECK(has(r.err, "--limit must be at least 1"));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
