@@ -9,6 +9,9 @@
 #include <sstream>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <boost/json.hpp>
 
 #include "domain/embedded.hpp"
@@ -134,20 +137,11 @@ field make_bool(std::string key, Get get) {
   return f;
 }
 
+/// A check of a string value: empty when it is fine, else what is wrong.
+using string_check = std::function<std::string(const std::string&)>;
+
 template <class Get>
-field make_string(std::string key, Get get,
-                  std::vector<std::string> allowed = {}) {
-  auto check = [allowed](const std::string& s) -> std::string {
-    if (allowed.empty())
-      return {};
-    for (auto& a : allowed)
-      if (a == s)
-        return {};
-    std::string msg = "must be one of";
-    for (auto& a : allowed)
-      msg += " '" + a + "'";
-    return msg;
-  };
+field make_string(std::string key, Get get, string_check check) {
   field f;
   f.key = std::move(key);
   f.from_json = [get, check](const json::value& v, config& c) -> std::string {
@@ -168,13 +162,48 @@ field make_string(std::string key, Get get,
   return f;
 }
 
+template <class Get>
+field make_string(std::string key, Get get,
+                  std::vector<std::string> allowed = {}) {
+  return make_string(std::move(key), get,
+                     [allowed](const std::string& s) -> std::string {
+                       if (allowed.empty())
+                         return {};
+                       for (auto& a : allowed)
+                         if (a == s)
+                           return {};
+                       std::string msg = "must be one of";
+                       for (auto& a : allowed)
+                         msg += " '" + a + "'";
+                       return msg;
+                     });
+}
+
+std::string non_empty(const std::string& s) {
+  return s.empty() ? "must not be empty" : std::string{};
+}
+
+/// What the server can listen on: an IPv4 or IPv6 literal (it does not
+/// resolve names), an IPv6 one optionally with a zone ("fe80::1%eth0").
+std::string ip_address(const std::string& s) {
+  unsigned char buf[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, s.c_str(), buf) == 1)
+    return {};
+  auto v6 = s.substr(0, s.find('%'));
+  if (inet_pton(AF_INET6, v6.c_str(), buf) == 1)
+    return {};
+  return "must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or "
+         "::1 (host names are not resolved)";
+}
+
 #define CANDOR_MEMBER(path) [](config & c) -> auto& { return c.path; }
 
 const std::vector<field>& fields() {
   static const std::vector<field> table = [] {
     std::vector<field> t;
-    t.push_back(make_string("dataDir", CANDOR_MEMBER(data_dir)));
-    t.push_back(make_string("http.bind", CANDOR_MEMBER(http.bind)));
+    t.push_back(make_string("dataDir", CANDOR_MEMBER(data_dir), non_empty));
+    t.push_back(make_string("http.bind", CANDOR_MEMBER(http.bind),
+                            ip_address));
     t.push_back(make_int("http.port", CANDOR_MEMBER(http.port), 0, 65535));
     t.push_back(make_int("http.threads", CANDOR_MEMBER(http.threads), 1, 64));
     t.push_back(make_int("http.bodyLimitBytes",

@@ -210,4 +210,30 @@ BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
   std::remove(file.c_str());
 }
 
+BOOST_AUTO_TEST_CASE(bind_must_be_an_ip_address_and_data_dir_not_empty) {
+  for (auto bind : {"127.0.0.1", "0.0.0.0", "::1", "::", "fe80::1%lo"})
+    BOOST_CHECK_MESSAGE(load({{"CANDOR_HTTP_BIND", bind}}), bind);
+  for (auto bind : {"999.1.1.1", "notanaddress", "localhost", "1.2.3",
+                    "bad"}) {
+    auto cfg = load({{"CANDOR_HTTP_BIND", bind}});
+    BOOST_TEST_CONTEXT(bind) {
+      BOOST_REQUIRE(!cfg);
+      BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+      BOOST_CHECK(cfg.err().message.find("http.bind") != std::string::npos);
+      BOOST_CHECK(cfg.err().message.find("IPv4 or IPv6") != std::string::npos);
+    }
+  }
+  auto empty = load({}, {{"http.bind", ""}});
+  BOOST_CHECK(!empty && empty.err().message.find("http.bind")
+                          != std::string::npos);
+  auto file = temp_file(R"({"dataDir": ""})");
+  auto cfg = load({}, {}, file);
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("dataDir") != std::string::npos);
+  BOOST_CHECK(cfg.err().message.find("must not be empty") != std::string::npos);
+  std::remove(file.c_str());
+  cfg = load({}, {{"dataDir", ""}});
+  BOOST_CHECK(!cfg && cfg.err().message.find("dataDir") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -65,4 +65,28 @@ BOOST_AUTO_TEST_CASE(eval_limit_must_be_positive) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(bad_bind_and_empty_data_dir_stop_before_any_work) {
+  temp_dir dir{"candor-cli"};
+  auto data = dir.file("data");
+  for (auto bind : {"999.1.1.1", "notanaddress", ""}) {
+    auto r = run_candor({"serve", "--port", "0", "--bind", bind,
+                         "--data-dir", data});
+    BOOST_TEST_CONTEXT(bind) {
+      BOOST_CHECK_EQUAL(r.exit_code, 2);
+      BOOST_CHECK(has(r.err, "--bind"));
+      BOOST_CHECK(has(r.err, "http.bind"));
+    }
+  }
+  auto r = run_candor({"serve", "--port", "0", "--data-dir", data},
+                      {{"CANDOR_HTTP_BIND", "bad"}});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "CANDOR_HTTP_BIND"));
+  // Refused before the data directory (and sales.db) was touched.
+  BOOST_CHECK(!std::ifstream{data + "/sales.db"});
+  r = run_candor({"seed", "--data-dir", ""});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "--data-dir"));
+  BOOST_CHECK(has(r.err, "dataDir"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
