@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -337,9 +338,23 @@ error invalid(std::string msg) {
   return make_error(ec::config_invalid, std::move(msg));
 }
 
-/// Applies a JSON document (defaults or a --config file) to `cfg`.
+/// Where each key's value came from, for messages: "CANDOR_LLM_BASE_URL",
+/// "llm.baseUrl in my.json", "--bind". Keys left at their default are absent.
+using sources = std::map<std::string, std::string>;
+
+/// True when `key` is a group of keys ("http" of "http.port").
+bool is_group(const std::string& key) {
+  for (auto& f : fields())
+    if (f.key.size() > key.size() && f.key.compare(0, key.size(), key) == 0
+        && f.key[key.size()] == '.')
+      return true;
+  return false;
+}
+
+/// Applies a JSON document (defaults or a --config file) to `cfg`; records
+/// the keys it sets in `src` when given.
 error apply_json(std::string_view text, std::string_view origin,
-                 bool allow_secrets, config& cfg) {
+                 bool allow_secrets, config& cfg, sources* src = nullptr) {
   boost::system::error_code jec;
   auto doc = json::parse(text, jec);
   if (jec)
@@ -359,9 +374,14 @@ error apply_json(std::string_view text, std::string_view origin,
                          + env_name(key));
         if (auto e = f->from_json(v, cfg); !e.empty())
           return invalid(std::string{origin} + ": key '" + key + "' " + e);
+        if (src)
+          (*src)[key] = key + " in " + std::string{origin};
       } else if (v.is_object()) {
         if (auto e = walk(v.as_object(), key))
           return e;
+      } else if (is_group(key)) {
+        return invalid(std::string{origin} + ": key '" + key
+                       + "' must be an object");
       } else {
         return invalid(std::string{origin} + ": unknown key '" + key + "'");
       }
@@ -381,35 +401,61 @@ error apply_text(const std::string& key, const std::string& value,
   return {};
 }
 
-error check_consistency(config& cfg, const env_lookup& env) {
+error check_consistency(config& cfg, const sources& src) {
+  // Names a key by where its value came from, or by the key itself.
+  auto from = [&src](const std::string& key) {
+    auto it = src.find(key);
+    return it == src.end() ? key : it->second;
+  };
+  // Names a key with its environment variable, for "set ..." hints.
+  auto hint = [](const std::string& key) {
+    return key + " (" + env_name(key) + ")";
+  };
   // A base URL or a key means a real model endpoint.
   if (!cfg.llm.base_url.empty() || !cfg.llm.api_key.empty())
     cfg.llm.provider = "openai";
   if (cfg.llm.provider == "openai" && cfg.llm.base_url.empty())
-    return invalid("llm.provider is 'openai' but no endpoint is set: set "
-                   "CANDOR_LLM_BASE_URL");
+    return invalid((cfg.llm.api_key.empty() ? from("llm.provider")
+                                            : from("llm.apiKey"))
+                   + " selects the 'openai' provider but no endpoint is "
+                     "set: set "
+                   + hint("llm.baseUrl"));
   if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider == "fake")
-    return invalid("guardrail.mode 'rules+model' needs a real model "
-                   "provider: set CANDOR_LLM_BASE_URL or use "
-                   "CANDOR_GUARDRAIL_MODE=rules");
+    return invalid(from("guardrail.mode")
+                   + " is 'rules+model', which needs a real model "
+                     "provider: set "
+                   + hint("llm.baseUrl") + " or use guardrail.mode 'rules'");
   if (!cfg.guardrail.model.empty() && cfg.guardrail.mode != "rules+model")
-    return invalid("CANDOR_GUARD_MODEL is set but guardrail.mode is '"
-                   + cfg.guardrail.mode
-                   + "': set CANDOR_GUARDRAIL_MODE=rules+model or unset "
-                     "CANDOR_GUARD_MODEL");
+    return invalid(from("guardrail.model") + " is set but "
+                   + from("guardrail.mode") + " is '" + cfg.guardrail.mode
+                   + "': set guardrail.mode to 'rules+model' (CANDOR_GUARDRAIL_"
+                     "MODE=rules+model) or remove "
+                   + from("guardrail.model"));
+  if (!cfg.llm.fixtures_dir.empty()) {
+    std::error_code fs_ec;
+    if (!std::filesystem::is_directory(cfg.llm.fixtures_dir, fs_ec))
+      return invalid(from("llm.fixturesDir") + " '" + cfg.llm.fixtures_dir
+                     + "' is not a directory");
+  }
+  if (!cfg.llm.ca_file.empty()) {
+    std::error_code fs_ec;
+    if (!std::filesystem::is_regular_file(cfg.llm.ca_file, fs_ec))
+      return invalid(from("llm.caFile") + " '" + cfg.llm.ca_file
+                     + "' is not a file");
+  }
   if (cfg.llm.provider == "openai") {
     const auto& url = cfg.llm.base_url;
+    auto url_from = from("llm.baseUrl");
     bool https = url.rfind("https://", 0) == 0;
     if (!https && url.rfind("http://", 0) != 0)
-      return invalid("CANDOR_LLM_BASE_URL must start with http:// or "
-                     "https://");
+      return invalid(url_from + " must start with http:// or https://");
     if (url.find_first_of(" \t\r\n?#") != std::string::npos
         || url.size() > 2048)
-      return invalid("CANDOR_LLM_BASE_URL must be a plain URL without "
-                     "spaces, query or fragment");
+      return invalid(url_from + " must be a plain URL without spaces, query "
+                                "or fragment");
     if (url.find('@') != std::string::npos)
-      return invalid("CANDOR_LLM_BASE_URL must not carry credentials: use "
-                     "CANDOR_LLM_API_KEY");
+      return invalid(url_from + " must not carry credentials: use "
+                                "CANDOR_LLM_API_KEY");
     // The key goes into a header: visible ASCII only (no CR/LF injection).
     for (char c : cfg.llm.api_key)
       if (c <= ' ' || c > '~')
@@ -424,16 +470,17 @@ error check_consistency(config& cfg, const env_lookup& env) {
                     || host == "[::1]";
     if (!https && !cfg.llm.api_key.empty() && !loopback)
       return invalid("CANDOR_LLM_API_KEY would be sent in clear text: "
-                     "CANDOR_LLM_BASE_URL must use https:// for a host "
-                     "other than the loopback");
+                     + url_from
+                     + " must use https:// for a host other than the "
+                       "loopback");
     // The scripted model names mean nothing to a real endpoint.
     if (cfg.llm.model.empty() || cfg.llm.model.rfind("scripted-", 0) == 0)
-      return invalid("llm.provider is 'openai': set CANDOR_LLM_MODEL to the "
-                     "endpoint's model name");
+      return invalid("llm.provider is 'openai' (" + url_from
+                     + " is set): set " + hint("llm.model")
+                     + " to the endpoint's model name");
     if (cfg.llm.fallback_model.rfind("scripted-", 0) == 0)
       cfg.llm.fallback_model.clear(); // no fallback unless one is named
   }
-  (void) env;
   return {};
 }
 
@@ -484,15 +531,20 @@ load_config(std::string_view defaults_json, const std::string& config_file,
             const std::map<std::string, std::string>& flags,
             const std::map<std::string, std::string>& flag_names) {
   config cfg;
+  sources src;
   if (auto e = apply_json(defaults_json, "built-in defaults", false, cfg))
     return e;
   if (!config_file.empty()) {
+    std::error_code fs_ec;
+    if (std::filesystem::is_directory(config_file, fs_ec))
+      return invalid("config file '" + config_file
+                     + "' is a directory, not a JSON file");
     std::ifstream in{config_file, std::ios::binary};
     if (!in)
       return invalid("cannot read config file '" + config_file + "'");
     std::stringstream ss;
     ss << in.rdbuf();
-    if (auto e = apply_json(ss.str(), config_file, false, cfg))
+    if (auto e = apply_json(ss.str(), config_file, false, cfg, &src))
       return e;
   }
   // Environment: every CANDOR_* variable must name a known key.
@@ -506,6 +558,7 @@ load_config(std::string_view defaults_json, const std::string& config_file,
     if (auto e = apply_text(match->key, value, "environment variable " + name,
                             cfg))
       return e;
+    src[match->key] = name;
   }
   for (auto& [key, value] : flags) {
     auto name = flag_names.find(key);
@@ -513,8 +566,9 @@ load_config(std::string_view defaults_json, const std::string& config_file,
                                            : "flag " + name->second;
     if (auto e = apply_text(key, value, origin, cfg))
       return e;
+    src[key] = name == flag_names.end() ? key : name->second;
   }
-  if (auto e = check_consistency(cfg, env))
+  if (auto e = check_consistency(cfg, src))
     return e;
   return cfg;
 }

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -234,6 +235,49 @@ BOOST_AUTO_TEST_CASE(bind_must_be_an_ip_address_and_data_dir_not_empty) {
   std::remove(file.c_str());
   cfg = load({}, {{"dataDir", ""}});
   BOOST_CHECK(!cfg && cfg.err().message.find("dataDir") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(file_errors_name_the_key_and_the_file_not_a_variable) {
+  auto fails_with = [](const std::string& json,
+                       std::vector<std::string> wanted,
+                       std::vector<std::string> unwanted = {}) {
+    auto file = temp_file(json);
+    auto cfg = load({}, {}, file);
+    BOOST_TEST_CONTEXT(json) {
+      BOOST_REQUIRE(!cfg);
+      BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+      for (auto& w : wanted)
+        BOOST_CHECK_MESSAGE(cfg.err().message.find(w) != std::string::npos,
+                            cfg.err().message << " lacks " << w);
+      for (auto& u : unwanted)
+        BOOST_CHECK_MESSAGE(cfg.err().message.find(u) == std::string::npos,
+                            cfg.err().message << " has " << u);
+    }
+    std::remove(file.c_str());
+  };
+  // A group given a scalar: the key is known, its type is wrong.
+  fails_with(R"({"http": 5})", {"'http'", "must be an object"},
+             {"unknown key"});
+  fails_with(R"({"llm": {"baseUrl": "x"}})",
+             {"llm.baseUrl in /tmp/candor-config-", "http://"},
+             {"CANDOR_LLM_BASE_URL must"});
+  fails_with(R"({"guardrail": {"model": "x"}})",
+             {"guardrail.model in /tmp/candor-config-", "rules+model"},
+             {"CANDOR_GUARD_MODEL is set", "unset CANDOR_GUARD_MODEL"});
+  fails_with(R"({"llm": {"fixturesDir": "/nonexistent/x"}})",
+             {"llm.fixturesDir in /tmp/candor-config-", "not a directory"});
+  fails_with(R"({"llm": {"caFile": "/nonexistent/ca.pem"}})",
+             {"llm.caFile in /tmp/candor-config-", "not a file"});
+  // From the environment, the variable is named.
+  auto env = load({{"CANDOR_GUARD_MODEL", "g"}});
+  BOOST_REQUIRE(!env);
+  BOOST_CHECK(env.err().message.find("CANDOR_GUARD_MODEL is set")
+              != std::string::npos);
+  // A directory given as the config file is said to be one.
+  auto dir = load({}, {}, "/tmp");
+  BOOST_REQUIRE(!dir);
+  BOOST_CHECK(dir.err().message.find("'/tmp' is a directory")
+              != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
