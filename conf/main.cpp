@@ -215,11 +215,19 @@ int cmd_seed(int argc, char** argv) {
   auto path = cfg->data_dir + "/sales.db";
   domain::outcome<data::sales_summary> summary
     = domain::make_error(domain::ec::internal, "not run");
-  if (std::filesystem::exists(path) && !vm.count("force")) {
-    std::cerr << "candor: " << path
-              << " exists; summarising it (use --force to regenerate)\n";
+  bool generate = vm.count("force") || !std::filesystem::exists(path);
+  if (!generate) {
     summary = data::summarize_sales(path);
-  } else {
+    // A 0-byte or table-less file holds nothing to keep (serve and ask
+    // generate over it too).
+    generate = summary && summary->tables.empty();
+    if (generate)
+      std::cerr << "candor: " << path << " holds no tables; generating it\n";
+    else
+      std::cerr << "candor: " << path
+                << " exists; summarising it (use --force to regenerate)\n";
+  }
+  if (generate) {
     int last = -1;
     summary = data::generate_sales(
       path, cfg->sql.seed,

@@ -32,7 +32,16 @@ domain::outcome<sales_setup> prepare_sales(const std::string& data_dir,
   if (!out.cat)
     return domain::make_error(domain::ec::internal, "no catalog given");
   std::error_code fec;
-  if (!std::filesystem::exists(out.path, fec)) {
+  // An empty file (0 bytes, or SQLite without tables) is generated like an
+  // absent one (generate_sales overwrites only such a file); anything else
+  // is checked against the catalog below.
+  auto holds_no_tables = [&out] {
+    auto db = open_read_only(out.path);
+    auto tables = db ? user_tables(*db)
+                     : domain::outcome<std::vector<std::string>>{db.err()};
+    return tables && tables->empty();
+  };
+  if (!std::filesystem::exists(out.path, fec) || holds_no_tables()) {
     auto made = generate_sales(out.path, seed, progress);
     if (!made)
       return domain::make_error(domain::ec::storage_failed,

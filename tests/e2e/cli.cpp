@@ -3,6 +3,7 @@
 // configuration error) and messages that name the flag, key or file.
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -17,6 +18,10 @@ namespace {
 
 bool has(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream{path, std::ios::binary} << text;
 }
 
 } // namespace
@@ -87,6 +92,30 @@ BOOST_AUTO_TEST_CASE(bad_bind_and_empty_data_dir_stop_before_any_work) {
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "--data-dir"));
   BOOST_CHECK(has(r.err, "dataDir"));
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_sales_db_is_generated_again) {
+  temp_dir dir{"candor-cli"};
+  auto fp = [](const std::string& out) {
+    auto at = out.find("fingerprint: ");
+    return at == std::string::npos ? std::string{} : out.substr(at + 13, 64);
+  };
+  // seed over a 0-byte file generates it, as over an absent one.
+  std::filesystem::create_directories(dir.file("a"));
+  write_file(dir.file("a/sales.db"), "");
+  auto r = run_candor({"seed", "--data-dir", dir.file("a")});
+  BOOST_CHECK_EQUAL(r.exit_code, 0);
+  BOOST_CHECK(has(r.err, "holds no tables; generating it"));
+  BOOST_CHECK(!has(r.out, "total: 0 rows"));
+  BOOST_CHECK(has(fp(r.out), "8c7f5838")); // seed 42
+  // ask (like serve) too, instead of stopping on a catalog mismatch.
+  std::filesystem::create_directories(dir.file("b"));
+  write_file(dir.file("b/sales.db"), "");
+  r = run_candor({"ask", "What is the weather in Lisbon tomorrow?",
+                  "--data-dir", dir.file("b")});
+  BOOST_CHECK_EQUAL(r.exit_code, 0);
+  BOOST_CHECK(has(r.err, "\"created\":true"));
+  BOOST_CHECK_GT(std::filesystem::file_size(dir.file("b/sales.db")), 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
