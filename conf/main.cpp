@@ -243,7 +243,8 @@ int cmd_seed(int argc, char** argv) {
     std::cerr << "\n";
   }
   if (!summary) {
-    std::cerr << "candor: seed failed: " << summary.err().message << "\n";
+    std::cerr << "candor: seed failed: sales database '" << path
+              << "': " << summary.err().message << "\n";
     return exit_failure;
   }
   for (auto& t : summary->tables)

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <boost/test/unit_test.hpp>
@@ -116,6 +117,36 @@ BOOST_AUTO_TEST_CASE(an_empty_sales_db_is_generated_again) {
   BOOST_CHECK_EQUAL(r.exit_code, 0);
   BOOST_CHECK(has(r.err, "\"created\":true"));
   BOOST_CHECK_GT(std::filesystem::file_size(dir.file("b/sales.db")), 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_broken_sales_db_is_named_and_a_runtime_failure) {
+  temp_dir dir{"candor-cli"};
+  auto good = run_candor({"seed", "--data-dir", dir.file("good")});
+  BOOST_REQUIRE_EQUAL(good.exit_code, 0);
+  std::string bytes;
+  {
+    std::ifstream in{dir.file("good/sales.db"), std::ios::binary};
+    bytes.assign(std::istreambuf_iterator<char>{in}, {});
+  }
+  BOOST_REQUIRE_GT(bytes.size(), 50000u);
+  std::filesystem::create_directories(dir.file("cut"));
+  write_file(dir.file("cut/sales.db"), bytes.substr(0, 50000));
+  std::filesystem::create_directories(dir.file("text"));
+  write_file(dir.file("text/sales.db"), std::string(4096, 'x'));
+  for (auto sub : {"cut", "text"}) {
+    auto db = dir.file(std::string{sub} + "/sales.db");
+    BOOST_TEST_CONTEXT(sub) {
+      auto r = run_candor({"ask", "What is the weather in Lisbon tomorrow?",
+                           "--data-dir", dir.file(sub)});
+      BOOST_CHECK_EQUAL(r.exit_code, 1);
+      BOOST_CHECK_MESSAGE(has(r.err, "'" + db + "'"), r.err);
+      r = run_candor({"seed", "--data-dir", dir.file(sub)});
+      BOOST_CHECK_EQUAL(r.exit_code, 1);
+      BOOST_CHECK_MESSAGE(has(r.err, "seed failed: sales database '" + db
+                                       + "'"),
+                          r.err);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
