@@ -74,9 +74,13 @@ bool ensure_data_dir(const domain::config& cfg) {
   return !ec;
 }
 
+int exit_code_of(const domain::error& e) {
+  return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
+}
+
 int start_failure(const domain::error& e) {
   std::cerr << "candor: cannot start: " << e.message << "\n";
-  return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
+  return exit_code_of(e);
 }
 
 /// Starts the service, with the model endpoint's HTTP client when the

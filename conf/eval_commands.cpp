@@ -60,7 +60,9 @@ int cmd_sql_guard(int argc, char** argv) {
                       "...} per line and prints the verdict (allow, block, "
                       "error), the blocking layer and reason, and each "
                       "layer's own verdict. Exit 0 when everything was "
-                      "allowed, 1 when anything was blocked or invalid.\n",
+                      "allowed, 1 when anything was blocked or invalid or "
+                      "the database cannot be read, 2 on bad usage "
+                      "(including no database at --db).\n",
                       vm);
       rc >= 0)
     return rc;
@@ -70,6 +72,7 @@ int cmd_sql_guard(int argc, char** argv) {
   auto db = vm.count("db") ? vm["db"].as<std::string>()
                            : cfg->data_dir + "/sales.db";
   if (!std::filesystem::exists(db)) {
+    // A missing path is usage (exit 2); an unreadable file is not.
     std::cerr << "candor: no sales database at " << db
               << " (run: candor seed --data-dir " << cfg->data_dir << ")\n";
     return exit_usage;
@@ -88,7 +91,7 @@ int cmd_sql_guard(int argc, char** argv) {
   auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db, opts);
   if (!summary) {
     std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
-    return exit_usage;
+    return exit_code_of(summary.err());
   }
   std::cerr << "sql-guard: " << summary->allowed << " allowed, "
             << summary->blocked << " blocked, " << summary->errors
@@ -136,7 +139,7 @@ int cmd_calibrate(int argc, char** argv) {
                                    opts.retrieval);
   if (!snap) {
     std::cerr << "candor: calibrate: " << snap.err().message << "\n";
-    return exit_failure;
+    return exit_code_of(snap.err());
   }
   auto scored = eval::score_split(**snap, *set, eval::split_kind::calibration,
                                   mode,
@@ -232,7 +235,7 @@ int cmd_ablation(int argc, char** argv) {
       opts.params);
     if (!snap) {
       std::cerr << "candor: ablation: " << snap.err().message << "\n";
-      return exit_failure;
+      return exit_code_of(snap.err());
     }
     std::cout << eval::explain_split(**snap, *set, opts.measure, mode,
                                      opts.k, 10);
@@ -249,7 +252,7 @@ int cmd_ablation(int argc, char** argv) {
   auto report = eval::run_ablation(*set, opts);
   if (!report) {
     std::cerr << "candor: ablation: " << report.err().message << "\n";
-    return exit_failure;
+    return exit_code_of(report.err());
   }
   if (vm.count("json")) {
     std::cout << candor::domain::json_text(eval::to_json(*report)) << "\n";

@@ -288,7 +288,7 @@ int cmd_ingest(int argc, char** argv) {
   std::cerr << "\n";
   if (!report) {
     std::cerr << "candor: ingest failed: " << report.err().message << "\n";
-    return exit_failure;
+    return exit_code_of(report.err());
   }
   std::cout << data::summary(*report) << "\n"
             << "seconds: " << report->seconds << "\n"

@@ -10,7 +10,10 @@
 
 #include "data/catalog.hpp"
 #include "data/prompts.hpp"
+#include "data/sales_gen.hpp"
 #include "data/sales_setup.hpp"
+#include "data/sql_guard.hpp"
+#include "data/sqlite.hpp"
 #include "domain/json_text.hpp"
 #include "eval/attacks.hpp"
 #include "eval/layer_runner.hpp"
@@ -35,6 +38,15 @@ domain::outcome<std::string> sales_db(const layers_command_options& opts) {
     if (!std::filesystem::exists(opts.db))
       return domain::make_error(domain::ec::config_invalid,
                                 "no sales database at " + opts.db);
+    // A file that is not a database, or a corrupt one, is a runtime
+    // failure naming the file (as for sql-guard and serve).
+    auto db = data::open_read_only(opts.db);
+    auto tables = db ? data::user_tables(*db)
+                     : domain::outcome<std::vector<std::string>>{db.err()};
+    if (!tables)
+      return domain::make_error(domain::ec::storage_failed,
+                                "cannot read the sales database '" + opts.db
+                                  + "': " + tables.err().message);
     return opts.db;
   }
   std::error_code ec;

@@ -149,4 +149,40 @@ BOOST_AUTO_TEST_CASE(a_broken_sales_db_is_named_and_a_runtime_failure) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(one_exit_code_rule_for_files) {
+  // Rule: a path that is missing or of the wrong kind is usage (2); a file
+  // that exists but cannot be read as what it should be is a runtime
+  // failure (1); both name the path.
+  temp_dir dir{"candor-cli"};
+  auto text = dir.file("text.db");
+  write_file(text, std::string(4096, 'x'));
+  std::filesystem::create_directories(dir.file("data"));
+  write_file(dir.file("data/sales.db"), std::string(4096, 'x'));
+  auto r = run_candor({"sql-guard", "--no-executor", "--data-dir",
+                       dir.file("data")});
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  BOOST_CHECK_MESSAGE(has(r.err, dir.file("data/sales.db")), r.err);
+  r = run_candor({"sql-guard", "--no-executor", "--db", text});
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  BOOST_CHECK_MESSAGE(has(r.err, text), r.err);
+  r = run_candor({"layers", "--db", text, "--data-dir", dir.file("data")});
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  BOOST_CHECK_MESSAGE(has(r.err, text), r.err);
+  r = run_candor({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  r = run_candor({"layers", "--db", dir.file("none.db")});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  r = run_candor({"calibrate", "--set", dir.file("none.json")});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, dir.file("none.json")));
+  for (auto cmd : {"calibrate", "ablation", "ingest"}) {
+    r = run_candor({cmd, "--kb", dir.file("none"), "--data-dir",
+                    dir.file("data2")});
+    BOOST_TEST_CONTEXT(cmd) {
+      BOOST_CHECK_EQUAL(r.exit_code, 2);
+      BOOST_CHECK(has(r.err, dir.file("none")));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
