@@ -185,4 +185,26 @@ BOOST_AUTO_TEST_CASE(one_exit_code_rule_for_files) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(an_empty_kb_is_refused_not_indexed_or_calibrated) {
+  temp_dir dir{"candor-cli"};
+  std::filesystem::create_directories(dir.file("empty"));
+  auto data = dir.file("data");
+  auto first = run_candor({"ingest", "--data-dir", data});
+  BOOST_REQUIRE_EQUAL(first.exit_code, 0);
+  auto r = run_candor({"ingest", "--kb", dir.file("empty"), "--data-dir",
+                       data});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "no documents"));
+  BOOST_CHECK(has(r.err, "refusing to empty the index"));
+  // The index still holds every document.
+  auto again = run_candor({"ingest", "--data-dir", data});
+  BOOST_CHECK_EQUAL(again.exit_code, 0);
+  BOOST_CHECK(has(again.out, "0 removed"));
+  BOOST_CHECK(has(again.out, "30 unchanged"));
+  r = run_candor({"calibrate", "--kb", dir.file("empty")});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "no documents"));
+  BOOST_CHECK(!has(r.out, "threshold"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
