@@ -132,11 +132,25 @@ int cmd_ask(int argc, char** argv) {
   boost::json::object body{{"question", vm["question"].as<std::string>()}};
   if (vm.count("route"))
     body["forceRoute"] = vm["route"].as<std::string>();
+  bool json = vm.count("json") > 0;
   auto req = domain::parse_ask_body(boost::json::serialize(body));
   if (!req) {
-    std::cerr << "candor: invalid question: " << req.err().message << "\n";
-    for (auto& i : req.err().issues)
-      std::cerr << "  " << i.path << ": " << i.message << "\n";
+    // The body's field names are HTTP's; here they are the argument and
+    // the flag that gave them.
+    auto err = req.err();
+    for (auto& i : err.issues)
+      i.path = i.path == "question"     ? std::string{"the question"}
+               : i.path == "forceRoute" ? std::string{"--route"}
+                                        : i.path;
+    if (!err.issues.empty())
+      err.message = err.issues.front().path + " "
+                    + err.issues.front().message;
+    for (auto& i : err.issues)
+      std::cerr << "candor: ask: " << i.path << " " << i.message << "\n";
+    if (err.issues.empty())
+      std::cerr << "candor: ask: " << err.message << "\n";
+    if (json)
+      std::cout << domain::error_body(err, domain::new_request_id()) << "\n";
     return exit_usage;
   }
   auto cfg = configure(vm, {});
@@ -166,7 +180,7 @@ int cmd_ask(int argc, char** argv) {
     auto& st = *result;
     domain::record_outcome(rec, st);
     rec.http_status = 200;
-    if (vm.count("json")) {
+    if (json) {
       std::cout << candor::domain::json_text(domain::to_json(st)) << "\n";
     } else {
       std::cout << "[" << domain::to_string(st.status) << "] " << st.answer
@@ -181,6 +195,10 @@ int cmd_ask(int argc, char** argv) {
     rec.http_status = net::http_status(result.err().code);
     std::cerr << "candor: " << domain::to_string(result.err().code) << ": "
               << result.err().message << "\n";
+    // With --json, the error object HTTP would send ({error, message,
+    // requestId}), so that a script reading stdout sees the failure.
+    if (json)
+      std::cout << domain::error_body(result.err(), req->request_id) << "\n";
     rc = exit_failure;
   }
   service.completed(std::move(rec));

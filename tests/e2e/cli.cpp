@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "tests/support/process.hpp"
@@ -205,6 +206,37 @@ BOOST_AUTO_TEST_CASE(an_empty_kb_is_refused_not_indexed_or_calibrated) {
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "no documents"));
   BOOST_CHECK(!has(r.out, "threshold"));
+}
+
+BOOST_AUTO_TEST_CASE(ask_json_prints_the_error_object_and_names_the_flag) {
+  temp_dir dir{"candor-cli"};
+  auto data = dir.file("data");
+  auto parse = [](const std::string& out) {
+    boost::system::error_code ec;
+    auto v = boost::json::parse(out, ec);
+    BOOST_REQUIRE_MESSAGE(!ec && v.is_object(), "not a JSON object: " << out);
+    return v.as_object();
+  };
+  auto r = run_candor({"ask", "Which bikes have the best reviews this spring?",
+                       "--json", "--data-dir", data});
+  BOOST_CHECK_EQUAL(r.exit_code, 1);
+  auto o = parse(r.out);
+  BOOST_CHECK_EQUAL(o.at("error").as_string(), "fixture_missing");
+  BOOST_CHECK(o.at("message").is_string());
+  BOOST_CHECK(!o.at("requestId").as_string().empty());
+  // Usage errors speak of the argument and the flag, not of a body.
+  r = run_candor({"ask", "hi", "--data-dir", data});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "the question must be at least 3 characters"));
+  BOOST_CHECK(!has(r.err, "request body"));
+  r = run_candor({"ask", "What is the warranty?", "--route", "foo",
+                  "--json", "--data-dir", data});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "--route must be"));
+  BOOST_CHECK(!has(r.err, "forceRoute"));
+  o = parse(r.out);
+  BOOST_CHECK_EQUAL(o.at("error").as_string(), "invalid_request");
+  BOOST_CHECK(has(std::string{o.at("message").as_string()}, "--route"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
