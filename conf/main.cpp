@@ -24,6 +24,7 @@
 #include "net/errors.hpp"
 #include "net/server.hpp"
 #include "domain/build_info.hpp"
+#include "eval/progress.hpp"
 
 namespace po = boost::program_options;
 using namespace candor;
@@ -247,18 +248,20 @@ int cmd_seed(int argc, char** argv) {
   }
   if (generate) {
     int last = -1;
+    eval::progress_stream progress{std::cerr, eval::is_terminal(std::cerr)};
     summary = data::generate_sales(
       path, cfg->sql.seed,
-      [&last](std::string_view stage, double fraction) {
+      [&last, &out = progress.get()](std::string_view stage,
+                                     double fraction) {
         int pct = static_cast<int>(fraction * 100);
         if (pct != last) {
           last = pct;
-          std::cerr << "\rseed: " << pct << "% " << stage << "          "
-                    << std::flush;
+          out << "\rseed: " << pct << "% " << stage << "          "
+              << std::flush;
         }
       },
       vm.count("force") > 0);
-    std::cerr << "\n";
+    progress.get() << "\n";
   }
   if (!summary) {
     std::cerr << "candor: seed failed: sales database '" << path
@@ -293,17 +296,18 @@ int cmd_ingest(int argc, char** argv) {
     return exit_failure;
   auto kb = vm.count("kb") ? vm["kb"].as<std::string>()
                            : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+  eval::progress_stream progress{std::cerr, eval::is_terminal(std::cerr)};
   auto report = data::ingest(
     kb, cfg->data_dir + "/index.db", data::ingest_options_from(*cfg),
-    [](const data::ingest_progress& p) {
+    [&out = progress.get()](const data::ingest_progress& p) {
       if (p.stage == "scan")
-        std::cerr << "\ringest: scanning " << p.done << "/" << p.total
-                  << "          " << std::flush;
+        out << "\ringest: scanning " << p.done << "/" << p.total
+            << "          " << std::flush;
       else if (p.stage == "index")
-        std::cerr << "\ringest: indexing " << p.done << "/" << p.total
-                  << " chunks     " << std::flush;
+        out << "\ringest: indexing " << p.done << "/" << p.total
+            << " chunks     " << std::flush;
     });
-  std::cerr << "\n";
+  progress.get() << "\n";
   if (!report) {
     std::cerr << "candor: ingest failed: " << report.err().message << "\n";
     return exit_code_of(report.err());

@@ -17,6 +17,7 @@
 #include "domain/json_text.hpp"
 #include "eval/attacks.hpp"
 #include "eval/layer_runner.hpp"
+#include "eval/progress.hpp"
 
 namespace candor::eval {
 
@@ -102,12 +103,14 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
     return exit_failure;
   }
   auto started = std::chrono::steady_clock::now();
+  progress_stream progress{err, is_terminal(err)};
   auto rows = runner->run_all(
-    set->attacks, [&err](size_t done, size_t total, const std::string& id) {
-      err << "\rlayers: " << done << "/" << total << " " << id
+    set->attacks, [&out = progress.get()](size_t done, size_t total,
+                                          const std::string& id) {
+      out << "\rlayers: " << done << "/" << total << " " << id
           << "            " << std::flush;
     });
-  err << "\n";
+  progress.get() << "\n";
   if (!rows) {
     err << "candor: layers: " << rows.err().message << "\n";
     return exit_failure;

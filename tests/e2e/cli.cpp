@@ -239,4 +239,17 @@ BOOST_AUTO_TEST_CASE(ask_json_prints_the_error_object_and_names_the_flag) {
   BOOST_CHECK(has(std::string{o.at("message").as_string()}, "--route"));
 }
 
+BOOST_AUTO_TEST_CASE(progress_off_a_terminal_is_full_lines) {
+  temp_dir dir{"candor-cli"};
+  // run_candor sends stderr to a file: no terminal.
+  auto seed = run_candor({"seed", "--data-dir", dir.file("data")});
+  BOOST_REQUIRE_EQUAL(seed.exit_code, 0);
+  BOOST_CHECK(has(seed.err, "seed: 100% done\n"));
+  BOOST_CHECK(!has(seed.err, "\r"));
+  auto ingest = run_candor({"ingest", "--data-dir", dir.file("data")});
+  BOOST_REQUIRE_EQUAL(ingest.exit_code, 0);
+  BOOST_CHECK(has(ingest.err, "ingest: indexing"));
+  BOOST_CHECK(!has(ingest.err, "\r"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
