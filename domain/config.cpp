@@ -83,12 +83,19 @@ field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
   return f;
 }
 
+/// A number as people write it: 0, 1000, 0.25 (not 1000.000000).
+std::string number_text(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
 template <class Get>
 field make_double(std::string key, Get get, double lo, double hi) {
   auto check = [lo, hi](double v) -> std::string {
     if (!(v >= lo && v <= hi))
-      return "must be between " + std::to_string(lo) + " and "
-             + std::to_string(hi);
+      return "must be between " + number_text(lo) + " and "
+             + number_text(hi);
     return {};
   };
   field f;

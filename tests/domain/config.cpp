@@ -280,4 +280,12 @@ BOOST_AUTO_TEST_CASE(file_errors_name_the_key_and_the_file_not_a_variable) {
               != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(ranges_print_numbers_without_trailing_zeros) {
+  auto cfg = load({{"CANDOR_RETRIEVAL_THRESHOLD", "2000"}});
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("must be between 0 and 1000")
+              != std::string::npos);
+  BOOST_CHECK(cfg.err().message.find(".000000") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
