@@ -1,6 +1,7 @@
 // The evaluation and tooling subcommands of `candor`: sql-guard, calibrate,
 // ablation, layers and eval.
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -248,6 +249,14 @@ int cmd_ablation(int argc, char** argv) {
         std::cerr << "candor: chunk sizes must be 200 to 4000\n";
         return exit_usage;
       }
+    // A size twice would measure, and print, the same rows twice.
+    auto sorted = opts.chunk_sizes;
+    std::sort(sorted.begin(), sorted.end());
+    if (auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+        dup != sorted.end()) {
+      std::cerr << "candor: --chunk-sizes: " << *dup << " is given twice\n";
+      return exit_usage;
+    }
   }
   auto report = eval::run_ablation(*set, opts);
   if (!report) {

@@ -252,4 +252,11 @@ BOOST_AUTO_TEST_CASE(progress_off_a_terminal_is_full_lines) {
   BOOST_CHECK(!has(ingest.err, "\r"));
 }
 
+BOOST_AUTO_TEST_CASE(ablation_refuses_a_chunk_size_given_twice) {
+  auto r = run_candor({"ablation", "--chunk-sizes", "600", "600", "400"});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "600 is given twice"));
+  BOOST_CHECK(r.out.empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
