@@ -78,6 +78,10 @@ int cmd_sql_guard(int argc, char** argv) {
               << " (run: candor seed --data-dir " << cfg->data_dir << ")\n";
     return exit_usage;
   }
+  if (!std::filesystem::is_regular_file(db)) {
+    std::cerr << "candor: sales database " << db << " is not a file\n";
+    return exit_usage;
+  }
   eval::guard_tool_options opts;
   if (!vm.count("no-executor")) {
     actors::executor_settings exec;

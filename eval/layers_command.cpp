@@ -39,6 +39,10 @@ domain::outcome<std::string> sales_db(const layers_command_options& opts) {
     if (!std::filesystem::exists(opts.db))
       return domain::make_error(domain::ec::config_invalid,
                                 "no sales database at " + opts.db);
+    if (!std::filesystem::is_regular_file(opts.db))
+      return domain::make_error(domain::ec::config_invalid,
+                                "sales database " + opts.db
+                                  + " is not a file");
     // A file that is not a database, or a corrupt one, is a runtime
     // failure naming the file (as for sql-guard and serve).
     auto db = data::open_read_only(opts.db);

@@ -173,6 +173,13 @@ BOOST_AUTO_TEST_CASE(one_exit_code_rule_for_files) {
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   r = run_candor({"layers", "--db", dir.file("none.db")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
+  // A directory where a file belongs is the wrong kind: usage.
+  r = run_candor({"sql-guard", "--no-executor", "--db", dir.path.string()});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "is not a file"));
+  r = run_candor({"layers", "--db", dir.path.string()});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "is not a file"));
   r = run_candor({"calibrate", "--set", dir.file("none.json")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, dir.file("none.json")));
