@@ -261,7 +261,7 @@ int cmd_seed(int argc, char** argv) {
         }
       },
       vm.count("force") > 0);
-    progress.get() << "\n";
+    progress.done();
   }
   if (!summary) {
     std::cerr << "candor: seed failed: sales database '" << path
@@ -307,7 +307,7 @@ int cmd_ingest(int argc, char** argv) {
         out << "\ringest: indexing " << p.done << "/" << p.total
             << " chunks     " << std::flush;
     });
-  progress.get() << "\n";
+  progress.done();
   if (!report) {
     std::cerr << "candor: ingest failed: " << report.err().message << "\n";
     return exit_code_of(report.err());

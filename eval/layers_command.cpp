@@ -114,7 +114,7 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
       out << "\rlayers: " << done << "/" << total << " " << id
           << "            " << std::flush;
     });
-  progress.get() << "\n";
+  progress.done();
   if (!rows) {
     err << "candor: layers: " << rows.err().message << "\n";
     return exit_failure;

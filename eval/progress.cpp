@@ -81,6 +81,13 @@ progress_stream::progress_stream(std::ostream& dest, bool terminal,
   out_ = std::make_unique<std::ostream>(buf_.get());
 }
 
+void progress_stream::done() {
+  if (buf_)
+    buf_->finish();
+  else
+    dest_ << '\n' << std::flush;
+}
+
 progress_stream::~progress_stream() {
   if (buf_)
     buf_->finish();

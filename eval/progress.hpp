@@ -32,6 +32,10 @@ public:
   /// Where to write progress.
   std::ostream& get() noexcept { return out_ ? *out_ : dest_; }
 
+  /// Ends the progress: a newline on a terminal; elsewhere the held-back
+  /// line, if any (no empty line when there was no progress).
+  void done();
+
 private:
   class filter;
 

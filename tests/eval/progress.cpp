@@ -48,4 +48,18 @@ BOOST_AUTO_TEST_CASE(on_a_terminal_the_text_passes_unchanged) {
   BOOST_TEST(tty.str() == "\rx: 1\rx: 2\n");
 }
 
+BOOST_AUTO_TEST_CASE(done_adds_no_empty_line_without_progress) {
+  std::ostringstream log;
+  {
+    progress_stream p{log, false};
+    p.done();
+  }
+  BOOST_TEST(log.str().empty());
+  std::ostringstream tty;
+  progress_stream t{tty, true};
+  t.get() << "\rx: 1";
+  t.done();
+  BOOST_TEST(tty.str() == "\rx: 1\n");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
