@@ -24,8 +24,10 @@ int parse(int argc, char** argv, const po::options_description& desc,
   try {
     po::command_line_parser parser{argc, argv};
     parser.options(desc);
-    if (pos)
-      parser.positional(*pos);
+    // Without a positional description Program Options drops positional
+    // tokens silently; an empty one makes any of them "too many".
+    po::positional_options_description none;
+    parser.positional(pos ? *pos : none);
     po::store(parser.run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
@@ -47,8 +49,14 @@ configure(const po::variables_map& vm,
   std::string file;
   if (vm.count("config"))
     file = vm["config"].as<std::string>();
+  // Errors name the flag a value came from, not only its key.
+  static const std::map<std::string, std::string> names{
+    {"dataDir", "--data-dir"},
+    {"http.bind", "--bind"},
+    {"http.port", "--port"},
+    {"sql.seed", "--seed"}};
   return domain::load_config(domain::default_config_json(), file,
-                             domain::candor_environment(), flags);
+                             domain::candor_environment(), flags, names);
 }
 
 int config_failure(const domain::error& e) {
@@ -66,9 +74,13 @@ bool ensure_data_dir(const domain::config& cfg) {
   return !ec;
 }
 
+int exit_code_of(const domain::error& e) {
+  return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
+}
+
 int start_failure(const domain::error& e) {
   std::cerr << "candor: cannot start: " << e.message << "\n";
-  return e.code == domain::ec::config_invalid ? exit_usage : exit_failure;
+  return exit_code_of(e);
 }
 
 /// Starts the service, with the model endpoint's HTTP client when the

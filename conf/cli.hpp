@@ -36,6 +36,12 @@ configure(const po::variables_map& vm,
 
 int config_failure(const domain::error& e);
 
+/// The exit code of a failed command: 2 (usage) for `config_invalid`, the
+/// code of a missing or wrong-kind path, an invalid definition file or a bad
+/// value; 1 (runtime) for the rest, such as an unreadable or corrupt
+/// database.
+int exit_code_of(const domain::error& e);
+
 /// Creates the data directory; false (after saying why) when it cannot.
 bool ensure_data_dir(const domain::config& cfg);
 

@@ -1,6 +1,7 @@
 // The evaluation and tooling subcommands of `candor`: sql-guard, calibrate,
 // ablation, layers and eval.
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -60,7 +61,9 @@ int cmd_sql_guard(int argc, char** argv) {
                       "...} per line and prints the verdict (allow, block, "
                       "error), the blocking layer and reason, and each "
                       "layer's own verdict. Exit 0 when everything was "
-                      "allowed, 1 when anything was blocked or invalid.\n",
+                      "allowed, 1 when anything was blocked or invalid or "
+                      "the database cannot be read, 2 on bad usage "
+                      "(including no database at --db).\n",
                       vm);
       rc >= 0)
     return rc;
@@ -70,8 +73,13 @@ int cmd_sql_guard(int argc, char** argv) {
   auto db = vm.count("db") ? vm["db"].as<std::string>()
                            : cfg->data_dir + "/sales.db";
   if (!std::filesystem::exists(db)) {
+    // A missing path is usage (exit 2); an unreadable file is not.
     std::cerr << "candor: no sales database at " << db
               << " (run: candor seed --data-dir " << cfg->data_dir << ")\n";
+    return exit_usage;
+  }
+  if (!std::filesystem::is_regular_file(db)) {
+    std::cerr << "candor: sales database " << db << " is not a file\n";
     return exit_usage;
   }
   eval::guard_tool_options opts;
@@ -88,7 +96,7 @@ int cmd_sql_guard(int argc, char** argv) {
   auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db, opts);
   if (!summary) {
     std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
-    return exit_usage;
+    return exit_code_of(summary.err());
   }
   std::cerr << "sql-guard: " << summary->allowed << " allowed, "
             << summary->blocked << " blocked, " << summary->errors
@@ -136,7 +144,7 @@ int cmd_calibrate(int argc, char** argv) {
                                    opts.retrieval);
   if (!snap) {
     std::cerr << "candor: calibrate: " << snap.err().message << "\n";
-    return exit_failure;
+    return exit_code_of(snap.err());
   }
   auto scored = eval::score_split(**snap, *set, eval::split_kind::calibration,
                                   mode,
@@ -232,7 +240,7 @@ int cmd_ablation(int argc, char** argv) {
       opts.params);
     if (!snap) {
       std::cerr << "candor: ablation: " << snap.err().message << "\n";
-      return exit_failure;
+      return exit_code_of(snap.err());
     }
     std::cout << eval::explain_split(**snap, *set, opts.measure, mode,
                                      opts.k, 10);
@@ -245,11 +253,19 @@ int cmd_ablation(int argc, char** argv) {
         std::cerr << "candor: chunk sizes must be 200 to 4000\n";
         return exit_usage;
       }
+    // A size twice would measure, and print, the same rows twice.
+    auto sorted = opts.chunk_sizes;
+    std::sort(sorted.begin(), sorted.end());
+    if (auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+        dup != sorted.end()) {
+      std::cerr << "candor: --chunk-sizes: " << *dup << " is given twice\n";
+      return exit_usage;
+    }
   }
   auto report = eval::run_ablation(*set, opts);
   if (!report) {
     std::cerr << "candor: ablation: " << report.err().message << "\n";
-    return exit_failure;
+    return exit_code_of(report.err());
   }
   if (vm.count("json")) {
     std::cout << candor::domain::json_text(eval::to_json(*report)) << "\n";
@@ -324,8 +340,8 @@ int cmd_eval(int argc, char** argv) {
     "thresholds file (default: eval/thresholds.json of the source tree)")(
     "report-dir", po::value<std::string>(),
     "where the Markdown and JSON reports go (default: eval/reports of the "
-    "source tree)")("limit", po::value<size_t>(),
-                    "run only the first N items of the split");
+    "source tree)")("limit", po::value<int64_t>(),
+                    "run only the first N (at least 1) items of the split");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor eval [--split test|calibration|all] "
@@ -345,8 +361,15 @@ int cmd_eval(int argc, char** argv) {
   cmd.gate.split = vm["split"].as<std::string>();
   cmd.gate.live = vm.count("live") > 0;
   cmd.json = vm.count("json") > 0;
-  if (vm.count("limit"))
-    cmd.gate.limit = vm["limit"].as<size_t>();
+  if (vm.count("limit")) {
+    // 0 would mean "no limit" to the gate, and a size_t flag wraps -1.
+    auto limit = vm["limit"].as<int64_t>();
+    if (limit < 1) {
+      std::cerr << "candor: --limit must be at least 1\n";
+      return exit_usage;
+    }
+    cmd.gate.limit = static_cast<size_t>(limit);
+  }
   for (auto [flag, field] : {std::pair{"golden", &cmd.golden_path},
                              std::pair{"thresholds", &cmd.thresholds_path},
                              std::pair{"report-dir", &cmd.report_dir}})

@@ -24,6 +24,7 @@
 #include "net/errors.hpp"
 #include "net/server.hpp"
 #include "domain/build_info.hpp"
+#include "eval/progress.hpp"
 
 namespace po = boost::program_options;
 using namespace candor;
@@ -132,11 +133,25 @@ int cmd_ask(int argc, char** argv) {
   boost::json::object body{{"question", vm["question"].as<std::string>()}};
   if (vm.count("route"))
     body["forceRoute"] = vm["route"].as<std::string>();
+  bool json = vm.count("json") > 0;
   auto req = domain::parse_ask_body(boost::json::serialize(body));
   if (!req) {
-    std::cerr << "candor: invalid question: " << req.err().message << "\n";
-    for (auto& i : req.err().issues)
-      std::cerr << "  " << i.path << ": " << i.message << "\n";
+    // The body's field names are HTTP's; here they are the argument and
+    // the flag that gave them.
+    auto err = req.err();
+    for (auto& i : err.issues)
+      i.path = i.path == "question"     ? std::string{"the question"}
+               : i.path == "forceRoute" ? std::string{"--route"}
+                                        : i.path;
+    if (!err.issues.empty())
+      err.message = err.issues.front().path + " "
+                    + err.issues.front().message;
+    for (auto& i : err.issues)
+      std::cerr << "candor: ask: " << i.path << " " << i.message << "\n";
+    if (err.issues.empty())
+      std::cerr << "candor: ask: " << err.message << "\n";
+    if (json)
+      std::cout << domain::error_body(err, domain::new_request_id()) << "\n";
     return exit_usage;
   }
   auto cfg = configure(vm, {});
@@ -166,7 +181,7 @@ int cmd_ask(int argc, char** argv) {
     auto& st = *result;
     domain::record_outcome(rec, st);
     rec.http_status = 200;
-    if (vm.count("json")) {
+    if (json) {
       std::cout << candor::domain::json_text(domain::to_json(st)) << "\n";
     } else {
       std::cout << "[" << domain::to_string(st.status) << "] " << st.answer
@@ -181,6 +196,10 @@ int cmd_ask(int argc, char** argv) {
     rec.http_status = net::http_status(result.err().code);
     std::cerr << "candor: " << domain::to_string(result.err().code) << ": "
               << result.err().message << "\n";
+    // With --json, the error object HTTP would send ({error, message,
+    // requestId}), so that a script reading stdout sees the failure.
+    if (json)
+      std::cout << domain::error_body(result.err(), req->request_id) << "\n";
     rc = exit_failure;
   }
   service.completed(std::move(rec));
@@ -190,9 +209,9 @@ int cmd_ask(int argc, char** argv) {
 
 int cmd_seed(int argc, char** argv) {
   auto desc = common_options();
-  desc.add_options()("seed", po::value<uint64_t>()->default_value(
-                               data::default_sales_seed),
-                     "generator seed")(
+  desc.add_options()("seed", po::value<std::string>(),
+                     "generator seed, 0 to 9223372036854775807 (default: "
+                     "sql.seed, 42)")(
     "force", "replace an existing database");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
@@ -203,7 +222,11 @@ int cmd_seed(int argc, char** argv) {
                       vm);
       rc >= 0)
     return rc;
-  auto cfg = configure(vm, {});
+  // The flag is sql.seed's, with its range check.
+  std::map<std::string, std::string> flags;
+  if (vm.count("seed"))
+    flags["sql.seed"] = vm["seed"].as<std::string>();
+  auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
   if (!ensure_data_dir(*cfg))
@@ -211,27 +234,38 @@ int cmd_seed(int argc, char** argv) {
   auto path = cfg->data_dir + "/sales.db";
   domain::outcome<data::sales_summary> summary
     = domain::make_error(domain::ec::internal, "not run");
-  if (std::filesystem::exists(path) && !vm.count("force")) {
-    std::cerr << "candor: " << path
-              << " exists; summarising it (use --force to regenerate)\n";
+  bool generate = vm.count("force") || !std::filesystem::exists(path);
+  if (!generate) {
     summary = data::summarize_sales(path);
-  } else {
+    // A 0-byte or table-less file holds nothing to keep (serve and ask
+    // generate over it too).
+    generate = summary && summary->tables.empty();
+    if (generate)
+      std::cerr << "candor: " << path << " holds no tables; generating it\n";
+    else
+      std::cerr << "candor: " << path
+                << " exists; summarising it (use --force to regenerate)\n";
+  }
+  if (generate) {
     int last = -1;
+    eval::progress_stream progress{std::cerr, eval::is_terminal(std::cerr)};
     summary = data::generate_sales(
-      path, vm["seed"].as<uint64_t>(),
-      [&last](std::string_view stage, double fraction) {
+      path, cfg->sql.seed,
+      [&last, &out = progress.get()](std::string_view stage,
+                                     double fraction) {
         int pct = static_cast<int>(fraction * 100);
         if (pct != last) {
           last = pct;
-          std::cerr << "\rseed: " << pct << "% " << stage << "          "
-                    << std::flush;
+          out << "\rseed: " << pct << "% " << stage << "          "
+              << std::flush;
         }
       },
       vm.count("force") > 0);
-    std::cerr << "\n";
+    progress.done();
   }
   if (!summary) {
-    std::cerr << "candor: seed failed: " << summary.err().message << "\n";
+    std::cerr << "candor: seed failed: sales database '" << path
+              << "': " << summary.err().message << "\n";
     return exit_failure;
   }
   for (auto& t : summary->tables)
@@ -262,20 +296,21 @@ int cmd_ingest(int argc, char** argv) {
     return exit_failure;
   auto kb = vm.count("kb") ? vm["kb"].as<std::string>()
                            : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+  eval::progress_stream progress{std::cerr, eval::is_terminal(std::cerr)};
   auto report = data::ingest(
     kb, cfg->data_dir + "/index.db", data::ingest_options_from(*cfg),
-    [](const data::ingest_progress& p) {
+    [&out = progress.get()](const data::ingest_progress& p) {
       if (p.stage == "scan")
-        std::cerr << "\ringest: scanning " << p.done << "/" << p.total
-                  << "          " << std::flush;
+        out << "\ringest: scanning " << p.done << "/" << p.total
+            << "          " << std::flush;
       else if (p.stage == "index")
-        std::cerr << "\ringest: indexing " << p.done << "/" << p.total
-                  << " chunks     " << std::flush;
+        out << "\ringest: indexing " << p.done << "/" << p.total
+            << " chunks     " << std::flush;
     });
-  std::cerr << "\n";
+  progress.done();
   if (!report) {
     std::cerr << "candor: ingest failed: " << report.err().message << "\n";
-    return exit_failure;
+    return exit_code_of(report.err());
   }
   std::cout << data::summary(*report) << "\n"
             << "seconds: " << report->seconds << "\n"

@@ -242,6 +242,9 @@ chunk_directory(const std::string& kb_dir, const chunk_options& opts) {
   auto files = list_documents(kb_dir);
   if (!files)
     return files.err();
+  if (files->empty())
+    return domain::make_error(domain::ec::config_invalid,
+                              "no documents (*.md files) in " + kb_dir);
   std::vector<chunk> out;
   for (const auto& f : *files) {
     auto bytes = read_file(f.path);
@@ -284,6 +287,13 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
   auto files = list_documents(kb_dir);
   if (!files)
     return files.err();
+  // Syncing with an empty directory would remove every document: far more
+  // likely a wrong --kb than an intent.
+  if (files->empty())
+    return domain::make_error(domain::ec::config_invalid,
+                              "no documents (*.md files) in " + kb_dir
+                                + "; refusing to empty the index "
+                                + index_path);
   // The index, in one write transaction.
   auto db = open_index_for_writing(index_path);
   if (!db)

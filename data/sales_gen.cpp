@@ -389,6 +389,28 @@ const customer* generator::pick_customer(size_t pool, int day) {
 
 } // namespace sales
 
+namespace {
+
+/// A sales database that holds nothing: 0 bytes (what an interrupted copy
+/// or `: > sales.db` leaves) or an SQLite file without a single schema
+/// entry. Generating over it loses nothing, the way ledger.db gets its
+/// schema in an empty file.
+bool blank_database(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec)
+    return false;
+  if (size == 0)
+    return true;
+  auto db = database::open(path, SQLITE_OPEN_READONLY);
+  if (!db)
+    return false;
+  auto entries = db->query_int64("SELECT count(*) FROM sqlite_master");
+  return entries && *entries == 0;
+}
+
+} // namespace
+
 domain::outcome<sales_summary> generate_sales(const std::string& path,
                                               uint64_t seed,
                                               const sales_progress& progress,
@@ -397,7 +419,7 @@ domain::outcome<sales_summary> generate_sales(const std::string& path,
   if (path.empty())
     return make_error(ec::invalid_request, "empty sales database path");
   std::error_code fs_err;
-  if (fs::exists(path, fs_err) && !overwrite)
+  if (fs::exists(path, fs_err) && !overwrite && !blank_database(path))
     return make_error(ec::invalid_request,
                       "sales database already exists: " + path
                         + " (refusing to overwrite it)");

@@ -2,12 +2,16 @@
 
 #include <cerrno>
 #include <charconv>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
 #include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <boost/json.hpp>
 
@@ -40,26 +44,35 @@ std::string type_error(const char* expected) {
 /// Builds a field for an integer member reached through `get`.
 template <class Get>
 field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
-  auto check = [lo, hi](int64_t v) -> std::string {
+  auto range = "must be between " + std::to_string(lo) + " and "
+               + std::to_string(hi);
+  auto check = [lo, hi, range](int64_t v) -> std::string {
     if (v < lo || v > hi)
-      return "must be between " + std::to_string(lo) + " and "
-             + std::to_string(hi);
+      return range;
     return {};
   };
   field f;
   f.key = std::move(key);
-  f.from_json = [get, check](const json::value& v, config& c) -> std::string {
+  f.from_json = [get, check, range](const json::value& v,
+                                   config& c) -> std::string {
     if (!v.is_int64() && !v.is_uint64())
       return type_error("an integer");
+    // Beyond int64_t every range here is exceeded.
+    if (v.is_uint64()
+        && v.as_uint64() > uint64_t{std::numeric_limits<int64_t>::max()})
+      return range;
     auto x = v.is_int64() ? v.as_int64() : static_cast<int64_t>(v.as_uint64());
     if (auto e = check(x); !e.empty())
       return e;
     get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(x);
     return {};
   };
-  f.from_text = [get, check](const std::string& s, config& c) -> std::string {
+  f.from_text = [get, check, range](const std::string& s,
+                                   config& c) -> std::string {
     int64_t x = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (ec == std::errc::result_out_of_range && p == s.data() + s.size())
+      return range; // a well-formed integer beyond int64_t
     if (ec != std::errc{} || p != s.data() + s.size())
       return type_error("an integer");
     if (auto e = check(x); !e.empty())
@@ -70,12 +83,19 @@ field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
   return f;
 }
 
+/// A number as people write it: 0, 1000, 0.25 (not 1000.000000).
+std::string number_text(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
 template <class Get>
 field make_double(std::string key, Get get, double lo, double hi) {
   auto check = [lo, hi](double v) -> std::string {
     if (!(v >= lo && v <= hi))
-      return "must be between " + std::to_string(lo) + " and "
-             + std::to_string(hi);
+      return "must be between " + number_text(lo) + " and "
+             + number_text(hi);
     return {};
   };
   field f;
@@ -125,20 +145,11 @@ field make_bool(std::string key, Get get) {
   return f;
 }
 
+/// A check of a string value: empty when it is fine, else what is wrong.
+using string_check = std::function<std::string(const std::string&)>;
+
 template <class Get>
-field make_string(std::string key, Get get,
-                  std::vector<std::string> allowed = {}) {
-  auto check = [allowed](const std::string& s) -> std::string {
-    if (allowed.empty())
-      return {};
-    for (auto& a : allowed)
-      if (a == s)
-        return {};
-    std::string msg = "must be one of";
-    for (auto& a : allowed)
-      msg += " '" + a + "'";
-    return msg;
-  };
+field make_string(std::string key, Get get, string_check check) {
   field f;
   f.key = std::move(key);
   f.from_json = [get, check](const json::value& v, config& c) -> std::string {
@@ -159,13 +170,48 @@ field make_string(std::string key, Get get,
   return f;
 }
 
+template <class Get>
+field make_string(std::string key, Get get,
+                  std::vector<std::string> allowed = {}) {
+  return make_string(std::move(key), get,
+                     [allowed](const std::string& s) -> std::string {
+                       if (allowed.empty())
+                         return {};
+                       for (auto& a : allowed)
+                         if (a == s)
+                           return {};
+                       std::string msg = "must be one of";
+                       for (auto& a : allowed)
+                         msg += " '" + a + "'";
+                       return msg;
+                     });
+}
+
+std::string non_empty(const std::string& s) {
+  return s.empty() ? "must not be empty" : std::string{};
+}
+
+/// What the server can listen on: an IPv4 or IPv6 literal (it does not
+/// resolve names), an IPv6 one optionally with a zone ("fe80::1%eth0").
+std::string ip_address(const std::string& s) {
+  unsigned char buf[sizeof(in6_addr)];
+  if (inet_pton(AF_INET, s.c_str(), buf) == 1)
+    return {};
+  auto v6 = s.substr(0, s.find('%'));
+  if (inet_pton(AF_INET6, v6.c_str(), buf) == 1)
+    return {};
+  return "must be an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or "
+         "::1 (host names are not resolved)";
+}
+
 #define CANDOR_MEMBER(path) [](config & c) -> auto& { return c.path; }
 
 const std::vector<field>& fields() {
   static const std::vector<field> table = [] {
     std::vector<field> t;
-    t.push_back(make_string("dataDir", CANDOR_MEMBER(data_dir)));
-    t.push_back(make_string("http.bind", CANDOR_MEMBER(http.bind)));
+    t.push_back(make_string("dataDir", CANDOR_MEMBER(data_dir), non_empty));
+    t.push_back(make_string("http.bind", CANDOR_MEMBER(http.bind),
+                            ip_address));
     t.push_back(make_int("http.port", CANDOR_MEMBER(http.port), 0, 65535));
     t.push_back(make_int("http.threads", CANDOR_MEMBER(http.threads), 1, 64));
     t.push_back(make_int("http.bodyLimitBytes",
@@ -299,9 +345,23 @@ error invalid(std::string msg) {
   return make_error(ec::config_invalid, std::move(msg));
 }
 
-/// Applies a JSON document (defaults or a --config file) to `cfg`.
+/// Where each key's value came from, for messages: "CANDOR_LLM_BASE_URL",
+/// "llm.baseUrl in my.json", "--bind". Keys left at their default are absent.
+using sources = std::map<std::string, std::string>;
+
+/// True when `key` is a group of keys ("http" of "http.port").
+bool is_group(const std::string& key) {
+  for (auto& f : fields())
+    if (f.key.size() > key.size() && f.key.compare(0, key.size(), key) == 0
+        && f.key[key.size()] == '.')
+      return true;
+  return false;
+}
+
+/// Applies a JSON document (defaults or a --config file) to `cfg`; records
+/// the keys it sets in `src` when given.
 error apply_json(std::string_view text, std::string_view origin,
-                 bool allow_secrets, config& cfg) {
+                 bool allow_secrets, config& cfg, sources* src = nullptr) {
   boost::system::error_code jec;
   auto doc = json::parse(text, jec);
   if (jec)
@@ -321,9 +381,14 @@ error apply_json(std::string_view text, std::string_view origin,
                          + env_name(key));
         if (auto e = f->from_json(v, cfg); !e.empty())
           return invalid(std::string{origin} + ": key '" + key + "' " + e);
+        if (src)
+          (*src)[key] = key + " in " + std::string{origin};
       } else if (v.is_object()) {
         if (auto e = walk(v.as_object(), key))
           return e;
+      } else if (is_group(key)) {
+        return invalid(std::string{origin} + ": key '" + key
+                       + "' must be an object");
       } else {
         return invalid(std::string{origin} + ": unknown key '" + key + "'");
       }
@@ -343,35 +408,61 @@ error apply_text(const std::string& key, const std::string& value,
   return {};
 }
 
-error check_consistency(config& cfg, const env_lookup& env) {
+error check_consistency(config& cfg, const sources& src) {
+  // Names a key by where its value came from, or by the key itself.
+  auto from = [&src](const std::string& key) {
+    auto it = src.find(key);
+    return it == src.end() ? key : it->second;
+  };
+  // Names a key with its environment variable, for "set ..." hints.
+  auto hint = [](const std::string& key) {
+    return key + " (" + env_name(key) + ")";
+  };
   // A base URL or a key means a real model endpoint.
   if (!cfg.llm.base_url.empty() || !cfg.llm.api_key.empty())
     cfg.llm.provider = "openai";
   if (cfg.llm.provider == "openai" && cfg.llm.base_url.empty())
-    return invalid("llm.provider is 'openai' but no endpoint is set: set "
-                   "CANDOR_LLM_BASE_URL");
+    return invalid((cfg.llm.api_key.empty() ? from("llm.provider")
+                                            : from("llm.apiKey"))
+                   + " selects the 'openai' provider but no endpoint is "
+                     "set: set "
+                   + hint("llm.baseUrl"));
   if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider == "fake")
-    return invalid("guardrail.mode 'rules+model' needs a real model "
-                   "provider: set CANDOR_LLM_BASE_URL or use "
-                   "CANDOR_GUARDRAIL_MODE=rules");
+    return invalid(from("guardrail.mode")
+                   + " is 'rules+model', which needs a real model "
+                     "provider: set "
+                   + hint("llm.baseUrl") + " or use guardrail.mode 'rules'");
   if (!cfg.guardrail.model.empty() && cfg.guardrail.mode != "rules+model")
-    return invalid("CANDOR_GUARD_MODEL is set but guardrail.mode is '"
-                   + cfg.guardrail.mode
-                   + "': set CANDOR_GUARDRAIL_MODE=rules+model or unset "
-                     "CANDOR_GUARD_MODEL");
+    return invalid(from("guardrail.model") + " is set but "
+                   + from("guardrail.mode") + " is '" + cfg.guardrail.mode
+                   + "': set guardrail.mode to 'rules+model' (CANDOR_GUARDRAIL_"
+                     "MODE=rules+model) or remove "
+                   + from("guardrail.model"));
+  if (!cfg.llm.fixtures_dir.empty()) {
+    std::error_code fs_ec;
+    if (!std::filesystem::is_directory(cfg.llm.fixtures_dir, fs_ec))
+      return invalid(from("llm.fixturesDir") + " '" + cfg.llm.fixtures_dir
+                     + "' is not a directory");
+  }
+  if (!cfg.llm.ca_file.empty()) {
+    std::error_code fs_ec;
+    if (!std::filesystem::is_regular_file(cfg.llm.ca_file, fs_ec))
+      return invalid(from("llm.caFile") + " '" + cfg.llm.ca_file
+                     + "' is not a file");
+  }
   if (cfg.llm.provider == "openai") {
     const auto& url = cfg.llm.base_url;
+    auto url_from = from("llm.baseUrl");
     bool https = url.rfind("https://", 0) == 0;
     if (!https && url.rfind("http://", 0) != 0)
-      return invalid("CANDOR_LLM_BASE_URL must start with http:// or "
-                     "https://");
+      return invalid(url_from + " must start with http:// or https://");
     if (url.find_first_of(" \t\r\n?#") != std::string::npos
         || url.size() > 2048)
-      return invalid("CANDOR_LLM_BASE_URL must be a plain URL without "
-                     "spaces, query or fragment");
+      return invalid(url_from + " must be a plain URL without spaces, query "
+                                "or fragment");
     if (url.find('@') != std::string::npos)
-      return invalid("CANDOR_LLM_BASE_URL must not carry credentials: use "
-                     "CANDOR_LLM_API_KEY");
+      return invalid(url_from + " must not carry credentials: use "
+                                "CANDOR_LLM_API_KEY");
     // The key goes into a header: visible ASCII only (no CR/LF injection).
     for (char c : cfg.llm.api_key)
       if (c <= ' ' || c > '~')
@@ -386,16 +477,17 @@ error check_consistency(config& cfg, const env_lookup& env) {
                     || host == "[::1]";
     if (!https && !cfg.llm.api_key.empty() && !loopback)
       return invalid("CANDOR_LLM_API_KEY would be sent in clear text: "
-                     "CANDOR_LLM_BASE_URL must use https:// for a host "
-                     "other than the loopback");
+                     + url_from
+                     + " must use https:// for a host other than the "
+                       "loopback");
     // The scripted model names mean nothing to a real endpoint.
     if (cfg.llm.model.empty() || cfg.llm.model.rfind("scripted-", 0) == 0)
-      return invalid("llm.provider is 'openai': set CANDOR_LLM_MODEL to the "
-                     "endpoint's model name");
+      return invalid("llm.provider is 'openai' (" + url_from
+                     + " is set): set " + hint("llm.model")
+                     + " to the endpoint's model name");
     if (cfg.llm.fallback_model.rfind("scripted-", 0) == 0)
       cfg.llm.fallback_model.clear(); // no fallback unless one is named
   }
-  (void) env;
   return {};
 }
 
@@ -440,20 +532,26 @@ std::string config::fixtures_path() const {
   return std::string{CANDOR_SOURCE_DIR} + "/fixtures/llm";
 }
 
-outcome<config> load_config(std::string_view defaults_json,
-                            const std::string& config_file,
-                            const env_lookup& env,
-                            const std::map<std::string, std::string>& flags) {
+outcome<config>
+load_config(std::string_view defaults_json, const std::string& config_file,
+            const env_lookup& env,
+            const std::map<std::string, std::string>& flags,
+            const std::map<std::string, std::string>& flag_names) {
   config cfg;
+  sources src;
   if (auto e = apply_json(defaults_json, "built-in defaults", false, cfg))
     return e;
   if (!config_file.empty()) {
+    std::error_code fs_ec;
+    if (std::filesystem::is_directory(config_file, fs_ec))
+      return invalid("config file '" + config_file
+                     + "' is a directory, not a JSON file");
     std::ifstream in{config_file, std::ios::binary};
     if (!in)
       return invalid("cannot read config file '" + config_file + "'");
     std::stringstream ss;
     ss << in.rdbuf();
-    if (auto e = apply_json(ss.str(), config_file, false, cfg))
+    if (auto e = apply_json(ss.str(), config_file, false, cfg, &src))
       return e;
   }
   // Environment: every CANDOR_* variable must name a known key.
@@ -467,11 +565,17 @@ outcome<config> load_config(std::string_view defaults_json,
     if (auto e = apply_text(match->key, value, "environment variable " + name,
                             cfg))
       return e;
+    src[match->key] = name;
   }
-  for (auto& [key, value] : flags)
-    if (auto e = apply_text(key, value, "command-line flag", cfg))
+  for (auto& [key, value] : flags) {
+    auto name = flag_names.find(key);
+    auto origin = name == flag_names.end() ? std::string{"command-line flag"}
+                                           : "flag " + name->second;
+    if (auto e = apply_text(key, value, origin, cfg))
       return e;
-  if (auto e = check_consistency(cfg, env))
+    src[key] = name == flag_names.end() ? key : name->second;
+  }
+  if (auto e = check_consistency(cfg, src))
     return e;
   return cfg;
 }

@@ -123,11 +123,13 @@ env_lookup candor_environment();
 /// Builds the configuration: embedded defaults, then `config_file` (if not
 /// empty), then `env`, then `flags` (dotted keys such as "http.port").
 /// Unknown keys, wrong types and out-of-range values are errors that name the
-/// key (`config_invalid`).
-outcome<config> load_config(std::string_view defaults_json,
-                            const std::string& config_file,
-                            const env_lookup& env,
-                            const std::map<std::string, std::string>& flags);
+/// key (`config_invalid`) and where the value came from; `flag_names` maps a
+/// key of `flags` to the flag that set it ("http.port" -> "--port").
+outcome<config>
+load_config(std::string_view defaults_json, const std::string& config_file,
+            const env_lookup& env,
+            const std::map<std::string, std::string>& flags,
+            const std::map<std::string, std::string>& flag_names = {});
 
 /// The embedded conf/candor.json.
 std::string_view default_config_json();

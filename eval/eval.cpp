@@ -7,6 +7,7 @@
 #include "actors/app.hpp"
 #include "domain/build_info.hpp"
 #include "domain/json_text.hpp"
+#include "eval/progress.hpp"
 
 namespace candor::eval {
 
@@ -65,8 +66,11 @@ int run_eval_command(actors::app& service, const domain::config& cfg,
         << golden->name << " is empty\n";
     return exit_usage;
   }
-  auto report = run_gate(service, items, cmd.gate, *bounds,
-                         cfg.data_dir + "/sales.db", err);
+  auto report = [&] {
+    progress_stream progress{err, is_terminal(err)};
+    return run_gate(service, items, cmd.gate, *bounds,
+                    cfg.data_dir + "/sales.db", progress.get());
+  }();
   if (!report) {
     err << "candor: eval: " << report.err().message << "\n";
     return exit_failure;

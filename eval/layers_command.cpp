@@ -10,10 +10,14 @@
 
 #include "data/catalog.hpp"
 #include "data/prompts.hpp"
+#include "data/sales_gen.hpp"
 #include "data/sales_setup.hpp"
+#include "data/sql_guard.hpp"
+#include "data/sqlite.hpp"
 #include "domain/json_text.hpp"
 #include "eval/attacks.hpp"
 #include "eval/layer_runner.hpp"
+#include "eval/progress.hpp"
 
 namespace candor::eval {
 
@@ -35,6 +39,19 @@ domain::outcome<std::string> sales_db(const layers_command_options& opts) {
     if (!std::filesystem::exists(opts.db))
       return domain::make_error(domain::ec::config_invalid,
                                 "no sales database at " + opts.db);
+    if (!std::filesystem::is_regular_file(opts.db))
+      return domain::make_error(domain::ec::config_invalid,
+                                "sales database " + opts.db
+                                  + " is not a file");
+    // A file that is not a database, or a corrupt one, is a runtime
+    // failure naming the file (as for sql-guard and serve).
+    auto db = data::open_read_only(opts.db);
+    auto tables = db ? data::user_tables(*db)
+                     : domain::outcome<std::vector<std::string>>{db.err()};
+    if (!tables)
+      return domain::make_error(domain::ec::storage_failed,
+                                "cannot read the sales database '" + opts.db
+                                  + "': " + tables.err().message);
     return opts.db;
   }
   std::error_code ec;
@@ -90,12 +107,14 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
     return exit_failure;
   }
   auto started = std::chrono::steady_clock::now();
+  progress_stream progress{err, is_terminal(err)};
   auto rows = runner->run_all(
-    set->attacks, [&err](size_t done, size_t total, const std::string& id) {
-      err << "\rlayers: " << done << "/" << total << " " << id
+    set->attacks, [&out = progress.get()](size_t done, size_t total,
+                                          const std::string& id) {
+      out << "\rlayers: " << done << "/" << total << " " << id
           << "            " << std::flush;
     });
-  err << "\n";
+  progress.done();
   if (!rows) {
     err << "candor: layers: " << rows.err().message << "\n";
     return exit_failure;

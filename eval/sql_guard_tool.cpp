@@ -219,7 +219,10 @@ run_sql_guard_tool(std::istream& in, std::ostream& out,
                             data::default_sql_functions()};
   auto guard = data::sql_guard::open(sales_db_path, std::move(allow));
   if (!guard)
-    return guard.err();
+    return domain::make_error(domain::ec::storage_failed,
+                              "cannot read the sales database '"
+                                + sales_db_path
+                                + "': " + guard.err().message);
   auto settings = opts.executor;
   if (settings)
     settings->db_path = sales_db_path;

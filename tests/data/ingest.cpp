@@ -322,4 +322,22 @@ BOOST_AUTO_TEST_CASE(the_configuration_sets_chunk_size_and_dimensions) {
   BOOST_TEST(!load_snapshot(index, retrieval_params{}).ok());
 }
 
+BOOST_AUTO_TEST_CASE(an_empty_documents_directory_never_empties_the_index) {
+  small_kb s;
+  auto first = run(s.kb.string(), s.index);
+  BOOST_TEST(first.documents_total == 3);
+  auto empty = s.dir.path / "empty";
+  fs::create_directories(empty);
+  write(empty / "notes.txt", "not a document");
+  auto r = ingest(empty.string(), s.index);
+  BOOST_REQUIRE(!r.ok());
+  BOOST_TEST(r.err().code == domain::ec::config_invalid);
+  BOOST_TEST(r.err().message.find("no documents") != std::string::npos);
+  BOOST_TEST(r.err().message.find(empty.string()) != std::string::npos);
+  BOOST_TEST(count(s.index, "SELECT count(*) FROM documents") == 3);
+  auto chunks = chunk_directory(empty.string());
+  BOOST_REQUIRE(!chunks.ok());
+  BOOST_TEST(chunks.err().code == domain::ec::config_invalid);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

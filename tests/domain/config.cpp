@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -175,6 +176,116 @@ BOOST_AUTO_TEST_CASE(an_inconsistent_endpoint_names_the_variable) {
                   {"CANDOR_LLM_FALLBACK_MODEL", "f"}});
   BOOST_REQUIRE(fb);
   BOOST_CHECK_EQUAL(fb->llm.fallback_model, "f");
+}
+
+BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
+  std::map<std::string, std::string> names{{"sql.seed", "--seed"},
+                                           {"http.port", "--port"}};
+  for (auto seed : {"-1", "-9223372036854775809", "9223372036854775808"}) {
+    auto cfg = load_config(default_config_json(), {}, {},
+                           {{"sql.seed", seed}}, names);
+    BOOST_TEST_CONTEXT(seed) {
+      BOOST_REQUIRE(!cfg);
+      BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+      BOOST_CHECK(cfg.err().message.find("--seed") != std::string::npos);
+      BOOST_CHECK(cfg.err().message.find(
+                    "must be between 0 and 9223372036854775807")
+                  != std::string::npos);
+    }
+  }
+  auto ok = load_config(default_config_json(), {}, {},
+                        {{"sql.seed", "9223372036854775807"}}, names);
+  BOOST_REQUIRE(ok);
+  BOOST_CHECK_EQUAL(ok->sql.seed, 9223372036854775807u);
+  auto port = load_config(default_config_json(), {}, {},
+                          {{"http.port", "99999999999999999999"}}, names);
+  BOOST_REQUIRE(!port);
+  BOOST_CHECK(port.err().message.find("--port") != std::string::npos);
+  BOOST_CHECK(port.err().message.find("between 0 and 65535")
+              != std::string::npos);
+  auto file = temp_file(R"({"sql": {"seed": 9223372036854775808}})");
+  auto big = load({}, {}, file);
+  BOOST_REQUIRE(!big);
+  BOOST_CHECK(big.err().message.find("sql.seed") != std::string::npos);
+  BOOST_CHECK(big.err().message.find("between") != std::string::npos);
+  std::remove(file.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(bind_must_be_an_ip_address_and_data_dir_not_empty) {
+  for (auto bind : {"127.0.0.1", "0.0.0.0", "::1", "::", "fe80::1%lo"})
+    BOOST_CHECK_MESSAGE(load({{"CANDOR_HTTP_BIND", bind}}), bind);
+  for (auto bind : {"999.1.1.1", "notanaddress", "localhost", "1.2.3",
+                    "bad"}) {
+    auto cfg = load({{"CANDOR_HTTP_BIND", bind}});
+    BOOST_TEST_CONTEXT(bind) {
+      BOOST_REQUIRE(!cfg);
+      BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+      BOOST_CHECK(cfg.err().message.find("http.bind") != std::string::npos);
+      BOOST_CHECK(cfg.err().message.find("IPv4 or IPv6") != std::string::npos);
+    }
+  }
+  auto empty = load({}, {{"http.bind", ""}});
+  BOOST_CHECK(!empty && empty.err().message.find("http.bind")
+                          != std::string::npos);
+  auto file = temp_file(R"({"dataDir": ""})");
+  auto cfg = load({}, {}, file);
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("dataDir") != std::string::npos);
+  BOOST_CHECK(cfg.err().message.find("must not be empty") != std::string::npos);
+  std::remove(file.c_str());
+  cfg = load({}, {{"dataDir", ""}});
+  BOOST_CHECK(!cfg && cfg.err().message.find("dataDir") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(file_errors_name_the_key_and_the_file_not_a_variable) {
+  auto fails_with = [](const std::string& json,
+                       std::vector<std::string> wanted,
+                       std::vector<std::string> unwanted = {}) {
+    auto file = temp_file(json);
+    auto cfg = load({}, {}, file);
+    BOOST_TEST_CONTEXT(json) {
+      BOOST_REQUIRE(!cfg);
+      BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+      for (auto& w : wanted)
+        BOOST_CHECK_MESSAGE(cfg.err().message.find(w) != std::string::npos,
+                            cfg.err().message << " lacks " << w);
+      for (auto& u : unwanted)
+        BOOST_CHECK_MESSAGE(cfg.err().message.find(u) == std::string::npos,
+                            cfg.err().message << " has " << u);
+    }
+    std::remove(file.c_str());
+  };
+  // A group given a scalar: the key is known, its type is wrong.
+  fails_with(R"({"http": 5})", {"'http'", "must be an object"},
+             {"unknown key"});
+  fails_with(R"({"llm": {"baseUrl": "x"}})",
+             {"llm.baseUrl in /tmp/candor-config-", "http://"},
+             {"CANDOR_LLM_BASE_URL must"});
+  fails_with(R"({"guardrail": {"model": "x"}})",
+             {"guardrail.model in /tmp/candor-config-", "rules+model"},
+             {"CANDOR_GUARD_MODEL is set", "unset CANDOR_GUARD_MODEL"});
+  fails_with(R"({"llm": {"fixturesDir": "/nonexistent/x"}})",
+             {"llm.fixturesDir in /tmp/candor-config-", "not a directory"});
+  fails_with(R"({"llm": {"caFile": "/nonexistent/ca.pem"}})",
+             {"llm.caFile in /tmp/candor-config-", "not a file"});
+  // From the environment, the variable is named.
+  auto env = load({{"CANDOR_GUARD_MODEL", "g"}});
+  BOOST_REQUIRE(!env);
+  BOOST_CHECK(env.err().message.find("CANDOR_GUARD_MODEL is set")
+              != std::string::npos);
+  // A directory given as the config file is said to be one.
+  auto dir = load({}, {}, "/tmp");
+  BOOST_REQUIRE(!dir);
+  BOOST_CHECK(dir.err().message.find("'/tmp' is a directory")
+              != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(ranges_print_numbers_without_trailing_zeros) {
+  auto cfg = load({{"CANDOR_RETRIEVAL_THRESHOLD", "2000"}});
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK(cfg.err().message.find("must be between 0 and 1000")
+              != std::string::npos);
+  BOOST_CHECK(cfg.err().message.find(".000000") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
