@@ -21,6 +21,7 @@
 #include "domain/config.hpp"
 #include "domain/json_text.hpp"
 #include "domain/log.hpp"
+#include "domain/log_mask.hpp"
 #include "net/errors.hpp"
 #include "net/server.hpp"
 #include "domain/build_info.hpp"
@@ -170,7 +171,7 @@ int cmd_ask(int argc, char** argv) {
   rec.ts_us = req->received_us;
   rec.method = "CLI";
   rec.path = "ask";
-  rec.question = domain::cut_utf8(req->question, 200);
+  rec.question = domain::mask_secrets(domain::cut_utf8(req->question, 200));
   auto started = std::chrono::steady_clock::now();
   auto result = service.ask_sync(*req);
   rec.latency_us = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -175,7 +175,7 @@ inline constexpr const char* run_request_sql
 // request with that id, and of the trace, model-call and SQL rows only
 // that request's: trace rows carry the request's arrival time, model calls
 // and statements fall between its arrival and its end. ?2 and ?3 are that
-// window (both NULL when no request row exists: then every row of the id).
+// window; both NULL (every row of the id) when the id was used once.
 
 /// How many request rows carry the id.
 inline constexpr const char* run_request_count_sql

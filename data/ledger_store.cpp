@@ -600,9 +600,22 @@ ledger_store::run_json(const std::string& request_id) {
   auto tx = transaction::begin(m.db, tx_mode::deferred);
   if (!tx)
     return tx.err();
+  int64_t requests_with_id = 0;
+  {
+    auto& q = m.run_request_count;
+    auto guard = q.reset_on_exit();
+    q.bind_text(1, request_id);
+    auto res = q.step();
+    if (!res)
+      return res.err();
+    if (*res == step_result::row)
+      requests_with_id = q.column_int64(0);
+  }
   json::value request = nullptr;
-  // The latest request's window: its trace rows carry its arrival time,
-  // its model calls and statements fall between arrival and end.
+  // When the id was reused, the latest request's window: its trace rows
+  // carry its arrival time, its model calls and statements fall between
+  // arrival and end. An id used once shows every row it has (a wall clock
+  // stepped back during the request cannot hide one).
   std::optional<int64_t> from_us;
   std::optional<int64_t> to_us;
   {
@@ -626,8 +639,10 @@ ledger_store::run_json(const std::string& request_id) {
       r["tokens"] = row.column_int64(12);
       r["costUsd"] = row.column_double(13);
       r["warnings"] = warnings_from_json(row.column_text(14));
-      from_us = row.column_int64(1);
-      to_us = *from_us + std::max<int64_t>(row.column_int64(9), 0);
+      if (requests_with_id > 1) {
+        from_us = row.column_int64(1);
+        to_us = *from_us + std::max<int64_t>(row.column_int64(9), 0);
+      }
       request = std::move(r);
     });
     if (err)
@@ -699,17 +714,6 @@ ledger_store::run_json(const std::string& request_id) {
     });
     if (err)
       return err;
-  }
-  int64_t requests_with_id = 0;
-  {
-    auto& q = m.run_request_count;
-    auto guard = q.reset_on_exit();
-    q.bind_text(1, request_id);
-    auto res = q.step();
-    if (!res)
-      return res.err();
-    if (*res == step_result::row)
-      requests_with_id = q.column_int64(0);
   }
   if (auto err = tx->commit())
     return err;

@@ -82,7 +82,9 @@ struct config {
     int32_t rows_to_model = 50;      ///< rows shown to sql_answer's model
     int32_t executor_pool = 2;       ///< pre-started executor processes
     int64_t deadline_ms = 5000;      ///< SIGKILL after this long
-    int64_t executor_memory_mb = 256; ///< RLIMIT_AS of an executor
+    /// What an executor may allocate beyond its own mapped image (its
+    /// RLIMIT_AS is that image plus this).
+    int64_t executor_memory_mb = 256;
     int64_t heap_limit_mb = 64;      ///< sqlite3_hard_heap_limit64
     int32_t executor_cpu_seconds = 10; ///< RLIMIT_CPU of an executor
   } sql;

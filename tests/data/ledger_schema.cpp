@@ -144,17 +144,14 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated_with_its_rows) {
     BOOST_TEST(r.at("question").as_string() == "How many orders?");
     BOOST_TEST(r.at("tokens").as_int64() == 42);
     BOOST_TEST(r.at("warnings").at(0).as_string() == "w1");
-    // Every trace row is kept; /runs shows the request's own trace (the
-    // one stamped with its arrival, 100).
-    BOOST_TEST(stored_trace_outcomes(path, "old-1")
-                 == (std::vector<std::string>{"pass", "data", "again"}),
-               boost::test_tools::per_element());
+    // Every trace row is kept; with one request row for the id, /runs
+    // shows them all.
     BOOST_TEST(trace_outcomes(store, "old-1")
-                 == (std::vector<std::string>{"pass", "data"}),
+                 == (std::vector<std::string>{"pass", "data", "again"}),
                boost::test_tools::per_element());
     BOOST_TEST(doc.at("trace").at(1).at("node").as_string() == "router");
     BOOST_TEST(doc.at("trace").at(1).at("micros").as_int64() == 12);
-    BOOST_TEST(doc.at("trace").as_array().size() == 2u);
+    BOOST_TEST(doc.at("trace").at(2).at("seq").as_int64() == 0);
     BOOST_TEST(doc.at("llmCalls").as_array().size() == 1u);
     BOOST_TEST(doc.at("sqlAudit").at(0).at("sql").as_string() == "SELECT 1");
     BOOST_TEST(trace_outcomes(store, "old-2")
