@@ -398,32 +398,7 @@ void app::completed(domain::request_record rec) {
   auto& p = *impl_;
   p.metrics->request_done(rec.route, rec.status, rec.http_status,
                           static_cast<double>(rec.latency_us) / 1e6);
-  auto level = rec.http_status >= 500 ? domain::log_level::error
-                                      : domain::log_level::info;
-  domain::log_line(
-    level, "request",
-    [&rec](domain::log_fields& f) {
-      f.text("requestId", rec.request_id);
-      f.text("method", rec.method);
-      f.text("path", rec.path);
-      f.text_or_null("route", rec.route);
-      f.text_or_null("status", rec.status);
-      f.integer("httpStatus", rec.http_status);
-      f.real("latencyMs", static_cast<double>(rec.latency_us) / 1000.0);
-      // 200 bytes hold at most 200 code points: only a longer text is cut.
-      if (rec.question.size() <= 200)
-        f.text("question", rec.question);
-      else
-        f.text("question", domain::cut_utf8(rec.question, 200));
-      f.integer("llmCalls", rec.llm_calls);
-      if (!rec.blocked_by.empty())
-        f.text("blockedBy", rec.blocked_by);
-      if (!rec.error.empty())
-        f.text("error", rec.error);
-      if (!rec.warnings.empty())
-        f.texts("warnings", rec.warnings);
-    },
-    domain::log_delivery::buffered);
+  domain::log_request(rec);
   ledger_actor ledger;
   bool tell = false;
   {

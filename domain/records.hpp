@@ -117,6 +117,12 @@ namespace candor::domain {
 /// per insert.
 std::string new_request_id();
 
+/// Writes the per-request JSON log line (event "request": requestId,
+/// method, path, route, status, httpStatus, latencyMs, question cut to 200
+/// characters, llmCalls, and blockedBy, error, warnings when set); level
+/// error for a 5xx. Buffered (see log_delivery).
+void log_request(const request_record& rec);
+
 /// Wall-clock time in microseconds since the Unix epoch (record timestamps).
 int64_t wall_us();
 
