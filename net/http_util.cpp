@@ -44,6 +44,8 @@ std::optional<std::string_view> after_authority(std::string_view raw) {
     return std::nullopt;
   auto rest = raw.substr(scheme_end + 3);
   auto end = rest.find_first_of("/?#");
+  if (end == 0)
+    return std::nullopt; // "http:///x": no authority (RFC 9112 §3.2.2)
   return end == std::string_view::npos ? std::string_view{}
                                        : rest.substr(end);
 }
@@ -218,11 +220,37 @@ check_framing(unsigned version,
       return invalid("unsupported Transfer-Encoding: only a single "
                      "\"chunked\" coding is accepted");
   }
-  if (version >= 11 && host_fields != 1)
-    return invalid(host_fields == 0
-                     ? "an HTTP/1.1 request must have a Host header"
-                     : "a request must not have more than one Host header");
+  if (host_fields > 1)
+    return invalid("a request must not have more than one Host header");
+  if (version >= 11 && host_fields == 0)
+    return invalid("an HTTP/1.1 request must have a Host header");
   return std::nullopt;
+}
+
+bool wants_keep_alive(unsigned version,
+                      std::span<const std::string_view> connection) noexcept {
+  bool keep_alive = false;
+  for (auto field : connection) {
+    while (!field.empty()) {
+      auto comma = field.find(',');
+      auto token = trim(field.substr(0, comma));
+      field = comma == std::string_view::npos ? std::string_view{}
+                                              : field.substr(comma + 1);
+      auto is = [token](std::string_view want) {
+        if (token.size() != want.size())
+          return false;
+        for (size_t i = 0; i < want.size(); ++i)
+          if (lower(token[i]) != want[i])
+            return false;
+        return true;
+      };
+      if (is("close"))
+        return false;
+      if (is("keep-alive"))
+        keep_alive = true;
+    }
+  }
+  return version >= 11 || keep_alive;
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept {

@@ -68,13 +68,20 @@ bool method_allowed(route_id r, std::string_view method) noexcept;
 /// "chunked" coding (RFC 9112 §6.1, §6.3: a coding this server does not
 /// decode, or chunked not last, leaves the body's length unknown, and bytes
 /// read as "no body" would be taken for the next request), for
-/// Transfer-Encoding in an HTTP/1.0 request, and for an HTTP/1.1 request
-/// without exactly one Host field (§3.2). `version` is 10 or 11;
+/// Transfer-Encoding in an HTTP/1.0 request, for more than one Host field,
+/// and for an HTTP/1.1 request without one (§3.2). `version` is 10 or 11;
 /// `transfer_encoding` holds each Transfer-Encoding field's value.
 std::optional<domain::error>
 check_framing(unsigned version,
               std::span<const std::string_view> transfer_encoding,
               size_t host_fields);
+
+/// Whether the connection stays open after the response (RFC 9112 §9.3):
+/// not when any Connection field lists "close"; otherwise always in
+/// HTTP/1.1, and in HTTP/1.0 when one lists "keep-alive". `connection`
+/// holds each Connection field's value.
+bool wants_keep_alive(unsigned version,
+                      std::span<const std::string_view> connection) noexcept;
 
 /// Compares two secrets in time that depends only on their lengths, not
 /// on where they differ.

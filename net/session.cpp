@@ -262,7 +262,13 @@ private:
     auto raw = std::string_view{req.target()};
     ctx_.path = std::string{raw.substr(0, raw.find('?'))};
     ctx_.version = req.version() >= 11 ? 11 : 10;
-    ctx_.keep_alive = req.keep_alive();
+    // Every Connection field counts (Beast's keep_alive() reads the first
+    // only, and in HTTP/1.0 ignores "close" beside "keep-alive").
+    boost::container::small_vector<std::string_view, 2> connection;
+    for (auto [it, end] = req.equal_range(http::field::connection); it != end;
+         ++it)
+      connection.push_back(it->value());
+    ctx_.keep_alive = wants_keep_alive(ctx_.version, connection);
     if (auto it = req.find("X-Request-Id"); it != req.end()) {
       auto given = std::string_view{it->value()};
       if (valid_request_id(given)) {
@@ -306,7 +312,9 @@ private:
     }
     parser_->body_limit(limit);
     route_from_header();
-    if (beast::iequals(req[http::field::expect], "100-continue")) {
+    // An HTTP/1.0 client is never sent "100 Continue" (RFC 9110 §10.1.1).
+    if (ctx_.version >= 11
+        && beast::iequals(req[http::field::expect], "100-continue")) {
       // The client waits for "100 Continue" before sending the body: a
       // request the header already refuses is answered now (and the
       // connection closed, as the body may follow anyway).
@@ -450,6 +458,14 @@ private:
                                 "Content-Type must be application/json"));
       return;
     }
+    if (ctx_.route == route_id::ask && !tgt->query.empty()) {
+      auto e = domain::make_error(domain::ec::invalid_request,
+                                  "POST /ask takes no query parameters");
+      for (const auto& kv : tgt->query)
+        e.issues.push_back({kv.first, "unknown parameter"});
+      refuse(std::move(e));
+      return;
+    }
     target_ = std::move(*tgt);
   }
 
@@ -473,6 +489,7 @@ private:
         handle_stats(target_);
         return;
       case route_id::metrics:
+        log_read();
         send(http::status::ok, srv_.svc.metrics(),
              "text/plain; version=0.0.4; charset=utf-8");
         return;
@@ -505,14 +522,6 @@ private:
 
   void handle_ask() {
     auto& req = parser_->get();
-    if (!target_.query.empty()) {
-      auto e = domain::make_error(domain::ec::invalid_request,
-                                  "POST /ask takes no query parameters");
-      for (const auto& kv : target_.query)
-        e.issues.push_back({kv.first, "unknown parameter"});
-      send_error(std::move(e));
-      return;
-    }
     auto parsed = domain::parse_ask_body(req.body());
     if (!parsed) {
       send_error(parsed.err());
@@ -682,6 +691,7 @@ private:
       send_error(r.err());
       return;
     }
+    log_read();
     send(http::status::ok, std::move(*r), "application/json");
   }
 
@@ -693,6 +703,23 @@ private:
     if (ctx_.recorded)
       return;
     ctx_.recorded = true;
+    srv_.svc.completed(make_record(status, st, error));
+  }
+
+  /// A successful answer on the other routes (/stats, /metrics, /health,
+  /// /runs, /demo/questions, /admin/reindex) gets the log line every
+  /// request gets, but no ledger row and no request metric: /stats and the
+  /// request counters are about the API's work (/ask) and every error, not
+  /// about scrapes of them.
+  void log_read() {
+    if (ctx_.recorded)
+      return;
+    ctx_.recorded = true;
+    domain::log_request(make_record(200, nullptr, {}));
+  }
+
+  domain::request_record make_record(int status, const domain::ask_state* st,
+                                     std::string_view error) const {
     domain::request_record rec;
     rec.request_id = ctx_.request_id;
     rec.ts_us = ctx_.ts_us != 0 ? ctx_.ts_us : domain::wall_us();
@@ -711,7 +738,7 @@ private:
     } else if (ctx_.id_replaced) {
       rec.warnings.emplace_back("request_id_replaced");
     }
-    srv_.svc.completed(std::move(rec));
+    return rec;
   }
 
   void send_error(const domain::error& e, error_opts opts = {}) {

@@ -193,6 +193,7 @@ BOOST_AUTO_TEST_CASE(absolute_form_targets_are_accepted) {
   check_error(c.request("GET", "http://example.test"), 404, "not_found");
   check_error(c.request("GET", "ftp://example.test/health"), 400,
               "invalid_request");
+  check_error(c.request("GET", "http:///health"), 400, "invalid_request");
 }
 
 BOOST_AUTO_TEST_CASE(expect_continue_is_refused_early_when_the_header_decides) {
@@ -214,6 +215,14 @@ BOOST_AUTO_TEST_CASE(expect_continue_is_refused_early_when_the_header_decides) {
       "POST /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
       "Content-Length: 20\r\n\r\n"));
     check_error(c.read_response(), 404, "not_found");
+  }
+  {
+    http_client c{s.port};
+    BOOST_REQUIRE(c.send_raw(
+      "POST /ask?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: "
+      "application/json\r\nExpect: 100-continue\r\n"
+      "Content-Length: 20\r\n\r\n"));
+    check_error(c.read_response(), 400, "invalid_request");
   }
   // An acceptable request gets "100 Continue", then its answer.
   {
@@ -274,6 +283,36 @@ BOOST_AUTO_TEST_CASE(empty_lines_before_a_request_are_ignored) {
   BOOST_REQUIRE(flood.send_raw(std::string(200, '\n')
                                + "GET /health HTTP/1.1\r\nHost: x\r\n\r\n"));
   check_error(flood.read_response(), 400, "invalid_request");
+}
+
+BOOST_AUTO_TEST_CASE(close_in_any_connection_field_closes) {
+  running_server s;
+  for (auto fields : {"Connection: keep-alive, close\r\n",
+                      "Connection: keep-alive\r\nConnection: close\r\n"}) {
+    for (auto version : {"1.0", "1.1"}) {
+      BOOST_TEST_CONTEXT(version << " " << fields) {
+        http_client c{s.port};
+        BOOST_REQUIRE(c.send_raw("GET /health HTTP/" + std::string{version}
+                                 + "\r\nHost: x\r\n" + fields + "\r\n"));
+        auto r = c.read_response();
+        BOOST_REQUIRE(r.has_value());
+        BOOST_TEST(r->header("Connection") == "close");
+        BOOST_TEST(c.wait_closed(2s));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(http_1_0_gets_no_100_continue) {
+  running_server s;
+  http_client c{s.port};
+  BOOST_REQUIRE(c.send_raw(
+    "POST /ask HTTP/1.0\r\nContent-Type: application/json\r\n"
+    "Expect: 100-continue\r\nContent-Length: "
+    + std::to_string(good_body.size()) + "\r\n\r\n" + std::string{good_body}));
+  auto r = c.read_response();
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(r->status == 200);
 }
 
 BOOST_AUTO_TEST_CASE(http_1_0_keep_alive_is_confirmed) {

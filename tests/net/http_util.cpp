@@ -83,6 +83,7 @@ BOOST_AUTO_TEST_CASE(targets) {
   BOOST_TEST(root_query->path == "/");
   BOOST_TEST(root_query->query.at(0).second == "7d");
   BOOST_TEST(!parse_target("ftp://x/ask").ok());
+  BOOST_TEST(!parse_target("http:///health").ok());
   BOOST_TEST(!parse_target("x/ask").ok());
   BOOST_TEST(!parse_target("*").ok());
   BOOST_TEST(!parse_target("/a%zz").ok());
@@ -143,9 +144,28 @@ BOOST_AUTO_TEST_CASE(framing) {
   BOOST_TEST(check(11, {"gzip", "chunked"}, 1).has_value());
   BOOST_TEST(check(11, {"chunked", "chunked"}, 1).has_value());
   BOOST_TEST(check(10, {"chunked"}, 0).has_value());
-  // Host: exactly one in HTTP/1.1.
+  // Host: exactly one in HTTP/1.1, at most one in HTTP/1.0.
   BOOST_TEST(check(11, {}, 0).has_value());
   BOOST_TEST(check(11, {}, 2).has_value());
+  BOOST_TEST(check(10, {}, 2).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(keep_alive_reads_every_connection_field) {
+  using sv = std::string_view;
+  auto keep = [](unsigned version, std::initializer_list<sv> fields) {
+    std::vector<sv> v(fields);
+    return wants_keep_alive(version, v);
+  };
+  BOOST_TEST(keep(11, {}));
+  BOOST_TEST(!keep(11, {"close"}));
+  BOOST_TEST(!keep(11, {"keep-alive", "Close"}));
+  BOOST_TEST(!keep(11, {"upgrade, close"}));
+  BOOST_TEST(!keep(10, {}));
+  BOOST_TEST(keep(10, {"Keep-Alive"}));
+  BOOST_TEST(!keep(10, {"keep-alive, close"}));
+  BOOST_TEST(!keep(10, {"close, keep-alive"}));
+  BOOST_TEST(!keep(10, {"keep-alive", "close"}));
+  BOOST_TEST(!keep(10, {"keep-alived"}));
 }
 
 BOOST_AUTO_TEST_CASE(stats_windows) {

@@ -4,6 +4,7 @@
 #include "net/server.hpp"
 
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "domain/api_json.hpp"
+#include "domain/log.hpp"
 #include "net/http_util.hpp"
 #include "tests/support/fake_server.hpp"
 #include "tests/support/http_client.hpp"
@@ -396,6 +398,59 @@ BOOST_AUTO_TEST_CASE(ledger_question_is_masked_like_the_log) {
   BOOST_REQUIRE(s.svc.wait_records(1));
   auto rec = s.svc.records().at(0);
   BOOST_TEST(rec.question == "is sk-proj-*** valid?");
+}
+
+namespace {
+std::mutex sunk_mtx;
+std::vector<std::string> sunk_lines;
+void sink_line(std::string_view line) {
+  std::lock_guard<std::mutex> guard{sunk_mtx};
+  sunk_lines.emplace_back(line);
+}
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_request_gets_a_log_line_reads_no_ledger_row) {
+  // One JSON line per request, successful reads included; the ledger (and
+  // /stats) keeps /ask and every error.
+  running_server s;
+  sunk_lines.clear();
+  domain::set_log_sink(&sink_line);
+  http_client c{s.port};
+  auto health = c.request("GET", "/health", {},
+                          {{"X-Request-Id", "health-read-1"}});
+  BOOST_REQUIRE(health.has_value());
+  BOOST_TEST(health->status == 200);
+  auto metrics = c.request("GET", "/metrics");
+  BOOST_REQUIRE(metrics.has_value());
+  BOOST_TEST(metrics->status == 200);
+  check_error(c.request("GET", "/nowhere"), 404, "not_found");
+  BOOST_REQUIRE(s.svc.wait_records(1));
+  domain::flush_log();
+  domain::set_log_sink(nullptr);
+  std::vector<std::string> paths;
+  {
+    std::lock_guard<std::mutex> guard{sunk_mtx};
+    for (const auto& line : sunk_lines) {
+      auto v = json::parse(line).as_object();
+      if (v.at("event").as_string() != "request")
+        continue;
+      paths.emplace_back(v.at("path").as_string());
+      if (v.at("path").as_string() == "/health") {
+        BOOST_TEST(v.at("requestId").as_string() == "health-read-1");
+        BOOST_TEST(v.at("method").as_string() == "GET");
+        BOOST_TEST(v.at("httpStatus").as_int64() == 200);
+        BOOST_TEST(v.at("latencyMs").is_double());
+      }
+    }
+  }
+  // The fake service logs nothing itself: the error's line is the real
+  // service's (completed); here only the two reads are logged by the
+  // session.
+  BOOST_TEST((paths == std::vector<std::string>{"/health", "/metrics"}),
+             boost::test_tools::per_element());
+  auto records = s.svc.records();
+  BOOST_REQUIRE(records.size() == 1u);
+  BOOST_TEST(records[0].path == "/nowhere");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
