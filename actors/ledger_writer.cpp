@@ -45,10 +45,10 @@ ledger_writer::ledger_writer(data::ledger_store store,
   // writer without it keeps the server's priority.
   if (s.writer_nice > 0) {
     try {
-      catch_up_thread_ = std::thread{[this] {
-        pthread_setname_np(pthread_self(), "candor.ledger+");
-        loop(true);
-      }};
+      catch_up_thread_ = std::thread{[this] { loop(true); }};
+      // Named here, before the constructor returns, not by the thread
+      // itself: whoever looks for it (ps, the tests) finds it at once.
+      pthread_setname_np(catch_up_thread_.native_handle(), "candor.ledger+");
     } catch (const std::system_error& e) {
       domain::log_event(domain::log_level::warn, "ledger_catch_up_unavailable",
                         {{"message", e.what()}});
@@ -57,7 +57,6 @@ ledger_writer::ledger_writer(data::ledger_store store,
   bool lower = s.writer_nice > 0 && catch_up_thread_.joinable();
   try {
     writer_ = std::thread{[this, lower, levels = s.writer_nice] {
-      pthread_setname_np(pthread_self(), "candor.ledger");
       if (lower && lower_priority(levels)) {
         {
           std::lock_guard<std::mutex> g{mtx_};
@@ -69,6 +68,7 @@ ledger_writer::ledger_writer(data::ledger_store store,
       }
       loop(false);
     }};
+    pthread_setname_np(writer_.native_handle(), "candor.ledger");
   } catch (...) {
     {
       std::lock_guard<std::mutex> g{mtx_};

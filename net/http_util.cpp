@@ -31,16 +31,41 @@ std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
+/// Whether `s` equals `word` (lower case) ignoring ASCII case.
+bool is_word(std::string_view s, std::string_view word) noexcept {
+  if (s.size() != word.size())
+    return false;
+  for (size_t i = 0; i < word.size(); ++i)
+    if (lower(s[i]) != word[i])
+      return false;
+  return true;
+}
+
+/// Calls `fn(token)` for each element of the comma-separated lists in
+/// `fields` (one entry per header field), trimmed; empty elements are
+/// skipped (RFC 9110 §5.6.1).
+template <class F>
+void for_each_token(std::span<const std::string_view> fields, F fn) {
+  for (auto field : fields) {
+    while (!field.empty()) {
+      auto comma = field.find(',');
+      auto token = trim(field.substr(0, comma));
+      field = comma == std::string_view::npos ? std::string_view{}
+                                              : field.substr(comma + 1);
+      if (!token.empty())
+        fn(token);
+    }
+  }
+}
+
 /// For a target in absolute form (scheme http or https, any case), what
 /// follows the authority: "/path?q", "?q" or "". Nothing otherwise.
 std::optional<std::string_view> after_authority(std::string_view raw) {
   auto scheme_end = raw.find("://");
   if (scheme_end == std::string_view::npos || scheme_end > 5)
     return std::nullopt;
-  std::string scheme;
-  for (char c : raw.substr(0, scheme_end))
-    scheme.push_back(lower(c));
-  if (scheme != "http" && scheme != "https")
+  auto scheme = raw.substr(0, scheme_end);
+  if (!is_word(scheme, "http") && !is_word(scheme, "https"))
     return std::nullopt;
   auto rest = raw.substr(scheme_end + 3);
   auto end = rest.find_first_of("/?#");
@@ -65,14 +90,8 @@ bool valid_request_id(std::string_view id) noexcept {
 }
 
 bool is_json_media_type(std::string_view content_type) noexcept {
-  auto media = trim(content_type.substr(0, content_type.find(';')));
-  constexpr std::string_view want = "application/json";
-  if (media.size() != want.size())
-    return false;
-  for (size_t i = 0; i < want.size(); ++i)
-    if (lower(media[i]) != want[i])
-      return false;
-  return true;
+  return is_word(trim(content_type.substr(0, content_type.find(';'))),
+                 "application/json");
 }
 
 bool percent_decode(std::string_view in, std::string& out,
@@ -201,22 +220,11 @@ check_framing(unsigned version,
     // would be parsed as the next request.
     std::string_view only;
     size_t codings = 0;
-    for (auto field : transfer_encoding) {
-      while (!field.empty()) {
-        auto comma = field.find(',');
-        auto item = trim(field.substr(0, comma));
-        field = comma == std::string_view::npos ? std::string_view{}
-                                                : field.substr(comma + 1);
-        if (item.empty())
-          continue;
-        ++codings;
-        only = item;
-      }
-    }
-    bool chunked = codings == 1 && only.size() == 7;
-    for (size_t i = 0; chunked && i < 7; ++i)
-      chunked = lower(only[i]) == "chunked"[i];
-    if (!chunked)
+    for_each_token(transfer_encoding, [&](std::string_view coding) {
+      ++codings;
+      only = coding;
+    });
+    if (codings != 1 || !is_word(only, "chunked"))
       return invalid("unsupported Transfer-Encoding: only a single "
                      "\"chunked\" coding is accepted");
   }
@@ -230,27 +238,12 @@ check_framing(unsigned version,
 bool wants_keep_alive(unsigned version,
                       std::span<const std::string_view> connection) noexcept {
   bool keep_alive = false;
-  for (auto field : connection) {
-    while (!field.empty()) {
-      auto comma = field.find(',');
-      auto token = trim(field.substr(0, comma));
-      field = comma == std::string_view::npos ? std::string_view{}
-                                              : field.substr(comma + 1);
-      auto is = [token](std::string_view want) {
-        if (token.size() != want.size())
-          return false;
-        for (size_t i = 0; i < want.size(); ++i)
-          if (lower(token[i]) != want[i])
-            return false;
-        return true;
-      };
-      if (is("close"))
-        return false;
-      if (is("keep-alive"))
-        keep_alive = true;
-    }
-  }
-  return version >= 11 || keep_alive;
+  bool close = false;
+  for_each_token(connection, [&](std::string_view option) {
+    close = close || is_word(option, "close");
+    keep_alive = keep_alive || is_word(option, "keep-alive");
+  });
+  return !close && (version >= 11 || keep_alive);
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) noexcept {

@@ -55,6 +55,14 @@ struct fixture {
   caf::actor_system_config cfg;
   caf::actor_system sys{make_config(cfg)};
   ledger_inbox_ptr inbox = std::make_shared<ledger_inbox>();
+  /// Every ledger spawned, stopped at the end even when a failed check
+  /// left the case early (the actor system would wait for them forever).
+  std::vector<ledger_actor> spawned;
+
+  ~fixture() {
+    for (auto& h : spawned)
+      caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
+  }
 
   ledger_actor spawn(std::chrono::milliseconds interval, size_t max_batch,
                      int write_attempts = 51, int writer_nice = 10,
@@ -71,7 +79,9 @@ struct fixture {
     ls.retry_delay = std::chrono::milliseconds{1};
     ls.writer_nice = writer_nice;
     ls.catch_up_rows = catch_up_rows;
-    return sys.spawn(ledger, ls, std::move(metrics));
+    auto h = sys.spawn(ledger, ls, std::move(metrics));
+    spawned.push_back(h);
+    return h;
   }
 
   /// Queues rows [from, to) as app::completed does, then tells the ledger
