@@ -15,9 +15,10 @@ std::string_view input_rules();
 /// conf/prices.json (model prices per million tokens)
 std::string_view prices();
 
-/// net/page/index.html, app.js and app.css (the page, DESIGN §8)
+/// net/page/index.html, app.js, app.css and favicon.svg (the page, DESIGN §8)
 std::string_view page_html();
 std::string_view page_js();
 std::string_view page_css();
+std::string_view page_icon();
 
 } // namespace candor::embedded

@@ -196,6 +196,10 @@ std::optional<page_asset> find_page_asset(std::string_view path) noexcept {
                       embedded::page_js()};
   if (path == "/static/app.css")
     return page_asset{"text/css; charset=utf-8", embedded::page_css()};
+  // Linked from the page, so that a browser does not ask for
+  // /favicon.ico (a 404, which the ledger would count as an error).
+  if (path == "/static/favicon.svg")
+    return page_asset{"image/svg+xml", embedded::page_icon()};
   return std::nullopt;
 }
 

@@ -63,7 +63,8 @@ struct page_asset {
   std::string_view body;
 };
 
-/// The page's file at `path` ("/", "/static/app.js", "/static/app.css");
+/// The page's file at `path` ("/", "/static/app.js", "/static/app.css",
+/// "/static/favicon.svg");
 /// nullopt for any other path, so an unknown /static/ file is a 404.
 std::optional<page_asset> find_page_asset(std::string_view path) noexcept;
 

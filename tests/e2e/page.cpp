@@ -151,6 +151,12 @@ BOOST_AUTO_TEST_CASE(documents_answer_with_citations_trace_and_banner) {
   // The demo chips from GET /demo/questions.
   BOOST_TEST(count(dom, "<button class=\"chip\" type=\"button\" title=\"Shows ")
              >= 5u);
+  // Every request the page made was answered (no favicon.ico 404); the
+  // request lines are written within 20 ms.
+  std::this_thread::sleep_for(std::chrono::milliseconds{200});
+  auto log = proc.log();
+  BOOST_TEST(contains(log, R"("path":"/static/favicon.svg")"));
+  BOOST_TEST(!contains(log, R"("httpStatus":404)"), log);
 }
 
 BOOST_AUTO_TEST_CASE(data_answer_with_sql_and_table) {

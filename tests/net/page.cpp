@@ -53,6 +53,11 @@ BOOST_AUTO_TEST_CASE(assets_are_compiled_in) {
   BOOST_REQUIRE(css.has_value());
   BOOST_TEST(css->content_type == "text/css; charset=utf-8");
   BOOST_TEST(!css->body.empty());
+  auto icon = find_page_asset("/static/favicon.svg");
+  BOOST_REQUIRE(icon.has_value());
+  BOOST_TEST(icon->content_type == "image/svg+xml");
+  BOOST_TEST(icon->body.find("<svg") == 0u);
+  BOOST_TEST(icon->body.find("<script") == std::string_view::npos);
   BOOST_TEST(!find_page_asset("/static/nope.js").has_value());
   BOOST_TEST(!find_page_asset("/static/").has_value());
   BOOST_TEST(!find_page_asset("/index.html").has_value());
@@ -79,6 +84,9 @@ BOOST_AUTO_TEST_CASE(get_serves_the_page_and_assets_with_the_csp) {
   auto css = c.request("GET", "/static/app.css");
   BOOST_REQUIRE(css.has_value());
   check_page_response(*css, "text/css; charset=utf-8", embedded::page_css());
+  auto icon = c.request("GET", "/static/favicon.svg");
+  BOOST_REQUIRE(icon.has_value());
+  check_page_response(*icon, "image/svg+xml", embedded::page_icon());
   // Reads: no ledger row (one would be recorded before the response).
   BOOST_TEST(s.svc.records().empty());
 }
@@ -162,6 +170,9 @@ BOOST_AUTO_TEST_CASE(html_has_no_inline_script_or_style) {
   // Accessible: the question box is labelled, the answer is announced.
   BOOST_TEST(html.find("<label for=\"question\">") != std::string::npos);
   BOOST_TEST(html.find("aria-live=\"polite\"") != std::string::npos);
+  // Its own icon, so browsers do not ask for /favicon.ico (a 404).
+  BOOST_TEST(html.find("<link rel=\"icon\" href=\"/static/favicon.svg\"")
+             != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
