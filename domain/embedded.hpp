@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-/// Files from conf/ compiled into the binary (see conf/embed.cmake), so that
+/// Files from conf/ and net/page/ compiled into the binary (see conf/embed.cmake), so that
 /// `candor` runs on its defaults from any directory.
 namespace candor::embedded {
 
@@ -14,5 +14,11 @@ std::string_view input_rules();
 
 /// conf/prices.json (model prices per million tokens)
 std::string_view prices();
+
+/// net/page/index.html, app.js, app.css and favicon.svg (the page, DESIGN §8)
+std::string_view page_html();
+std::string_view page_js();
+std::string_view page_css();
+std::string_view page_icon();
 
 } // namespace candor::embedded

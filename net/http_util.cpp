@@ -3,6 +3,7 @@
 #include <charconv>
 #include <optional>
 
+#include "domain/embedded.hpp"
 #include "domain/text.hpp"
 
 namespace candor::net {
@@ -177,12 +178,29 @@ route_id match_route(std::string_view path, std::string& id) {
     return route_id::demo_questions;
   if (path == "/admin/reindex")
     return route_id::admin_reindex;
+  if (find_page_asset(path))
+    return route_id::page;
   constexpr std::string_view runs = "/runs/";
   if (path.size() > runs.size() && path.substr(0, runs.size()) == runs) {
     id = std::string{path.substr(runs.size())};
     return route_id::runs;
   }
   return route_id::unknown;
+}
+
+std::optional<page_asset> find_page_asset(std::string_view path) noexcept {
+  if (path == "/")
+    return page_asset{"text/html; charset=utf-8", embedded::page_html()};
+  if (path == "/static/app.js")
+    return page_asset{"application/javascript; charset=utf-8",
+                      embedded::page_js()};
+  if (path == "/static/app.css")
+    return page_asset{"text/css; charset=utf-8", embedded::page_css()};
+  // Linked from the page, so that a browser does not ask for
+  // /favicon.ico (a 404, which the ledger would count as an error).
+  if (path == "/static/favicon.svg")
+    return page_asset{"image/svg+xml", embedded::page_icon()};
+  return std::nullopt;
 }
 
 std::string_view allowed_methods(route_id r) noexcept {

@@ -48,12 +48,32 @@ enum class route_id {
   runs,
   demo_questions,
   admin_reindex, ///< POST /admin/reindex (token from the environment)
+  page,          ///< GET / and its assets under /static/ (DESIGN §8)
 };
 
 /// Matches a decoded path: the route and, for /runs/{id}, the id segment.
 /// "/runs/" followed by anything counts as the runs route (the id is checked
 /// afterwards).
 route_id match_route(std::string_view path, std::string& id);
+
+/// One file of the page: its media type and its bytes (compiled into the
+/// binary, see domain/embedded.hpp).
+struct page_asset {
+  std::string_view content_type;
+  std::string_view body;
+};
+
+/// The page's file at `path` ("/", "/static/app.js", "/static/app.css",
+/// "/static/favicon.svg");
+/// nullopt for any other path, so an unknown /static/ file is a 404.
+std::optional<page_asset> find_page_asset(std::string_view path) noexcept;
+
+/// The Content-Security-Policy of the page and its assets: nothing but
+/// same-origin script, style, fetch and images; no inline script or style.
+inline constexpr std::string_view page_csp
+  = "default-src 'none'; script-src 'self'; style-src 'self'; "
+    "connect-src 'self'; img-src 'self'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'";
 
 /// The value of the `Allow` header for a route ("POST" or "GET, HEAD").
 std::string_view allowed_methods(route_id r) noexcept;

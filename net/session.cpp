@@ -515,9 +515,28 @@ private:
       case route_id::admin_reindex:
         handle_reindex();
         return;
+      case route_id::page:
+        handle_page();
+        return;
       case route_id::unknown:
         break;
     }
+  }
+
+  /// GET / and the page's assets: compiled-in bytes, sent with the CSP
+  /// (a read: a log line, no ledger row).
+  void handle_page() {
+    auto asset = find_page_asset(target_.path);
+    if (!asset) {
+      send_error(domain::make_error(domain::ec::not_found,
+                                    "no route for " + target_.path));
+      return;
+    }
+    log_read();
+    error_fields fields;
+    fields.emplace_back("Content-Security-Policy", page_csp);
+    write(http::status::ok, std::string{asset->body}, asset->content_type,
+          fields);
   }
 
   void handle_ask() {

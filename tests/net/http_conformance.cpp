@@ -190,7 +190,12 @@ BOOST_AUTO_TEST_CASE(absolute_form_targets_are_accepted) {
   auto stats = c.request("GET", "HTTP://example.test:8080/stats?since=1h");
   BOOST_REQUIRE(stats.has_value());
   BOOST_TEST(stats->status == 200);
-  check_error(c.request("GET", "http://example.test"), 404, "not_found");
+  // An empty path is "/": the page.
+  auto page = c.request("GET", "http://example.test");
+  BOOST_REQUIRE(page.has_value());
+  BOOST_TEST(page->status == 200);
+  BOOST_TEST(page->header("Content-Type") == "text/html; charset=utf-8");
+  check_error(c.request("GET", "http://example.test/nope"), 404, "not_found");
   check_error(c.request("GET", "ftp://example.test/health"), 400,
               "invalid_request");
   check_error(c.request("GET", "http:///health"), 400, "invalid_request");

@@ -103,7 +103,13 @@ BOOST_AUTO_TEST_CASE(routes) {
   BOOST_TEST((match_route("/runs/", id) == route_id::unknown));
   BOOST_TEST((match_route("/runs", id) == route_id::unknown));
   BOOST_TEST((match_route("/ask/", id) == route_id::unknown));
-  BOOST_TEST((match_route("/", id) == route_id::unknown));
+  BOOST_TEST((match_route("/", id) == route_id::page));
+  BOOST_TEST((match_route("/static/app.js", id) == route_id::page));
+  BOOST_TEST((match_route("/static/app.css", id) == route_id::page));
+  BOOST_TEST((match_route("/static/nope.js", id) == route_id::unknown));
+  BOOST_TEST((match_route("/static/", id) == route_id::unknown));
+  BOOST_TEST((match_route("/index.html", id) == route_id::unknown));
+  BOOST_TEST(allowed_methods(route_id::page) == "GET, HEAD");
   BOOST_TEST(allowed_methods(route_id::ask) == "POST");
   BOOST_TEST(allowed_methods(route_id::stats) == "GET, HEAD");
   BOOST_TEST(allowed_methods(route_id::runs) == "GET, HEAD");

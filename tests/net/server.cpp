@@ -121,7 +121,7 @@ BOOST_AUTO_TEST_CASE(invalid_body_is_400_with_issues) {
 BOOST_AUTO_TEST_CASE(unknown_routes_are_404) {
   running_server s;
   http_client c{s.port};
-  check_error(c.request("GET", "/"), 404, "not_found");
+  check_error(c.request("GET", "/static/nope.js"), 404, "not_found");
   check_error(c.request("GET", "/askx"), 404, "not_found");
   check_error(c.request("GET", "/runs/"), 404, "not_found");
   check_error(c.request("GET", "/runs/short"), 404, "not_found");
