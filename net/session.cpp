@@ -751,7 +751,9 @@ private:
                          std::chrono::steady_clock::now() - ctx_.start)
                          .count();
     // Masked like the log line: /runs serves the ledger's copy.
-    rec.question = domain::mask_secrets(domain::cut_utf8(ctx_.question, 200));
+    rec.question = domain::cut_utf8(ctx_.question, 200);
+    if (domain::may_hold_secret(rec.question)) // a copy only when needed
+      rec.question = domain::mask_secrets(rec.question);
     if (st != nullptr) {
       domain::record_outcome(rec, *st);
     } else if (ctx_.id_replaced) {
