@@ -1,5 +1,6 @@
 #include "domain/log_mask.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -110,44 +111,81 @@ bool word_at(std::string_view text, size_t at, std::string_view word,
 
 } // namespace
 
-bool may_hold_secret(std::string_view text) noexcept {
-  // The words of trigger() above, by first letter.
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80)
-      return true;
-    bool hit = false;
-    switch (lower(static_cast<char>(c))) {
-      case 'a':
-        hit = word_at(text, i, "authorization") || word_at(text, i, "akia")
-              || word_at(text, i, "asia") || word_at(text, i, "aiza");
-        break;
-      case 'b':
-        hit = word_at(text, i, "bearer") || word_at(text, i, "basic");
-        break;
-      case 'c': hit = word_at(text, i, "credential"); break;
-      case 'e': hit = word_at(text, i, "eyj"); break;
-      case 'g':
-        hit = word_at(text, i, "gh?_", "pousr")
-              || word_at(text, i, "github_pat_");
-        break;
-      case 'k': hit = word_at(text, i, "key"); break;
-      case 'p':
-        hit = word_at(text, i, "passw") || word_at(text, i, "pwd")
-              || word_at(text, i, "passphrase");
-        break;
-      case 's':
-        hit = word_at(text, i, "sk?", "-_") || word_at(text, i, "secret")
-              || word_at(text, i, "signature");
-        break;
-      case 't': hit = word_at(text, i, "token"); break;
-      case 'x': hit = word_at(text, i, "xox?-", "abpors"); break;
-      default: break;
-    }
-    if (hit)
-      return true;
+namespace {
+
+/// Every pair of bytes that may start a word of the switch below, as one
+/// bit per (first, second) byte: the first two letters of a word in either
+/// case, and any pair whose first byte is not ASCII (which may_hold_secret
+/// answers "maybe" for). Most positions of a text are ruled out with one
+/// look-up in this 8 KiB table instead of a call per candidate word.
+struct pair_table {
+  uint64_t bits[65536 / 64] = {};
+  constexpr pair_table() {
+    constexpr std::string_view starts[] = {
+      "au", "ak", "as", "ai", "be", "ba", "cr", "ey", "gh", "gi",
+      "ke", "pa", "pw", "sk", "se", "si", "to", "xo"};
+    for (auto s : starts)
+      for (int upper_a = 0; upper_a < 2; ++upper_a)
+        for (int upper_b = 0; upper_b < 2; ++upper_b)
+          set(static_cast<unsigned char>(s[0] - 32 * upper_a),
+              static_cast<unsigned char>(s[1] - 32 * upper_b));
+    for (unsigned a = 0x80; a < 0x100; ++a)
+      for (unsigned b = 0; b < 0x100; ++b)
+        set(static_cast<unsigned char>(a), static_cast<unsigned char>(b));
   }
-  return false;
+  constexpr void set(unsigned char a, unsigned char b) {
+    unsigned i = (unsigned{a} << 8) | b;
+    bits[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  constexpr bool may_start(unsigned char a, unsigned char b) const {
+    unsigned i = (unsigned{a} << 8) | b;
+    return ((bits[i / 64] >> (i % 64)) & 1u) != 0;
+  }
+};
+inline constexpr pair_table pairs{};
+
+/// The word of trigger() that starts at `i` (whose first two letters passed
+/// `pairs`), if any.
+bool word_starts_at(std::string_view text, size_t i) noexcept {
+  switch (lower(text[i])) {
+    case 'a':
+      return word_at(text, i, "authorization") || word_at(text, i, "akia")
+             || word_at(text, i, "asia") || word_at(text, i, "aiza");
+    case 'b':
+      return word_at(text, i, "bearer") || word_at(text, i, "basic");
+    case 'c': return word_at(text, i, "credential");
+    case 'e': return word_at(text, i, "eyj");
+    case 'g':
+      return word_at(text, i, "gh?_", "pousr")
+             || word_at(text, i, "github_pat_");
+    case 'k': return word_at(text, i, "key");
+    case 'p':
+      return word_at(text, i, "passw") || word_at(text, i, "pwd")
+             || word_at(text, i, "passphrase");
+    case 's':
+      return word_at(text, i, "sk?", "-_") || word_at(text, i, "secret")
+             || word_at(text, i, "signature");
+    case 't': return word_at(text, i, "token");
+    case 'x': return word_at(text, i, "xox?-", "abpors");
+    default: return false;
+  }
+}
+
+} // namespace
+
+bool may_hold_secret(std::string_view text) noexcept {
+  // The words of trigger() above. Each is at least three bytes long, so a
+  // position needs a next byte to start one; the last byte only counts
+  // when it is not ASCII.
+  if (text.empty())
+    return false;
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  const size_t last = text.size() - 1;
+  for (size_t i = 0; i < last; ++i)
+    if (pairs.may_start(byte(i), byte(i + 1))
+        && (byte(i) >= 0x80 || word_starts_at(text, i)))
+      return true;
+  return byte(last) >= 0x80;
 }
 
 std::string mask_secrets(std::string_view text) {

@@ -1,6 +1,7 @@
 #include "domain/log_mask.hpp"
 
 #include <cctype>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,6 +109,52 @@ BOOST_AUTO_TEST_CASE(the_prefilter_passes_every_secret_word) {
         "refused", "guard_input", "What is the weather in Lisbon tomorrow?",
         "", "sk", "ke", "gh_x", "xox-", "pass word"})
     BOOST_TEST(!may_hold_secret(text), text);
+}
+
+BOOST_AUTO_TEST_CASE(the_prefilter_agrees_with_a_plain_search) {
+  // may_hold_secret skips most positions with a table of two-letter starts;
+  // over random texts made of the words' letters (and a few others) it must
+  // answer exactly as a plain search for every word would.
+  const std::vector<std::pair<std::string, std::string>> words = {
+    {"authorization", ""}, {"akia", ""}, {"asia", ""}, {"aiza", ""},
+    {"bearer", ""}, {"basic", ""}, {"credential", ""}, {"eyj", ""},
+    {"gh?_", "pousr"}, {"github_pat_", ""}, {"key", ""}, {"passw", ""},
+    {"pwd", ""}, {"passphrase", ""}, {"sk?", "-_"}, {"secret", ""},
+    {"signature", ""}, {"token", ""}, {"xox?-", "abpors"}};
+  auto reference = [&](const std::string& text) {
+    std::string low;
+    for (char c : text) {
+      if (static_cast<unsigned char>(c) >= 0x80)
+        return true;
+      low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    for (size_t at = 0; at < low.size(); ++at)
+      for (const auto& [w, any] : words) {
+        if (low.size() - at < w.size())
+          continue;
+        bool ok = true;
+        for (size_t i = 0; ok && i < w.size(); ++i)
+          ok = w[i] == '?' ? any.find(low[at + i]) != std::string::npos
+                           : low[at + i] == w[i];
+        if (ok)
+          return true;
+      }
+    return false;
+  };
+  const std::string alphabet = "aAbBcdeEgGhiIjkKoprsStuwWxyYz_- .\x80";
+  uint32_t seed = 12345;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  size_t positives = 0;
+  for (int n = 0; n < 50000; ++n) {
+    std::string text;
+    size_t len = next() % 9;
+    for (size_t i = 0; i < len; ++i)
+      text += alphabet[(next() >> 8) % alphabet.size()];
+    bool want = reference(text);
+    positives += want;
+    BOOST_TEST(may_hold_secret(text) == want, text);
+  }
+  BOOST_TEST(positives > 500u); // the texts do reach the words
 }
 
 BOOST_AUTO_TEST_SUITE_END()
