@@ -80,7 +80,14 @@
 
   async function ask(question) {
     question = question.trim();
-    if (question.length < 3) return;
+    if (question.length < 3) {
+      // The server would answer 400; say so here without asking.
+      clearResult();
+      const p = el('p', 'error', 'A question needs at least 3 characters.');
+      p.id = 'error';
+      append(result, p);
+      return;
+    }
     const url = new URL(window.location.href);
     url.searchParams.set('q', question);
     window.history.replaceState(null, '', url.pathname + url.search);
@@ -130,6 +137,14 @@
     append(box,
       append(el('p'), el('span', 'status status-error', 'error ' + code)),
       el('p', 'error', (body && body.error ? body.error + ': ' : '') + (body && body.message ? body.message : '')));
+    // A 400 names each field that failed validation and why.
+    if (body && Array.isArray(body.issues) && body.issues.length) {
+      const list = el('ul', 'issues');
+      list.id = 'issues';
+      for (const i of body.issues)
+        append(list, el('li', 'issue', String(i && i.path || '(body)') + ': ' + String(i && i.message || '')));
+      append(box, list);
+    }
     if (body && body.requestId) append(box, field('Request id', body.requestId));
     append(result, box);
   }

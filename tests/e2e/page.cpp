@@ -192,4 +192,28 @@ BOOST_AUTO_TEST_CASE(html_in_a_question_stays_text) {
   BOOST_TEST(contains(dom, "id=\"status\">"));
 }
 
+BOOST_AUTO_TEST_CASE(errors_are_shown_with_their_code_and_issues) {
+  // 422: the scripted provider has no fixture for this question.
+  auto dom = open("What colour is the moon on Tuesdays?");
+  BOOST_TEST(contains(dom, "<span class=\"status status-error\">error 422</span>"));
+  BOOST_TEST(contains(dom, "fixture_missing: the scripted provider has no "
+                           "fixture for prompt 'router'"));
+  BOOST_TEST(std::regex_search(
+    dom, std::regex{R"(<strong>Request id: </strong>[0-9a-f]{8}-)"}));
+  BOOST_TEST(!contains(dom, "id=\"status\""));
+  // 400: the input box holds at most 500 characters, a deep link more;
+  // the server's issue (which field, and why) is listed.
+  dom = open(std::string(501, 'a'));
+  BOOST_TEST(contains(dom, "<span class=\"status status-error\">error 400</span>"));
+  BOOST_TEST(contains(dom, "invalid_request: request body failed validation"));
+  BOOST_TEST(contains(dom, "<li class=\"issue\">question: must be at most 500 "
+                           "characters, got 501</li>"));
+  // Too short to ask: said on the page, with no request.
+  dom = open("hi");
+  BOOST_TEST(contains(
+    dom, "<p class=\"error\" id=\"error\">A question needs at least 3 "
+         "characters.</p>"));
+  BOOST_TEST(!contains(dom, "error 400"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
