@@ -296,6 +296,12 @@ outcome<ask_request> parse_ask_body(std::string_view body,
                                    + std::string{kind_name(root)}});
     return e;
   }
+  // Two members with one name would be read as the last by us and perhaps
+  // as the first by whatever sits in front of us (a proxy, a filter).
+  if (auto dup = duplicate_member(body)) {
+    e.issues.push_back(issue{*dup, "appears more than once"});
+    return e;
+  }
   const auto& obj = root.get_object();
   ask_request req;
   for (const auto& kv : obj) {

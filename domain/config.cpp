@@ -15,8 +15,9 @@
 
 #include <boost/json.hpp>
 
-#include "domain/embedded.hpp"
 #include "domain/build_info.hpp"
+#include "domain/embedded.hpp"
+#include "domain/json_text.hpp"
 
 extern char** environ;
 
@@ -369,6 +370,9 @@ error apply_json(std::string_view text, std::string_view origin,
                    + ")");
   if (!doc.is_object())
     return invalid(std::string{origin} + ": the top level must be an object");
+  if (auto dup = duplicate_member(text)) // the parser kept the last silently
+    return invalid(std::string{origin} + ": key '" + *dup
+                   + "' appears more than once");
   std::function<error(const json::object&, const std::string&)> walk;
   walk = [&](const json::object& obj, const std::string& prefix) -> error {
     for (auto& [k, v] : obj) {

@@ -9,6 +9,9 @@
 #include <cmath>
 #include <string_view>
 #include <system_error>
+#include <vector>
+
+#include <boost/json/parse.hpp>
 
 namespace candor::domain {
 
@@ -207,6 +210,92 @@ void json_text_writer::integer(int64_t x) {
 void json_text_writer::real(double x) {
   separate();
   append_double(out_, x);
+}
+
+} // namespace candor::domain
+
+namespace candor::domain {
+
+std::optional<std::string> duplicate_member(std::string_view text) {
+  struct frame {
+    bool object;
+    std::string path;
+    std::vector<std::string> names; // objects: the names seen so far
+    size_t index = 0;               // arrays: the current element
+    bool expect_name = true;        // objects: the next string is a name
+  };
+  std::vector<frame> stack;
+  std::string last_name;
+  auto child_path = [&]() -> std::string {
+    if (stack.empty())
+      return {};
+    const auto& top = stack.back();
+    if (top.object)
+      return top.path.empty() ? last_name : top.path + "." + last_name;
+    return top.path + "[" + std::to_string(top.index) + "]";
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    switch (c) {
+      case '{':
+      case '[': {
+        auto path = child_path();
+        stack.push_back(frame{c == '{', std::move(path), {}});
+        break;
+      }
+      case '}':
+      case ']':
+        if (!stack.empty())
+          stack.pop_back();
+        break;
+      case ',':
+        if (!stack.empty()) {
+          if (stack.back().object)
+            stack.back().expect_name = true;
+          else
+            ++stack.back().index;
+        }
+        break;
+      case ':':
+        if (!stack.empty())
+          stack.back().expect_name = false;
+        break;
+      case '"': {
+        size_t start = i++;
+        bool escaped = false;
+        for (; i < text.size() && text[i] != '"'; ++i)
+          if (text[i] == '\\') {
+            escaped = true;
+            ++i;
+          }
+        if (stack.empty() || !stack.back().object
+            || !stack.back().expect_name)
+          break;
+        auto token = text.substr(start, i + 1 - start);
+        std::string name;
+        if (!escaped) {
+          name.assign(token.substr(1, token.size() - 2));
+        } else {
+          boost::system::error_code ec;
+          auto v = boost::json::parse(token, ec);
+          if (ec || !v.is_string())
+            return std::nullopt; // not valid JSON: the parser says so
+          name.assign(v.get_string().data(), v.get_string().size());
+        }
+        auto& names = stack.back().names;
+        for (const auto& n : names)
+          if (n == name) {
+            last_name = std::move(name);
+            return child_path();
+          }
+        names.push_back(name);
+        last_name = std::move(name);
+        break;
+      }
+      default: break; // white space, numbers, true, false, null
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace candor::domain

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +29,16 @@ void append_json(std::string& out, const boost::json::array& a);
 std::string json_text(const boost::json::value& v);
 std::string json_text(const boost::json::object& o);
 std::string json_text(const boost::json::array& a);
+
+/// The path of the first member name that appears twice in one object of
+/// `text`, which must be valid JSON (parse it first): "question",
+/// "http.port", "items[2].name"; nothing when every name is unique.
+/// Boost.JSON 1.81 keeps the last of duplicate members without a word, so
+/// `{"question":"a","question":"b"}` would be read as "b" by candor and
+/// perhaps as "a" by a proxy in front of it: input with duplicates is
+/// refused instead. Names are compared after unescaping (`"a"` and
+/// `"\u0061"` are the same name).
+std::optional<std::string> duplicate_member(std::string_view text);
 
 /// Writes JSON text straight into a string, for a body that would
 /// otherwise be built as a boost::json value only to be written out (the

@@ -288,4 +288,21 @@ BOOST_AUTO_TEST_CASE(ranges_print_numbers_without_trailing_zeros) {
   BOOST_CHECK(cfg.err().message.find(".000000") == std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_key_given_twice_is_refused_by_name) {
+  // The JSON parser keeps the last of two members silently; a config file
+  // that sets a key twice is a mistake worth a message.
+  auto file = temp_file(R"({"http": {"port": 8081, "threads": 2, "port": 9090}})");
+  auto cfg = load({}, {}, file);
+  BOOST_REQUIRE(!cfg);
+  BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
+  BOOST_CHECK_MESSAGE(cfg.err().message.find("'http.port' appears more than once")
+                        != std::string::npos,
+                      cfg.err().message);
+  std::remove(file.c_str());
+  // The same name in two objects is two keys.
+  file = temp_file(R"({"http": {"port": 8081}, "llm": {"model": "m"}})");
+  BOOST_CHECK(load({}, {}, file));
+  std::remove(file.c_str());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -146,4 +146,32 @@ BOOST_AUTO_TEST_CASE(summed_costs_print_without_float_noise) {
   BOOST_TEST(candor::domain::round_usd(5.3849999999e-06) == 5.385e-06);
 }
 
+BOOST_AUTO_TEST_CASE(duplicate_members_are_found_with_their_path) {
+  auto dup = [](std::string_view text) {
+    // Only valid JSON is ever passed in.
+    boost::system::error_code ec;
+    boost::json::parse(text, ec);
+    BOOST_REQUIRE_MESSAGE(!ec, text);
+    return candor::domain::duplicate_member(text).value_or("(none)");
+  };
+  BOOST_TEST(dup(R"({})") == "(none)");
+  BOOST_TEST(dup(R"([1, {"a": 1}, {"a": 2}])") == "(none)");
+  BOOST_TEST(dup(R"({"a": 1, "b": {"a": 2}, "c": [{"a": 3}]})") == "(none)");
+  // Braces, quotes, colons and commas inside strings are text.
+  BOOST_TEST(dup(R"({"a": "x\"y, \"a\": {", "b": "}", "c": "[\"a\"]"})")
+             == "(none)");
+  BOOST_TEST(dup(R"({"a": 1, "a": 2})") == "a");
+  BOOST_TEST(dup(R"({"http": {"port": 1, "threads": 2, "port": 3}})")
+             == "http.port");
+  BOOST_TEST(dup(R"({"items": [{"n": 1}, {"n": 2, "m": 0, "n": 3}]})")
+             == "items[1].n");
+  BOOST_TEST(dup(R"([[0], [1, {"x": {"y": 1, "y": 2}}]])") == "[1][1].x.y");
+  // Names are compared unescaped; an escaped backslash ends no string.
+  BOOST_TEST(dup(R"({"a": 1, "\u0061": 2})") == "a");
+  BOOST_TEST(dup(R"({"a\\": 1, "a\u005c": 2})") == "a\\");
+  BOOST_TEST(dup(R"({"a\\": 1, "a": 2})") == "(none)");
+  // The first duplicate in text order is named.
+  BOOST_TEST(dup(R"({"b": {"c": 1, "c": 2}, "b": 3})") == "b.c");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
