@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "domain/json_text.hpp"
 #include "domain/text.hpp"
 
 namespace candor::data {
@@ -47,6 +48,8 @@ domain::outcome<fixture_store> fixture_store::load(const std::string& dir) {
     auto doc = json::parse(ss.str(), jec);
     if (jec)
       return bad(where, "not valid JSON (" + jec.message() + ")");
+    if (auto dup = domain::duplicate_member(ss.str()))
+      return bad(where, "'" + *dup + "' appears more than once");
     if (!doc.is_object() || !doc.as_object().contains("entries")
         || !doc.at("entries").is_array())
       return bad(where, "expected an object with an 'entries' array");

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "domain/build_info.hpp"
+#include "domain/json_text.hpp"
 #include "eval/layer_matrix.hpp"
 
 namespace candor::eval {
@@ -241,6 +242,8 @@ domain::outcome<attack_set> parse_attacks(std::string_view text) {
   auto doc = json::parse(text, ec);
   if (ec)
     return invalid("attack set: not JSON: " + ec.message());
+  if (auto dup = domain::duplicate_member(text))
+    return invalid("attack set: '" + *dup + "' appears more than once");
   auto* root = doc.if_object();
   if (root == nullptr)
     return invalid("attack set: not a JSON object");

@@ -11,6 +11,7 @@
 #include "actors/app.hpp"
 #include "data/sqlite.hpp"
 #include "domain/build_info.hpp"
+#include "domain/json_text.hpp"
 #include "domain/records.hpp"
 
 namespace candor::eval {
@@ -155,6 +156,8 @@ domain::outcome<threshold_map> parse_thresholds(std::string_view text,
   auto doc = json::parse(text, jec);
   if (jec)
     return bad_thresholds("not valid JSON (" + jec.message() + ")");
+  if (auto dup = domain::duplicate_member(text))
+    return bad_thresholds("'" + *dup + "' appears more than once");
   if (!doc.is_object())
     return bad_thresholds("expected an object");
   auto* p = doc.as_object().if_contains(profile);

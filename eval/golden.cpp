@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "domain/build_info.hpp"
+#include "domain/json_text.hpp"
 
 namespace candor::eval {
 
@@ -125,6 +126,8 @@ domain::outcome<golden_set> parse_golden_set(std::string_view text) {
   auto doc = json::parse(text, jec);
   if (jec)
     return bad("file", "not valid JSON (" + jec.message() + ")");
+  if (auto dup = domain::duplicate_member(text))
+    return bad("file", "'" + *dup + "' appears more than once");
   if (!doc.is_object())
     return bad("file", "expected an object");
   auto& root = doc.as_object();

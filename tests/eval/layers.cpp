@@ -182,6 +182,8 @@ BOOST_AUTO_TEST_CASE(attack_files_are_validated) {
         "unknown kind");
   fails(with("\"write\": false", "\"write\": \"no\""), "write");
   fails(with("\"description\": \"x\"", "\"note\": \"x\""), "unknown field");
+  fails(with("\"write\": false", "\"write\": false, \"write\": true"),
+        "'attacks[0].write' appears more than once");
   fails(with("\"field\": \"followUp\"", "\"field\": \"footer\""), "field");
   fails(with("\"kind\": \"direct\"", "\"kind\": \"indirect\""), "payload");
   fails("[]", "not a JSON object");
