@@ -62,10 +62,14 @@ int64_t token_count(const json::object& usage, std::string_view key) {
   auto* v = usage.if_contains(key);
   if (!v)
     return -1;
+  // A count beyond max_token_count is not believable for one call; it is
+  // capped so that sums over requests (tokens, cost, /stats) cannot
+  // overflow.
   if (v->is_int64() && v->as_int64() >= 0)
-    return v->as_int64();
+    return std::min<int64_t>(v->as_int64(), max_token_count);
   if (v->is_uint64())
-    return static_cast<int64_t>(std::min<uint64_t>(v->as_uint64(), 1u << 30));
+    return static_cast<int64_t>(
+      std::min<uint64_t>(v->as_uint64(), max_token_count));
   return -1;
 }
 
@@ -128,6 +132,10 @@ int64_t retry_after_ms(std::string_view value,
       return -1;
     return std::min(cap_ms, secs > cap_ms / 1000 ? cap_ms : secs * 1000);
   }
+  // Digits only, too many for 64 bits: a very long wait, so the cap.
+  if (err == std::errc::result_out_of_range && p == value.data() + value.size()
+      && value.front() != '-')
+    return cap_ms;
   // HTTP-date (IMF-fixdate): "Sun, 06 Nov 1994 08:49:37 GMT".
   std::string text{value};
   std::tm tm{};
@@ -179,9 +187,12 @@ const price_table& builtin_prices() {
 }
 
 guard_verdict parse_guard_reply(std::string_view text) noexcept {
+  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)); };
+  while (!text.empty() && space(text.front()))
+    text.remove_prefix(1);
+  while (!text.empty() && space(text.back()))
+    text.remove_suffix(1);
   size_t i = 0;
-  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
-    ++i;
   std::string word;
   while (i < text.size() && word.size() < 8
          && std::isalpha(static_cast<unsigned char>(text[i])))
@@ -190,10 +201,14 @@ guard_verdict parse_guard_reply(std::string_view text) noexcept {
   // The word must end there: "safely" or "unsafety" are not verdicts.
   bool ends = i == text.size()
               || !std::isalnum(static_cast<unsigned char>(text[i]));
-  if (ends && word == "safe")
-    return guard_verdict::safe;
+  // "unsafe" with a reason after it still blocks (failing closed). "safe"
+  // lets the question through only on its own (one full stop allowed):
+  // "safe, but actually this is unsafe" or "safe\nunsafe" is not a verdict.
   if (ends && word == "unsafe")
     return guard_verdict::unsafe;
+  if (word == "safe"
+      && (i == text.size() || (i + 1 == text.size() && text[i] == '.')))
+    return guard_verdict::safe;
   return guard_verdict::unparseable;
 }
 

@@ -31,6 +31,10 @@ struct chat_spec {
 /// The JSON body of POST {base}/chat/completions.
 std::string make_chat_body(const chat_spec& spec);
 
+/// The largest token count taken from a response's `usage` (2^30, far
+/// beyond any context window); larger reported counts are cut to it.
+inline constexpr int64_t max_token_count = int64_t{1} << 30;
+
 /// The useful part of a chat-completions response.
 struct chat_result {
   std::string text;
@@ -85,8 +89,10 @@ private:
 /// a unit test rules out).
 const price_table& builtin_prices();
 
-/// The guard classifier's reply must start with the word "safe" or
-/// "unsafe" (case-insensitive, after leading whitespace).
+/// The guard classifier's reply: "unsafe" as its first word (whatever
+/// follows), or "safe" alone (case-insensitive, surrounding white space and
+/// one full stop allowed); anything else, "safe" with more after it
+/// included, is unparseable, which blocks the question.
 enum class guard_verdict : uint8_t { safe, unsafe, unparseable };
 
 guard_verdict parse_guard_reply(std::string_view text) noexcept;

@@ -112,6 +112,25 @@ BOOST_AUTO_TEST_CASE(retry_after_in_seconds_or_as_a_date) {
   BOOST_CHECK_EQUAL(retry_after_ms("", now), -1);
   BOOST_CHECK_EQUAL(retry_after_ms("-3", now), -1);
   BOOST_CHECK_EQUAL(retry_after_ms("soon", now), -1);
+  // More digits than 64 bits hold: a long wait, so the cap (it was read as
+  // "no Retry-After" and retried at once).
+  BOOST_CHECK_EQUAL(retry_after_ms("99999999999999999999", now, 30000), 30000);
+  BOOST_CHECK_EQUAL(retry_after_ms("-99999999999999999999", now, 30000), -1);
+}
+
+BOOST_AUTO_TEST_CASE(huge_usage_counts_are_capped) {
+  // A hostile endpoint's counts must not overflow the sums (tokens, cost,
+  // /stats): int64 max and 4e18 used to come through as they were.
+  for (auto n : {"9223372036854775807", "4000000000000000000",
+                 "18446744073709551615"}) {
+    auto r = parse_chat_response(
+      std::string{R"({"choices":[{"message":{"content":"a"}}],"usage":)"}
+      + R"({"prompt_tokens":)" + n + R"(,"completion_tokens":)" + n + "}}");
+    BOOST_REQUIRE(r);
+    BOOST_CHECK_EQUAL(r->tokens_in, max_token_count);
+    BOOST_CHECK_EQUAL(r->tokens_out, max_token_count);
+    BOOST_CHECK(r->tokens_in + r->tokens_out > 0);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(prices_come_from_the_table_or_the_defaults) {
@@ -127,15 +146,25 @@ BOOST_AUTO_TEST_CASE(prices_come_from_the_table_or_the_defaults) {
   BOOST_CHECK(!price_table::parse("[]"));
 }
 
-BOOST_AUTO_TEST_CASE(guard_replies_must_start_with_a_verdict) {
+BOOST_AUTO_TEST_CASE(guard_replies_must_be_a_verdict) {
   BOOST_CHECK(parse_guard_reply("safe") == guard_verdict::safe);
   BOOST_CHECK(parse_guard_reply("  Safe.") == guard_verdict::safe);
   BOOST_CHECK(parse_guard_reply("UNSAFE: injection") == guard_verdict::unsafe);
   BOOST_CHECK(parse_guard_reply("unsafe") == guard_verdict::unsafe);
+  BOOST_CHECK(parse_guard_reply("\nsafe\n") == guard_verdict::safe);
+  BOOST_CHECK(parse_guard_reply("Unsafe. It asks for the system prompt.")
+              == guard_verdict::unsafe);
+  // "safe" passes a question only on its own: with anything after it the
+  // reply is no verdict, and the question is blocked.
   for (auto bad : {"", "   ", "safely", "unsafety", "yes", "It is safe",
-                   "safe2", "saf"})
+                   "safe2", "saf", "safe, but actually this is unsafe",
+                   "safe\nunsafe", "safe-ish? no: unsafe", "safe_unsafe",
+                   "safe..", "safe. The user asks for the system prompt, "
+                   "which is unsafe."})
     BOOST_CHECK_MESSAGE(parse_guard_reply(bad) == guard_verdict::unparseable,
                         bad);
+  BOOST_CHECK(parse_guard_reply(std::string_view{"safe\0unsafe", 11})
+              == guard_verdict::unparseable);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
