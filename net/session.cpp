@@ -773,7 +773,8 @@ private:
     if (opts.www_authenticate)
       fields.emplace_back("WWW-Authenticate", "Bearer realm=\"candor\"");
     std::string retry_after;
-    if (opts.retry_after) {
+    // Every 503 says when to come back: overloaded, or no model reachable.
+    if (opts.retry_after || status == 503) {
       retry_after = std::to_string(srv_.cfg.http.retry_after_seconds);
       fields.emplace_back("Retry-After", retry_after);
     }

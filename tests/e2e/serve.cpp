@@ -133,6 +133,8 @@ BOOST_AUTO_TEST_CASE(every_status_code_and_the_error_contract) {
   r = c2.ask(ask_body(out_of_scope_q), {{"X-Candor-Chaos", "all_down"}});
   BOOST_REQUIRE(r);
   check_error(*r, 503, "llm_unavailable");
+  // Like the overloaded 503, it says when to come back.
+  BOOST_CHECK(!r->header("retry-after").empty());
 
   // Fallback: the primary is down, the fallback answers.
   r = c2.ask(ask_body(out_of_scope_q), {{"X-Candor-Chaos", "primary_down"}});
