@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "domain/json_text.hpp"
 #include "domain/records.hpp"
 #include "domain/reply_json.hpp"
 #include "domain/text.hpp"
@@ -17,18 +18,37 @@ error parse_failed(std::string what) {
 
 } // namespace
 
+std::string_view unfence_reply(std::string_view text) {
+  text = trim_ascii(text);
+  if (text.substr(0, 3) != "```" || text.size() < 6
+      || text.substr(text.size() - 3) != "```")
+    return text;
+  auto nl = text.find('\n');
+  if (nl == std::string_view::npos)
+    return text;
+  return trim_ascii(text.substr(nl + 1, text.size() - 3 - nl - 1));
+}
+
 outcome<boost::json::object> parse_reply_object(std::string_view text,
                                                 size_t max_bytes) {
   if (text.size() > max_bytes)
     return parse_failed("reply is longer than " + std::to_string(max_bytes)
                         + " bytes");
+  text = unfence_reply(text);
   boost::system::error_code jec;
   auto v = boost::json::parse(text, jec);
   if (jec)
     return parse_failed("reply is not valid JSON: " + jec.message());
   if (!v.is_object())
     return parse_failed("reply must be a JSON object");
+  if (auto dup = duplicate_member(text))
+    return parse_failed("field '" + cut_utf8(*dup, 40)
+                        + "' appears more than once");
   return std::move(v.as_object());
+}
+
+std::string unknown_field(std::string_view name) {
+  return "unknown field '" + cut_utf8(std::string{name}, 40) + "'; ";
 }
 
 outcome<router_decision> parse_router_reply(std::string_view text) {
@@ -40,7 +60,7 @@ outcome<router_decision> parse_router_reply(std::string_view text) {
   router_decision out;
   for (auto& kv : o)
     if (kv.key() != "route" && kv.key() != "reason")
-      problems += "unknown field '" + std::string{kv.key()} + "'; ";
+      problems += unknown_field(kv.key());
   if (auto* r = o.if_contains("route"); r && r->is_string()) {
     out.route = parse_route(r->as_string());
     if (out.route == route_kind::none)
@@ -73,8 +93,7 @@ outcome<rag_reply> parse_rag_reply(std::string_view text) {
   for (auto& kv : o)
     if (kv.key() != "refused" && kv.key() != "confident"
         && kv.key() != "answer" && kv.key() != "citedChunkIds")
-      problems += "unknown field '" + std::string{kv.key()}.substr(0, 40)
-                  + "'; ";
+      problems += unknown_field(kv.key());
   auto flag = [&](const char* name, bool& dst) {
     if (auto* f = o.if_contains(name); f && f->is_bool())
       dst = f->as_bool();

@@ -14,18 +14,6 @@ error parse_failed(std::string what) {
   return reply_parse_failed(std::move(what));
 }
 
-/// Drops a surrounding Markdown code fence (```json ... ```).
-std::string_view unfence(std::string_view text) {
-  text = trim_ascii(text);
-  if (text.substr(0, 3) != "```" || text.size() < 6
-      || text.substr(text.size() - 3) != "```")
-    return text;
-  auto nl = text.find('\n');
-  if (nl == std::string_view::npos)
-    return text;
-  return trim_ascii(text.substr(nl + 1, text.size() - 3 - nl - 1));
-}
-
 /// Reads `followUps`; `min` is the fewest required when present.
 void read_follow_ups(const boost::json::object& o, size_t min, bool required,
                      std::vector<std::string>& out, std::string& problems) {
@@ -72,7 +60,7 @@ error finish_problems(std::string& problems) {
 } // namespace
 
 outcome<sql_reply> parse_sql_reply(std::string_view text) {
-  text = unfence(text);
+  text = unfence_reply(text);
   sql_reply out;
   if (text == no_answer_sentinel) {
     out.abstained = true;
@@ -84,7 +72,7 @@ outcome<sql_reply> parse_sql_reply(std::string_view text) {
   std::string problems;
   for (auto& kv : *o)
     if (kv.key() != "sql" && kv.key() != "followUps")
-      problems += "unknown field '" + std::string{kv.key()} + "'; ";
+      problems += unknown_field(kv.key());
   if (auto* s = o->if_contains("sql"); s && s->is_string()) {
     std::string_view sql = trim_ascii(std::string_view{s->as_string()});
     if (sql == no_answer_sentinel)
@@ -108,14 +96,14 @@ outcome<sql_reply> parse_sql_reply(std::string_view text) {
 }
 
 outcome<sql_answer_reply> parse_sql_answer_reply(std::string_view text) {
-  auto o = parse_object(unfence(text));
+  auto o = parse_object(unfence_reply(text));
   if (!o)
     return o.err();
   std::string problems;
   sql_answer_reply out;
   for (auto& kv : *o)
     if (kv.key() != "answer" && kv.key() != "followUps")
-      problems += "unknown field '" + std::string{kv.key()} + "'; ";
+      problems += unknown_field(kv.key());
   if (auto* a = o->if_contains("answer"); a && a->is_string()) {
     out.answer = std::string{trim_ascii(std::string_view{a->as_string()})};
     auto n = count_code_points(out.answer);

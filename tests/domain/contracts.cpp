@@ -31,6 +31,44 @@ BOOST_AUTO_TEST_CASE(invalid_router_replies_list_their_problems) {
   BOOST_REQUIRE(!r);
 }
 
+BOOST_AUTO_TEST_CASE(a_fenced_reply_is_read_like_the_sql_replies) {
+  // Models wrap JSON in a Markdown fence even when asked not to; the SQL
+  // parsers already read through it, the router re-asked.
+  auto r = parse_router_reply(
+    "```json\n{\"route\":\"docs\",\"reason\":\"asks about returns\"}\n```\n");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK(r->route == route_kind::docs);
+  auto rag = parse_rag_reply("```\n{\"refused\":true,\"confident\":false,"
+                             "\"answer\":\"\",\"citedChunkIds\":[]}\n```");
+  BOOST_CHECK(rag);
+}
+
+BOOST_AUTO_TEST_CASE(a_field_given_twice_is_no_decision) {
+  // The JSON parser keeps the last "route"; a reader keeping the first
+  // would see another decision. The reply is re-asked instead.
+  auto r = parse_router_reply(
+    R"({"route":"out_of_scope","route":"data","reason":"dup keys here"})");
+  BOOST_REQUIRE(!r);
+  BOOST_CHECK_EQUAL(r.err().code, ec::llm_parse_failed);
+  BOOST_CHECK_EQUAL(r.err().message, "field 'route' appears more than once");
+  auto rag = parse_rag_reply(R"({"refused":true,"confident":false,"answer":"",)"
+                             R"("citedChunkIds":[],"refused":false})");
+  BOOST_REQUIRE(!rag);
+  BOOST_CHECK_EQUAL(rag.err().message,
+                    "field 'refused' appears more than once");
+}
+
+BOOST_AUTO_TEST_CASE(unknown_field_names_are_cut_for_the_re_ask) {
+  // The problems go back to the model in the re-ask: a 39 KB key was sent
+  // back whole.
+  std::string key(39000, 'k');
+  auto r = parse_router_reply(R"({"route":"docs","reason":"fine",")" + key
+                              + R"(":1})");
+  BOOST_REQUIRE(!r);
+  BOOST_CHECK_EQUAL(r.err().message,
+                    "unknown field '" + std::string(40, 'k') + "'");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(domain_rag_contract)
