@@ -47,6 +47,8 @@ void release_slot(self_ptr self) {
 void fail(self_ptr self, domain::error err) {
   release_slot(self);
   store_trace(self);
+  if (const auto& sp = self->state.spent; sp.llm_calls > 0 || !sp.route.empty())
+    err.spent = sp;
   if (auto respond = std::move(self->state.respond))
     respond(std::move(err));
   self->quit();
@@ -78,6 +80,12 @@ void on_reply(self_ptr self, node n, clock::time_point t0, ask_box next) {
   auto& s = self->state;
   s.st = std::move(next);
   s.trace.push_back({n, domain::step_outcome(n, *s.st), micros_since(t0)});
+  const auto& st = *s.st;
+  if (st.route != domain::route_kind::none)
+    s.spent.route = std::string{domain::to_string(st.route)};
+  s.spent.llm_calls = st.usage.calls;
+  s.spent.tokens = st.usage.tokens_in + st.usage.tokens_out;
+  s.spent.cost_usd = st.usage.cost_usd;
   dispatch(self, s.g->edge(n, *s.st));
 }
 

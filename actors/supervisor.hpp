@@ -83,6 +83,9 @@ struct supervisor_state {
   /// What the response's meta reports (shared by every request).
   std::shared_ptr<const domain::service_info> info;
   std::vector<domain::trace_entry> trace;
+  /// Route and usage as of the last node that answered, for the ledger row
+  /// of a request that then fails (the state is with the failing node).
+  domain::spent_so_far spent;
   ask_responder respond;
   deadline_slot_ptr slot;
   int32_t steps = 0;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -57,11 +58,23 @@ typename Inspector::result_type inspect(Inspector& f, issue& x) {
   return f(x.path, x.message);
 }
 
+/// What a request had spent when it ended in an HTTP error (a 504 after the
+/// router answered, say): the route chosen and the model calls answered
+/// until then, so that its ledger row agrees with its model-call rows.
+struct spent_so_far {
+  std::string route; ///< empty: none chosen
+  int64_t llm_calls = 0;
+  int64_t tokens = 0;
+  double cost_usd = 0;
+};
+
 /// An error as a value: code, human message, optional validation issues.
 struct error {
   ec code = ec::none;
   std::string message;
   std::vector<issue> issues;
+  /// Set by the request's supervisor; stays in this process (not inspected).
+  std::optional<spent_so_far> spent;
 
   explicit operator bool() const noexcept { return code != ec::none; }
 };
@@ -72,7 +85,7 @@ typename Inspector::result_type inspect(Inspector& f, error& x) {
 }
 
 inline error make_error(ec code, std::string message) {
-  return error{code, std::move(message), {}};
+  return error{code, std::move(message), {}, std::nullopt};
 }
 
 /// Either a value or an error. Small on purpose: no exceptions as API.

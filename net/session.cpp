@@ -718,11 +718,19 @@ private:
 
   /// One ledger row per /ask and per HTTP error.
   void record(int status, const domain::ask_state* st,
-              std::string_view error) {
+              std::string_view error,
+              const domain::spent_so_far* spent = nullptr) {
     if (ctx_.recorded)
       return;
     ctx_.recorded = true;
-    srv_.svc.completed(make_record(status, st, error));
+    auto rec = make_record(status, st, error);
+    if (spent != nullptr) {
+      rec.route = spent->route;
+      rec.llm_calls = static_cast<int32_t>(spent->llm_calls);
+      rec.tokens = spent->tokens;
+      rec.cost_usd = spent->cost_usd;
+    }
+    srv_.svc.completed(std::move(rec));
   }
 
   /// A successful answer on the other routes (/stats, /metrics, /health,
@@ -766,7 +774,8 @@ private:
     if (ctx_.request_id.empty())
       ctx_.request_id = domain::new_request_id();
     auto status = http_status(e.code);
-    record(status, nullptr, domain::to_string(e.code));
+    record(status, nullptr, domain::to_string(e.code),
+           e.spent ? &*e.spent : nullptr);
     error_fields fields;
     if (!opts.allow.empty())
       fields.emplace_back("Allow", opts.allow);

@@ -223,7 +223,49 @@ BOOST_AUTO_TEST_CASE(deadline_answers_timeout_and_drops_late_replies) {
   BOOST_CHECK_EQUAL(result->err().code, domain::ec::timeout);
   BOOST_CHECK(result->err().message.find("guard_input") != std::string::npos);
   BOOST_CHECK_EQUAL(*calls, 0); // finalize never ran
+  BOOST_CHECK(!result->err().spent); // nothing chosen or spent yet
   // The silent node holds its promise (and so itself) forever: stop it.
+  caf::anon_send_exit(hung, caf::exit_reason::kill);
+}
+
+BOOST_AUTO_TEST_CASE(a_timed_out_request_reports_what_it_had_spent) {
+  // The router answers (one model call, routed to docs), then retrieve
+  // hangs: the 504's ledger row must still show the route and the call,
+  // which the state held by the hung node cannot give any more.
+  graph g;
+  g.at(node::guard_input) = sys.spawn(passthrough, calls);
+  g.at(node::router) = sys.spawn([](node_actor::pointer)
+                                   -> node_actor::behavior_type {
+    return {
+      [](atom::step, domain::ask_box& box) {
+        auto& st = *box;
+        st.usage.calls += 1;
+        st.usage.tokens_in += 10;
+        st.usage.tokens_out += 5;
+        st.usage.cost_usd += 4.5e-06;
+        st.route = domain::route_kind::docs;
+        return std::move(box);
+      },
+    };
+  });
+  auto hung = sys.spawn(silent);
+  g.at(node::retrieve) = hung;
+  g.at(node::finalize) = sys.spawn(passthrough, calls);
+  limits lim;
+  lim.deadline = std::chrono::milliseconds{500};
+  spawn(g, lim);
+  run();
+  sched.trigger_timeouts();
+  run();
+  BOOST_REQUIRE(result);
+  BOOST_REQUIRE(!result->ok());
+  BOOST_CHECK_EQUAL(result->err().code, domain::ec::timeout);
+  BOOST_REQUIRE(result->err().spent.has_value());
+  const auto& spent = *result->err().spent;
+  BOOST_CHECK_EQUAL(spent.route, "docs");
+  BOOST_CHECK_EQUAL(spent.llm_calls, 1);
+  BOOST_CHECK_EQUAL(spent.tokens, 15);
+  BOOST_CHECK_CLOSE(spent.cost_usd, 4.5e-06, 1e-6);
   caf::anon_send_exit(hung, caf::exit_reason::kill);
 }
 

@@ -192,6 +192,28 @@ BOOST_AUTO_TEST_CASE(service_errors_map_to_statuses) {
   BOOST_TEST(recs[0].error == "fixture_missing");
   BOOST_TEST(recs[0].question == "What is the refund policy?");
   BOOST_TEST(recs[2].http_status == 504);
+  BOOST_TEST(recs[2].llm_calls == 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_error_row_keeps_what_the_request_had_spent) {
+  // A 504 after the router answered: the ledger row carries the route and
+  // the model call, as its model-call rows do.
+  running_server s;
+  http_client c{s.port};
+  s.svc.set_answer([](const domain::ask_request&) {
+    auto e = domain::make_error(domain::ec::timeout, "deadline");
+    e.spent = domain::spent_so_far{"docs", 1, 15, 4.5e-06};
+    return domain::outcome<domain::ask_box>{std::move(e)};
+  });
+  auto r = c.ask(good_body);
+  check_error(r, 504, "timeout");
+  BOOST_REQUIRE(s.svc.wait_records(1));
+  auto rec = s.svc.records().at(0);
+  BOOST_TEST(rec.route == "docs");
+  BOOST_TEST(rec.llm_calls == 1);
+  BOOST_TEST(rec.tokens == 15);
+  BOOST_TEST(rec.cost_usd == 4.5e-06);
+  BOOST_TEST(rec.error == "timeout");
 }
 
 BOOST_AUTO_TEST_CASE(invalid_response_becomes_500) {
