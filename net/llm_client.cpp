@@ -303,7 +303,11 @@ private:
         connect_fresh();
         return;
       }
-      if (ec == http::error::body_limit || ec == http::error::header_limit)
+      if (ec == http::error::header_limit)
+        fail(transport_failure::protocol,
+             "the response header exceeds " + std::to_string(max_header_bytes)
+               + " bytes");
+      else if (ec == http::error::body_limit)
         fail(transport_failure::protocol,
              "the response exceeds "
                + std::to_string(sh_->opts.max_response_bytes) + " bytes");

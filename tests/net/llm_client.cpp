@@ -314,6 +314,21 @@ BOOST_AUTO_TEST_CASE(unsolicited_bytes_on_an_idle_connection_discard_it) {
   BOOST_CHECK_EQUAL(stub.connections(), 2);
 }
 
+BOOST_AUTO_TEST_CASE(an_oversized_header_names_the_header_limit) {
+  test::openai_stub stub{[](const test::stub_request&) {
+    test::stub_reply r;
+    r.raw = {test::raw_response(200, test::chat_completion("x"),
+                                "X-Pad: " + std::string(20000, 'p')
+                                  + "\r\n")};
+    return r;
+  }};
+  auto t = client();
+  auto r = call(*t, stub.base_url() + "/chat/completions");
+  BOOST_CHECK(r.failure == transport_failure::protocol);
+  BOOST_CHECK_MESSAGE(r.detail == "the response header exceeds 16384 bytes",
+                      r.detail);
+}
+
 BOOST_AUTO_TEST_CASE(tls_needs_a_trusted_certificate) {
   test::temp_dir dir{"candor-tls"};
   BOOST_REQUIRE(test::make_self_signed_cert(dir.path.string()));
