@@ -29,6 +29,7 @@
 
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 
 namespace candor::net {
 
@@ -43,6 +44,12 @@ using domain::http_result;
 using domain::transport_failure;
 
 using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+/// Bound on a response header (each interim one too).
+constexpr uint32_t max_header_bytes = 16 * 1024;
+
+/// Interim (1xx) responses skipped before the final one; more is a failure.
+constexpr int max_interim = 8;
 
 /// One open connection to a host; used by one attempt at a time.
 struct connection {
@@ -88,6 +95,26 @@ struct shared_state {
   }
 };
 
+/// Whether the connection holds bytes no request asked for: left in the read
+/// buffer after a response, buffered by TLS, or readable on the socket (data
+/// or a close). HTTP/1.1 has no request ids, so a reply read later would be
+/// taken for the answer to the next request; such a connection is closed,
+/// never reused.
+bool has_unread(connection& c) {
+  if (c.buffer.size() > 0)
+    return true;
+  if (c.tls) {
+    auto* native = c.tls->native_handle();
+    if (SSL_has_pending(native) == 1
+        || BIO_ctrl_pending(SSL_get_rbio(native)) > 0)
+      return true;
+  }
+  pollfd p{};
+  p.fd = c.tcp().socket().native_handle();
+  p.events = POLLIN;
+  return ::poll(&p, 1, 0) != 0; // an error (-1) is no better
+}
+
 bool is_ip_literal(const std::string& host) {
   boost::system::error_code ec;
   asio::ip::make_address(host, ec);
@@ -120,7 +147,9 @@ public:
 
   void start() {
     build_request();
-    if (auto c = sh_->take(key_)) {
+    while (auto c = sh_->take(key_)) {
+      if (has_unread(*c))
+        continue; // unsolicited bytes while idle: dropped, which closes it
       conn_ = std::move(c);
       reused_ = true;
       write();
@@ -248,8 +277,13 @@ private:
       io_failure(ec, transport_failure::connect, "write");
       return;
     }
+    read();
+  }
+
+  /// Reads one response (interim or final) under the attempt's deadline.
+  void read() {
     parser_.emplace();
-    parser_->header_limit(16 * 1024);
+    parser_->header_limit(max_header_bytes);
     parser_->body_limit(static_cast<uint64_t>(sh_->opts.max_response_bytes));
     auto handler = [self = shared_from_this()](beast::error_code ec,
                                                size_t n) {
@@ -265,11 +299,15 @@ private:
 
   void on_read(beast::error_code ec, size_t n) {
     if (ec) {
-      if (reused_ && n == 0 && stale_connection(ec)) {
+      if (reused_ && n == 0 && interim_ == 0 && stale_connection(ec)) {
         connect_fresh();
         return;
       }
-      if (ec == http::error::body_limit || ec == http::error::header_limit)
+      if (ec == http::error::header_limit)
+        fail(transport_failure::protocol,
+             "the response header exceeds " + std::to_string(max_header_bytes)
+               + " bytes");
+      else if (ec == http::error::body_limit)
         fail(transport_failure::protocol,
              "the response exceeds "
                + std::to_string(sh_->opts.max_response_bytes) + " bytes");
@@ -278,13 +316,31 @@ private:
       return;
     }
     auto& res = parser_->get();
+    auto status = static_cast<int>(res.result_int());
+    if (status / 100 == 1) {
+      // An interim response (RFC 9110 15.2): the final one follows on the
+      // same connection. Taken as final, it would leave that one unread for
+      // the next request. A model call never asks to switch protocols.
+      if (status == 101) {
+        fail(transport_failure::protocol, "unexpected 101 Switching Protocols");
+        return;
+      }
+      if (++interim_ > max_interim) {
+        fail(transport_failure::protocol,
+             "more than " + std::to_string(max_interim)
+               + " interim (1xx) responses");
+        return;
+      }
+      read();
+      return;
+    }
     http_result out;
-    out.status = static_cast<int>(res.result_int());
+    out.status = status;
     out.body = std::move(res.body());
     if (auto it = res.find(http::field::retry_after); it != res.end())
       out.retry_after = std::string{it->value().substr(0, 64)};
     out.reused = reused_;
-    bool keep = res.keep_alive();
+    bool keep = res.keep_alive() && !has_unread(*conn_);
     parser_.reset();
     if (keep)
       sh_->give(std::move(conn_));
@@ -345,6 +401,7 @@ private:
   std::optional<asio::steady_timer> timer_;
   http::request<http::string_body> req_;
   std::optional<http::response_parser<http::string_body>> parser_;
+  int interim_ = 0; ///< 1xx responses skipped
   bool reused_ = false;
   bool finished_ = false;
 };

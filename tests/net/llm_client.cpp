@@ -1,10 +1,13 @@
 // The model endpoint's HTTP client against a real loopback stub: success,
-// keep-alive reuse, deadline, unreachable host, size bound, and TLS with a
-// self-signed certificate (rejected unless its CA is configured).
+// keep-alive reuse, deadline, unreachable host, size bound, a hostile
+// endpoint (interim 1xx replies; extra or unsolicited bytes keep a
+// connection out of the pool), and TLS with a self-signed certificate
+// (rejected unless its CA is configured).
 
 #include "net/llm_client.hpp"
 
 #include <future>
+#include <thread>
 
 #include <boost/test/unit_test.hpp>
 
@@ -153,6 +156,177 @@ BOOST_AUTO_TEST_CASE(responses_are_bounded) {
   auto t = client(opts);
   auto r = call(*t, stub.base_url() + "/chat/completions");
   BOOST_CHECK(r.failure == transport_failure::protocol);
+}
+
+/// The reply's text (the chat completion's content) appears in the body.
+bool says(const domain::http_result& r, const std::string& content) {
+  return r.failure == transport_failure::none && r.status == 200
+         && r.body.find("\"" + content + "\"") != std::string::npos;
+}
+
+BOOST_AUTO_TEST_CASE(interim_responses_are_skipped) {
+  // 103 (and 100) before the real reply, in one send on a keep-alive
+  // connection. Taken as the reply, the 200 stayed unread and answered the
+  // next call: every later call read the previous call's reply.
+  test::openai_stub stub{[](const test::stub_request& req) {
+    test::stub_reply r;
+    if (req.index == 0)
+      r.raw = {"HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n\r\n"
+               + test::raw_response(200, test::chat_completion("one"))};
+    else if (req.index == 1)
+      r.raw = {"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\n\r\n"
+               + test::raw_response(200, test::chat_completion("two"))};
+    else
+      r.content = "three";
+    return r;
+  }};
+  auto t = client();
+  auto url = stub.base_url() + "/chat/completions";
+  auto r1 = call(*t, url);
+  BOOST_CHECK_MESSAGE(says(r1, "one"), r1.status << " " << r1.body);
+  auto r2 = call(*t, url);
+  BOOST_CHECK_MESSAGE(says(r2, "two"), r2.status << " " << r2.body);
+  auto r3 = call(*t, url);
+  BOOST_CHECK_MESSAGE(says(r3, "three"), r3.status << " " << r3.body);
+  BOOST_CHECK(r3.reused);
+  BOOST_CHECK_EQUAL(stub.connections(), 1);
+}
+
+BOOST_AUTO_TEST_CASE(interim_responses_keep_the_attempts_deadline) {
+  test::openai_stub stub{[](const test::stub_request&) {
+    test::stub_reply r;
+    r.raw = {"HTTP/1.1 103 Early Hints\r\n\r\n",
+             "HTTP/1.1 103 Early Hints\r\n\r\n",
+             test::raw_response(200, test::chat_completion("late"))};
+    r.raw_gap = 150ms;
+    return r;
+  }};
+  auto t = client();
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = call(*t, stub.base_url() + "/chat/completions", 200ms);
+  auto took = std::chrono::steady_clock::now() - t0;
+  BOOST_CHECK(r.failure == transport_failure::timeout);
+  BOOST_CHECK(took < 1000ms);
+}
+
+BOOST_AUTO_TEST_CASE(a_101_or_too_many_interim_responses_fail_the_call) {
+  test::openai_stub stub{[](const test::stub_request& req) {
+    auto continues = [](int n) {
+      std::string out;
+      for (int i = 0; i < n; ++i)
+        out += "HTTP/1.1 100 Continue\r\n\r\n";
+      return out;
+    };
+    test::stub_reply r;
+    if (req.index == 0)
+      r.raw = {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n"
+               "Connection: upgrade\r\n\r\n"};
+    else if (req.index == 1)
+      r.raw = {continues(9)
+               + test::raw_response(200, test::chat_completion("9"))};
+    else
+      r.raw = {continues(8)
+               + test::raw_response(200, test::chat_completion("8"))};
+    return r;
+  }};
+  auto t = client();
+  auto url = stub.base_url() + "/chat/completions";
+  auto switched = call(*t, url);
+  BOOST_CHECK(switched.failure == transport_failure::protocol);
+  BOOST_CHECK(switched.detail.find("101") != std::string::npos);
+  auto nine = call(*t, url);
+  BOOST_CHECK(nine.failure == transport_failure::protocol);
+  BOOST_CHECK(nine.detail.find("interim") != std::string::npos);
+  auto eight = call(*t, url);
+  BOOST_CHECK_MESSAGE(says(eight, "8"), eight.status << " " << eight.body);
+  BOOST_CHECK_EQUAL(stub.connections(), 3); // a failed call closes its own
+}
+
+BOOST_AUTO_TEST_CASE(a_connection_with_unread_bytes_is_not_pooled) {
+  // A second complete response after the real one, in the same send: the
+  // pooled connection would hand it to the next call as its reply.
+  test::openai_stub stub{[](const test::stub_request& req) {
+    test::stub_reply r;
+    if (req.index == 0)
+      r.raw = {test::raw_response(200, test::chat_completion("one"))
+               + test::raw_response(200, test::chat_completion("extra"))};
+    else
+      r.content = "two";
+    return r;
+  }};
+  auto t = client();
+  auto url = stub.base_url() + "/chat/completions";
+  BOOST_CHECK(says(call(*t, url), "one"));
+  auto r2 = call(*t, url);
+  BOOST_CHECK_MESSAGE(says(r2, "two"), r2.status << " " << r2.body);
+  BOOST_CHECK(!r2.reused);
+  BOOST_CHECK_EQUAL(stub.connections(), 2);
+}
+
+BOOST_AUTO_TEST_CASE(unread_tls_records_keep_a_connection_out_of_the_pool) {
+  // The same over TLS, the extra response in a TLS record of its own that
+  // arrives with the first: it waits in OpenSSL's buffers, neither in the
+  // read buffer nor on the socket.
+  test::temp_dir dir{"candor-tls"};
+  BOOST_REQUIRE(test::make_self_signed_cert(dir.path.string()));
+  test::openai_stub stub{[](const test::stub_request& req) {
+                           test::stub_reply r;
+                           if (req.index == 0)
+                             r.raw = {test::raw_response(
+                                        200, test::chat_completion("one")),
+                                      test::raw_response(
+                                        200, test::chat_completion("extra"))};
+                           else
+                             r.content = "two";
+                           return r;
+                         },
+                         dir.path.string()};
+  net::llm_client_options opts;
+  opts.ca_file = dir.file("cert.pem");
+  auto t = client(opts);
+  auto url = stub.base_url() + "/chat/completions";
+  BOOST_CHECK(says(call(*t, url), "one"));
+  auto r2 = call(*t, url);
+  BOOST_CHECK_MESSAGE(says(r2, "two"), r2.status << " " << r2.body);
+  BOOST_CHECK_EQUAL(stub.connections(), 2);
+}
+
+BOOST_AUTO_TEST_CASE(unsolicited_bytes_on_an_idle_connection_discard_it) {
+  // The extra response arrives after the connection went back to the pool.
+  test::openai_stub stub{[](const test::stub_request& req) {
+    test::stub_reply r;
+    if (req.index == 0) {
+      r.raw = {test::raw_response(200, test::chat_completion("one")),
+               test::raw_response(200, test::chat_completion("extra"))};
+      r.raw_gap = 100ms;
+    } else {
+      r.content = "two";
+    }
+    return r;
+  }};
+  auto t = client();
+  auto url = stub.base_url() + "/chat/completions";
+  BOOST_CHECK(says(call(*t, url), "one"));
+  std::this_thread::sleep_for(400ms); // "extra" is now on the idle socket
+  auto r2 = call(*t, url);
+  BOOST_CHECK_MESSAGE(says(r2, "two"), r2.status << " " << r2.body);
+  BOOST_CHECK(!r2.reused);
+  BOOST_CHECK_EQUAL(stub.connections(), 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_oversized_header_names_the_header_limit) {
+  test::openai_stub stub{[](const test::stub_request&) {
+    test::stub_reply r;
+    r.raw = {test::raw_response(200, test::chat_completion("x"),
+                                "X-Pad: " + std::string(20000, 'p')
+                                  + "\r\n")};
+    return r;
+  }};
+  auto t = client();
+  auto r = call(*t, stub.base_url() + "/chat/completions");
+  BOOST_CHECK(r.failure == transport_failure::protocol);
+  BOOST_CHECK_MESSAGE(r.detail == "the response header exceeds 16384 bytes",
+                      r.detail);
 }
 
 BOOST_AUTO_TEST_CASE(tls_needs_a_trusted_certificate) {

@@ -6,11 +6,16 @@
 #include <optional>
 #include <thread>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
@@ -49,6 +54,13 @@ std::string chat_completion(const std::string& content,
                                 {"total_tokens",
                                  prompt_tokens + completion_tokens}};
   return json::serialize(out);
+}
+
+std::string raw_response(int status, const std::string& body,
+                         const std::string& headers) {
+  return "HTTP/1.1 " + std::to_string(status) + " X\r\n" + headers
+         + "Content-Type: application/json\r\nContent-Length: "
+         + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 bool make_self_signed_cert(const std::string& dir) {
@@ -168,6 +180,11 @@ private:
       beast::get_lowest_layer(stream_).close();
       return;
     }
+    if (!reply_.raw.empty()) {
+      cork(reply_.raw_gap.count() == 0);
+      write_raw(0);
+      return;
+    }
     res_ = {};
     res_.version(11);
     res_.result(static_cast<unsigned>(reply_.status));
@@ -188,6 +205,47 @@ private:
                         if (!ec && self->res_.keep_alive())
                           self->read();
                       });
+  }
+
+  /// Writes reply_.raw from piece `i` on, then reads the next request.
+  void write_raw(size_t i) {
+    if (i == reply_.raw.size()) {
+      cork(false);
+      --stub_.in_progress;
+      read();
+      return;
+    }
+    if (i > 0 && reply_.raw_gap.count() > 0) {
+      timer_.expires_after(reply_.raw_gap);
+      timer_.async_wait(
+        [self = this->shared_from_this(), i](beast::error_code ec) {
+          if (!ec)
+            self->write_piece(i);
+          else
+            --self->stub_.in_progress;
+        });
+      return;
+    }
+    write_piece(i);
+  }
+
+  void write_piece(size_t i) {
+    asio::async_write(stream_, asio::buffer(reply_.raw[i]),
+                      [self = this->shared_from_this(),
+                       i](beast::error_code ec, size_t) {
+                        if (!ec)
+                          self->write_raw(i + 1);
+                        else
+                          --self->stub_.in_progress;
+                      });
+  }
+
+  /// Holds back (or sends) partial segments: pieces written back to back
+  /// leave in one TCP send, so a TLS client reads their records at once.
+  void cork(bool on) {
+    int v = on ? 1 : 0;
+    ::setsockopt(beast::get_lowest_layer(stream_).socket().native_handle(),
+                 IPPROTO_TCP, TCP_CORK, &v, sizeof(v));
   }
 
   openai_stub::impl& stub_;

@@ -38,7 +38,18 @@ struct stub_reply {
   std::string retry_after;        ///< Retry-After header when not empty
   std::chrono::milliseconds delay{0};
   bool hang_up = false;           ///< close the connection, no response
+  /// A hostile endpoint: when not empty, these bytes are written instead of
+  /// a response, verbatim, one write (over TLS, one record) per piece and
+  /// `raw_gap` apart; pieces without a gap leave in one TCP send. Then the
+  /// connection reads the next request.
+  std::vector<std::string> raw;
+  std::chrono::milliseconds raw_gap{0};
 };
+
+/// "HTTP/1.1 <status> X\r\n", `headers` (each ending in \r\n), a
+/// Content-Length and `body`: one raw response for stub_reply::raw.
+std::string raw_response(int status, const std::string& body,
+                         const std::string& headers = {});
 
 /// A chat-completions body.
 std::string chat_completion(const std::string& content,
