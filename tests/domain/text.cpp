@@ -203,4 +203,44 @@ BOOST_AUTO_TEST_CASE(valid_utf8_detects_ill_formed_input) {
   BOOST_TEST(!valid_utf8("\x80"));             // lone continuation
 }
 
+BOOST_AUTO_TEST_CASE(html_references_are_decoded_like_a_browser) {
+  // Numeric: decimal, hexadecimal (either x), leading zeros, ';' optional.
+  BOOST_TEST(decode_html_references("a&#45;b&#x2d;c&#X2D;d&#0045;e&#45f")
+             == "a-b-c-d-e-f");
+  BOOST_TEST(decode_html_references("https&#58;//x&#x3a;&#x3A;")
+             == "https://x::");
+  BOOST_TEST(decode_html_references("&#8203;&#x1F600;")
+             == "\u200b\U0001F600");
+  // C1 numbers are Windows-1252; invalid numbers become U+FFFD.
+  BOOST_TEST(decode_html_references("&#150;&#151;&#x80;&#129;")
+             == "\u2013\u2014\u20ac\u0081");
+  BOOST_TEST(decode_html_references("&#0;&#xD800;&#x110000;&#99999999999;")
+             == "\ufffd\ufffd\ufffd\ufffd");
+  // Named: the dash, space, colon, quote and punctuation families.
+  BOOST_TEST(decode_html_references("&colon;&sol;&bsol;&lpar;&rpar;&excl;"
+                                    "&lsqb;&rsqb;&lt;&gt;&equals;&period;")
+             == ":/\\()![]<>=.");
+  BOOST_TEST(decode_html_references("&hyphen;&dash;&ndash;&mdash;&minus;"
+                                    "&horbar;&shy;")
+             == "\u2010\u2010\u2013\u2014\u2212\u2015\u00ad");
+  BOOST_TEST(decode_html_references("&nbsp;&ensp;&emsp;&thinsp;&hairsp;"
+                                    "&ZeroWidthSpace;&zwj;&Tab;&NewLine;")
+             == "\u00a0\u2002\u2003\u2009\u200a\u200b\u200d\t\n");
+  BOOST_TEST(decode_html_references("&quot;&apos;&lsquo;&rsquo;&ldquo;"
+                                    "&rdquo;&laquo;&raquo;")
+             == "\"'\u2018\u2019\u201c\u201d\u00ab\u00bb");
+  // Legacy names decode without ';', the others need it; names are
+  // case-sensitive; unknown names, a lone '&' and "&#" stay as written.
+  BOOST_TEST(decode_html_references("&amp &lt &gt &quot &nbsp|&AMP;&LT;")
+             == "& < > \" \u00a0|&<");
+  BOOST_TEST(decode_html_references("&colon &Colon; &copy; &zzz; & && &# &#x;")
+             == "&colon &Colon; &copy; &zzz; & && &# &#x;");
+  // Decoded once: "&amp;#45;" shows as "&#45;".
+  BOOST_TEST(decode_html_references("&amp;#45;") == "&#45;");
+  BOOST_TEST(decode_html_references("no references") == "no references");
+  BOOST_TEST(decode_html_references("").empty());
+  BOOST_TEST(decode_html_references("tail&") == "tail&");
+  BOOST_TEST(decode_html_references("tail&#") == "tail&#");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
