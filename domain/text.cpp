@@ -621,6 +621,69 @@ std::string decode_html_references(std::string_view text) {
   return out;
 }
 
+// -- control characters -------------------------------------------------------
+
+namespace {
+
+/// Length of the character at `s` (n > 0 bytes) that
+/// `remove_control_characters` removes, or 0 when it stays.
+size_t control_length(const unsigned char* s, size_t n) noexcept {
+  unsigned b = s[0];
+  if (b < 0x20)
+    return b == '\t' || b == '\n' ? 0 : 1;
+  if (b == 0x7F)
+    return 1;
+  if (b == 0xC2 && n >= 2 && s[1] >= 0x80 && s[1] <= 0x9F)
+    return 2; // U+0080..U+009F
+  if (b == 0xE2 && n >= 3) {
+    if (s[1] == 0x80 && s[2] >= 0xAA && s[2] <= 0xAE)
+      return 3; // U+202A..U+202E
+    if (s[1] == 0x81 && s[2] >= 0xA6 && s[2] <= 0xA9)
+      return 3; // U+2066..U+2069
+  }
+  return 0;
+}
+
+/// Whether one of the 8 bytes of `w` may start a removed character.
+bool word_may_hold_control(uint64_t w) noexcept {
+  return (swar::has_byte_below(w, 0x20) | swar::has_byte(w, 0x7F)
+          | swar::has_byte(w, 0xC2) | swar::has_byte(w, 0xE2))
+         != 0;
+}
+
+} // namespace
+
+size_t remove_control_characters(std::string& text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t removed = 0;
+  size_t w = 0; // write position, valid once something was removed
+  for (size_t i = 0; i < n;) {
+    if (removed == 0 && n - i >= 8) {
+      uint64_t word;
+      std::memcpy(&word, s + i, sizeof word);
+      if (!word_may_hold_control(word)) {
+        i += 8;
+        continue;
+      }
+    }
+    size_t len = control_length(s + i, n - i);
+    if (len > 0) {
+      if (removed == 0)
+        w = i;
+      ++removed;
+      i += len;
+      continue;
+    }
+    if (removed > 0)
+      text[w++] = text[i];
+    ++i;
+  }
+  if (removed > 0)
+    text.resize(w);
+  return removed;
+}
+
 bool valid_utf8(std::string_view text) noexcept {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();

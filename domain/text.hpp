@@ -48,6 +48,13 @@ void append_xml_escaped(std::string& out, std::string_view text);
 /// nbsp). Other names and a lone '&' are kept as written.
 std::string decode_html_references(std::string_view text);
 
+/// Removes, in place, characters a response must not carry from a model:
+/// C0 controls other than \t and \n (NUL, ESC, \r, ...), DEL, C1 controls
+/// (U+0080..U+009F) and the bidirectional embeddings, overrides and
+/// isolates (U+202A..U+202E, U+2066..U+2069). Returns how many characters
+/// it removed; a string without any is left untouched (one scan).
+size_t remove_control_characters(std::string& text);
+
 /// True when `text` is well-formed UTF-8 (no overlongs, no surrogates, no
 /// code points above U+10FFFF, no truncated sequences).
 bool valid_utf8(std::string_view text) noexcept;
