@@ -4,8 +4,6 @@
 #include <functional>
 #include <initializer_list>
 
-#include <re2/re2.h>
-
 #include "domain/text.hpp"
 
 namespace candor::domain {
@@ -149,14 +147,224 @@ void for_each_leak_shingle(std::string_view norm, size_t k, F fn) {
   for_each_shingle(content, k, fn);
 }
 
-/// A Markdown image or an HTML <img> whose source is on another host: a
-/// client that renders the answer fetches it, and its URL can carry data
-/// out (the query string of an attacker's image).
-const re2::RE2& remote_image_pattern() {
-  static const re2::RE2 re{
-    R"re((?i)!\[[^\]\n]{0,500}\]\(\s*<?\s*(?:[a-z][a-z0-9+.-]*:)?//)re"
-    R"re(|<\s*img\b[^>]{0,500}?\bsrc\s*=\s*["']?\s*(?:[a-z][a-z0-9+.-]*:)?//)re"};
-  return re;
+// -- markup that makes a renderer fetch ---------------------------------------
+
+bool is_ascii_letter(char ch) noexcept {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+}
+
+bool is_tag_space(char ch) noexcept {
+  return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\f';
+}
+
+bool one_of(std::string_view w, std::initializer_list<std::string_view> xs) {
+  for (auto x : xs)
+    if (w == x)
+      return true;
+  return false;
+}
+
+/// Elements that load or embed something when rendered, whatever their
+/// attributes say (`<image>` is parsed as `<img>`; `<input>` fetches with
+/// type=image; `<meta>` refreshes, `<base>` redirects relative URLs). Names
+/// are lower case.
+bool is_fetching_element(std::string_view name) {
+  return one_of(name, {"applet", "audio", "base", "bgsound", "embed",
+                       "fencedframe", "frame", "frameset", "iframe", "image",
+                       "img", "input", "link", "meta", "object", "picture",
+                       "portal", "script", "source", "style", "svg", "track",
+                       "video"});
+}
+
+/// Attributes whose value is a URL a renderer (or a click) may fetch, on
+/// any element. Names are lower case.
+bool is_url_attribute(std::string_view name) {
+  return one_of(name, {"action", "archive", "background", "cite", "classid",
+                       "codebase", "data", "dynsrc", "formaction", "href",
+                       "icon", "imagesrcset", "longdesc", "lowsrc",
+                       "manifest", "ping", "poster", "profile", "src",
+                       "srcset", "usemap", "xlink:href"});
+}
+
+/// Whether a URL is absolute: it names a scheme ("https:", "https:host",
+/// "data:", "javascript:") or another host ("//host", "\\host", "/\host").
+/// Browsers skip leading spaces and control characters and ignore tabs
+/// and line breaks anywhere in a URL, so this does too.
+bool is_absolute_url(std::string_view url) {
+  size_t i = 0;
+  while (i < url.size() && static_cast<unsigned char>(url[i]) <= 0x20)
+    ++i;
+  size_t letters = 0;
+  char first = 0;
+  for (; i < url.size(); ++i) {
+    char ch = url[i];
+    if (ch == '\t' || ch == '\n' || ch == '\r')
+      continue;
+    bool slash = ch == '/' || ch == '\\';
+    if (letters == 0) {
+      if (!slash && !is_ascii_letter(ch))
+        return false;
+      first = ch;
+      letters = 1;
+      continue;
+    }
+    if (first == '/' || first == '\\')
+      return slash; // a second slash: another host
+    if (ch == ':')
+      return true; // "scheme:"
+    bool scheme_char = is_ascii_letter(ch) || (ch >= '0' && ch <= '9')
+                       || ch == '+' || ch == '-' || ch == '.';
+    if (!scheme_char)
+      return false;
+    ++letters;
+  }
+  return false;
+}
+
+/// Whether a `srcset` names an absolute URL in any of its candidates.
+bool srcset_is_absolute(std::string_view value) {
+  for (size_t i = 0; i <= value.size();) {
+    auto comma = value.find(',', i);
+    if (comma == std::string_view::npos)
+      comma = value.size();
+    if (is_absolute_url(value.substr(i, comma - i)))
+      return true;
+    i = comma + 1;
+  }
+  return false;
+}
+
+/// Whether an attribute of any element makes a renderer fetch: a URL
+/// attribute with an absolute target, an event handler (script can fetch)
+/// or a style that can (url(), image-set(), any function or CSS escape).
+bool attribute_fetches(std::string_view name, std::string_view value) {
+  if (name == "srcset" || name == "imagesrcset")
+    return srcset_is_absolute(value);
+  if (is_url_attribute(name))
+    return is_absolute_url(value);
+  if (name == "style")
+    return value.find_first_of("(\\@") != std::string_view::npos;
+  return name.size() > 2 && name[0] == 'o' && name[1] == 'n';
+}
+
+/// Reads the HTML start tag whose '<' is at `text[i]` the way a browser's
+/// tokenizer does (name up to white space, '/' or '>'; attribute values
+/// quoted across lines or unquoted) and tells whether it fetches. The scan
+/// stops at an unquoted '<' before a letter: a Markdown renderer may start
+/// a tag there where a browser sees an attribute, and the caller scans
+/// every '<' as a tag of its own. `budget` is what the scans may still
+/// read; `tag_fetches` takes what it reads from it.
+bool tag_fetches(std::string_view text, size_t i, size_t& budget) {
+  const size_t n = text.size();
+  size_t j = i + 1;
+  if (j >= n || !is_ascii_letter(text[j]))
+    return false;
+  auto new_tag = [&] {
+    return text[j] == '<' && j + 1 < n && is_ascii_letter(text[j + 1]);
+  };
+  // A name ends at white space, '/' or '>', and after its first character
+  // also at '=' or a new tag.
+  auto read_name = [&](std::string& out) {
+    while (j < n && !is_tag_space(text[j]) && text[j] != '/' && text[j] != '>'
+           && (out.empty() || (text[j] != '=' && !new_tag()))) {
+      if (out.size() < 32)
+        out.push_back(ascii_lower(text[j]));
+      ++j;
+    }
+  };
+  std::string name;
+  read_name(name);
+  if (is_fetching_element(name))
+    return true;
+  std::string attr;
+  while (j < n && !new_tag()) {
+    while (j < n && (is_tag_space(text[j]) || text[j] == '/'))
+      ++j;
+    if (j >= n || text[j] == '>' || new_tag())
+      break;
+    attr.clear();
+    read_name(attr);
+    while (j < n && is_tag_space(text[j]))
+      ++j;
+    std::string_view value;
+    if (j < n && text[j] == '=') {
+      ++j;
+      while (j < n && is_tag_space(text[j]))
+        ++j;
+      size_t begin = j;
+      if (j < n && (text[j] == '"' || text[j] == '\'')) {
+        auto close = text.find(text[j], j + 1);
+        begin = j + 1;
+        j = close == std::string_view::npos ? n : close;
+        value = text.substr(begin, j - begin);
+        if (j < n)
+          ++j;
+      } else {
+        while (j < n && !is_tag_space(text[j]) && text[j] != '>'
+               && !(j > begin && new_tag()))
+          ++j;
+        value = text.substr(begin, j - begin);
+      }
+    }
+    if (attribute_fetches(attr, value))
+      return true;
+  }
+  size_t read = j - i;
+  budget = read < budget ? budget - read : 0;
+  return false;
+}
+
+bool starts_with_ci(std::string_view text, size_t pos, std::string_view w) {
+  if (text.size() - pos < w.size())
+    return false;
+  for (size_t k = 0; k < w.size(); ++k)
+    if (ascii_lower(text[pos + k]) != w[k])
+      return false;
+  return true;
+}
+
+/// Whether markup in `text` (HTML character references already decoded)
+/// makes a client that renders it fetch something, which can carry data
+/// to another host in its URL:
+/// - any Markdown image: "![" with a "]" after it, inline or by reference,
+///   whatever the target, the alt text's length or its line breaks;
+/// - an HTML element that loads or embeds (`is_fetching_element`), or any
+///   element with an attribute that fetches (`attribute_fetches`);
+/// - CSS: `url(` with an absolute target, `@import` followed by a space,
+///   a quote or `url(`.
+/// Each construct starts at a '!', '<', '(' or '@': their occurrences are
+/// found with memchr, so a text with none of them costs four fast scans.
+/// Tags may overlap (every '<' starts one), so their scans share a budget
+/// linear in the text; a text that exhausts it (thousands of unclosed
+/// tags) is refused rather than scanned quadratically.
+bool fetches_when_rendered(std::string_view text) {
+  constexpr auto npos = std::string_view::npos;
+  const size_t n = text.size();
+  // A later "![" has no ']' after it when the first one has none.
+  if (auto i = text.find("!["); i != npos && text.find(']', i + 2) != npos)
+    return true;
+  size_t budget = 16 * n + 4096;
+  for (auto i = text.find('<'); i != npos; i = text.find('<', i + 1))
+    if (tag_fetches(text, i, budget) || budget == 0)
+      return true;
+  for (auto i = text.find('('); i != npos; i = text.find('(', i + 1)) {
+    if (i < 3 || !starts_with_ci(text, i - 3, "url"))
+      continue;
+    size_t j = i + 1;
+    while (j < n
+           && (is_tag_space(text[j]) || text[j] == '"' || text[j] == '\''))
+      ++j;
+    if (is_absolute_url(text.substr(j)))
+      return true;
+  }
+  for (auto i = text.find('@'); i != npos; i = text.find('@', i + 1)) {
+    size_t j = i + 7; // after "@import"
+    if (starts_with_ci(text, i + 1, "import") && j < n
+        && (is_tag_space(text[j]) || text[j] == '"' || text[j] == '\''
+            || starts_with_ci(text, j, "url(")))
+      return true;
+  }
+  return false;
 }
 
 size_t word_count(std::string_view norm) {
@@ -209,6 +417,14 @@ output_guard::check(std::string_view text,
   if (redacted_spans.empty() && !fixed_verdicts_.empty())
     if (auto it = fixed_verdicts_.find(text); it != fixed_verdicts_.end())
       return it->second;
+  // Every check reads the text as a browser shows it: HTML character
+  // references ("TAILWIND&#45;7731", "https&colon;//") decoded. Only a
+  // text with an '&' is copied.
+  std::string decoded;
+  if (text.find('&') != std::string_view::npos) {
+    decoded = decode_html_references(text);
+    text = decoded;
+  }
   auto norm = normalize(text);
   // 1. The canary, raw, normalized, and with every space removed.
   if (!canary_lower_.empty() && contains_ci(text, canary_lower_))
@@ -254,11 +470,9 @@ output_guard::check(std::string_view text,
   for (const auto& phrase : short_phrases_)
     if (contains_phrase(norm, phrase))
       return "prompt_leak";
-  // 4. Images that would be fetched from another host when rendered (the
-  // pattern needs "![" or a '<': most answers have neither).
-  bool maybe_image = text.find("![") != std::string_view::npos
-                     || text.find('<') != std::string_view::npos;
-  if (maybe_image && re2::RE2::PartialMatch(text, remote_image_pattern()))
+  // 4. Markup a client would fetch something for when it renders the
+  // text: images, embedding elements, URL attributes, CSS.
+  if (fetches_when_rendered(text))
     return "remote_image";
   return {};
 }

@@ -27,9 +27,11 @@ struct output_guard_config {
 /// Checks text that is about to leave the server. Immutable after
 /// construction, so one instance can be shared between threads.
 ///
-/// All comparisons run on `normalize()`d text (see domain/text.hpp), so
-/// case, punctuation, accents, homoglyphs and invisible characters do not
-/// hide a leak. Checks, in order:
+/// The text is first read as a browser would show it: HTML character
+/// references are decoded (`decode_html_references`, so "&#45;" is a dash
+/// and "&colon;" a colon). All comparisons then run on `normalize()`d text
+/// (see domain/text.hpp), so case, punctuation, accents, homoglyphs and
+/// invisible characters do not hide a leak. Checks, in order:
 ///
 /// 1. `"canary"`: the canary occurs case-insensitively in the raw text, or
 ///    its normalized form occurs in the normalized text on word
@@ -43,9 +45,20 @@ struct output_guard_config {
 /// 3. `"prompt_leak"`: the text shares a shingle with a protected text
 ///    that no allowed echo contains. A protected text shorter than
 ///    `shingle_words` words is checked as a whole phrase instead.
-/// 4. `"remote_image"`: a Markdown image or an HTML `<img>` whose source is
-///    an absolute URL (`http://`, `https://`, `//`, any scheme): rendering
-///    it fetches the URL, which can carry data to another host.
+/// 4. `"remote_image"`: markup that makes a client rendering the text
+///    fetch something, whose URL can carry data to another host. Answers
+///    never need images or HTML, so whole classes are refused: any
+///    Markdown image ("![" with a "]" after it: inline or by reference,
+///    any target, alt text of any length or over lines); an HTML element
+///    that loads or embeds (img, image, svg, picture, source, video,
+///    audio, track, iframe, frame, object, embed, applet, link, script,
+///    style, input, meta, base, ...) whatever its attributes; on any
+///    element, a URL attribute (src, srcset, href, poster, background,
+///    data, action, ...) with an absolute target ("https:", "https:host",
+///    "//host", "\\host", any scheme), an event handler (on...) or a style
+///    with a function, '@' or an escape; CSS `url(` with an absolute target
+///    and `@import`. Relative links, plain URLs, Markdown links and prose
+///    with '<' ("under <5 kg", "<b>") pass.
 ///
 /// Shingles (steps 2 and 3) are taken twice: over all words and over the
 /// content words only (function words such as "and", "the", "to" left

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "domain/contracts.hpp"
+#include "domain/text.hpp"
 
 namespace candor::domain {
 
@@ -19,7 +20,29 @@ output_guard_config product_output_guard_config(
   return og;
 }
 
+size_t remove_model_controls(ask_state& st) {
+  size_t removed = remove_control_characters(st.route_reason)
+                   + remove_control_characters(st.answer);
+  for (auto& f : st.follow_ups)
+    removed += remove_control_characters(f);
+  if (st.has_sql) {
+    removed += remove_control_characters(st.sql.query)
+               + remove_control_characters(st.sql.original_query)
+               + remove_control_characters(st.sql.last_error);
+    for (auto& c : st.sql.columns)
+      removed += remove_control_characters(c);
+    for (auto& row : st.sql.rows)
+      for (auto& c : row)
+        removed += remove_control_characters(c.s);
+  }
+  return removed;
+}
+
 std::string guard_response(const output_guard& guard, ask_state& st) {
+  // What leaves is what gets checked: control and bidi characters go
+  // first, so no check looks at text the client never receives.
+  if (remove_model_controls(st) > 0)
+    add_warning(st, "control_characters_removed");
   const auto& spans = st.redacted_spans;
   // The route reason is model text too: withhold it on a leak.
   if (auto r = guard.check(st.route_reason, spans); !r.empty()) {

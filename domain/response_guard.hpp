@@ -17,12 +17,22 @@ namespace candor::domain {
 output_guard_config product_output_guard_config(
   std::string canary, std::vector<std::string> prompt_texts);
 
-/// Checks everything of `st` that leaves the server against `guard` with
-/// `st.redacted_spans`: the route reason (withheld on a leak), the SQL block
-/// (query, original query, last error, columns and rows; withheld on a
-/// leak), the answer and the follow-up questions. Returns the reason of the
-/// first leak ("canary", "redacted_span", "prompt_leak"), or an empty
-/// string. The caller decides what a leak does to the response.
+/// Removes control and bidirectional-override characters
+/// (`remove_control_characters`: NUL, ESC, \r, DEL, C1, U+202A..U+202E,
+/// U+2066..U+2069; \t and \n stay) from every model-written text of `st`:
+/// the route reason, the answer, the follow-up questions and the SQL block
+/// (query, original query, last error, column names and text cells, which
+/// the model's SELECT can spell). Returns how many it removed.
+size_t remove_model_controls(ask_state& st);
+
+/// Applies `remove_model_controls` (a removal adds the warning
+/// `control_characters_removed`), then checks everything of `st` that
+/// leaves the server against `guard` with `st.redacted_spans`: the route
+/// reason (withheld on a leak), the SQL block (query, original query, last
+/// error, columns and rows; withheld on a leak), the answer and the
+/// follow-up questions. Returns the reason of the first leak ("canary",
+/// "redacted_span", "prompt_leak", "remote_image"), or an empty string.
+/// The caller decides what a leak does to the response.
 std::string guard_response(const output_guard& guard, ask_state& st);
 
 } // namespace candor::domain

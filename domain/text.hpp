@@ -38,6 +38,23 @@ std::string escape_xml(std::string_view text);
 /// `out += escape_xml(text)` without the temporary.
 void append_xml_escaped(std::string& out, std::string_view text);
 
+/// `text` with its HTML character references decoded once, as a browser
+/// decodes them in text and attribute values: decimal and hexadecimal
+/// (`&#58;`, `&#x3A;`, the ';' optional, C1 numbers mapped through
+/// Windows-1252 and invalid numbers to U+FFFD) and the named references of
+/// ASCII punctuation, dashes and hyphens, spaces, quotes and invisible
+/// characters (`&colon;`, `&ndash;`, `&nbsp;`, `&rsquo;`, `&ZeroWidthSpace;`,
+/// ...; case-sensitive, ';' required except for amp, lt, gt, quot and
+/// nbsp). Other names and a lone '&' are kept as written.
+std::string decode_html_references(std::string_view text);
+
+/// Removes, in place, characters a response must not carry from a model:
+/// C0 controls other than \t and \n (NUL, ESC, \r, ...), DEL, C1 controls
+/// (U+0080..U+009F) and the bidirectional embeddings, overrides and
+/// isolates (U+202A..U+202E, U+2066..U+2069). Returns how many characters
+/// it removed; a string without any is left untouched (one scan).
+size_t remove_control_characters(std::string& text);
+
 /// True when `text` is well-formed UTF-8 (no overlongs, no surrogates, no
 /// code points above U+10FFFF, no truncated sequences).
 bool valid_utf8(std::string_view text) noexcept;

@@ -1,5 +1,6 @@
 #include "domain/text.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -201,6 +202,93 @@ BOOST_AUTO_TEST_CASE(valid_utf8_detects_ill_formed_input) {
   BOOST_TEST(!valid_utf8("\xf4\x90\x80\x80")); // > U+10FFFF
   BOOST_TEST(!valid_utf8("abc\xe2\x82"));      // truncated
   BOOST_TEST(!valid_utf8("\x80"));             // lone continuation
+}
+
+BOOST_AUTO_TEST_CASE(html_references_are_decoded_like_a_browser) {
+  // Numeric: decimal, hexadecimal (either x), leading zeros, ';' optional.
+  BOOST_TEST(decode_html_references("a&#45;b&#x2d;c&#X2D;d&#0045;e&#45f")
+             == "a-b-c-d-e-f");
+  BOOST_TEST(decode_html_references("https&#58;//x&#x3a;&#x3A;")
+             == "https://x::");
+  BOOST_TEST(decode_html_references("&#8203;&#x1F600;")
+             == "\u200b\U0001F600");
+  // C1 numbers are Windows-1252; invalid numbers become U+FFFD.
+  BOOST_TEST(decode_html_references("&#150;&#151;&#x80;&#129;")
+             == "\u2013\u2014\u20ac\u0081");
+  BOOST_TEST(decode_html_references("&#0;&#xD800;&#x110000;&#99999999999;")
+             == "\ufffd\ufffd\ufffd\ufffd");
+  // Named: the dash, space, colon, quote and punctuation families.
+  BOOST_TEST(decode_html_references("&colon;&sol;&bsol;&lpar;&rpar;&excl;"
+                                    "&lsqb;&rsqb;&lt;&gt;&equals;&period;")
+             == ":/\\()![]<>=.");
+  BOOST_TEST(decode_html_references("&hyphen;&dash;&ndash;&mdash;&minus;"
+                                    "&horbar;&shy;")
+             == "\u2010\u2010\u2013\u2014\u2212\u2015\u00ad");
+  BOOST_TEST(decode_html_references("&nbsp;&ensp;&emsp;&thinsp;&hairsp;"
+                                    "&ZeroWidthSpace;&zwj;&Tab;&NewLine;")
+             == "\u00a0\u2002\u2003\u2009\u200a\u200b\u200d\t\n");
+  BOOST_TEST(decode_html_references("&quot;&apos;&lsquo;&rsquo;&ldquo;"
+                                    "&rdquo;&laquo;&raquo;")
+             == "\"'\u2018\u2019\u201c\u201d\u00ab\u00bb");
+  // Legacy names decode without ';', the others need it; names are
+  // case-sensitive; unknown names, a lone '&' and "&#" stay as written.
+  BOOST_TEST(decode_html_references("&amp &lt &gt &quot &nbsp|&AMP;&LT;")
+             == "& < > \" \u00a0|&<");
+  BOOST_TEST(decode_html_references("&colon &Colon; &copy; &zzz; & && &# &#x;")
+             == "&colon &Colon; &copy; &zzz; & && &# &#x;");
+  // Decoded once: "&amp;#45;" shows as "&#45;".
+  BOOST_TEST(decode_html_references("&amp;#45;") == "&#45;");
+  BOOST_TEST(decode_html_references("no references") == "no references");
+  BOOST_TEST(decode_html_references("").empty());
+  BOOST_TEST(decode_html_references("tail&") == "tail&");
+  BOOST_TEST(decode_html_references("tail&#") == "tail&#");
+}
+
+BOOST_AUTO_TEST_CASE(control_characters_are_removed) {
+  const char review[] = "Two\0 years \u202e reversed \x1b[31m red";
+  std::string s{review, sizeof review - 1};
+  BOOST_TEST(remove_control_characters(s) == 3u);
+  BOOST_TEST(s == "Two years  reversed [31m red");
+  // \t and \n stay; \r, DEL, C1 (CSI U+009B), embeddings, overrides and
+  // isolates go; marks (LRM) and other invisible characters stay (the
+  // normalizer already ignores them when matching).
+  std::string t = "a\tb\nc\rd\x7f" "e\u009b" "f\u202a\u202b\u202c\u202d"
+                  "\u2066\u2067\u2068\u2069g\u200eh\u200bi";
+  BOOST_TEST(remove_control_characters(t) == 11u);
+  BOOST_TEST(t == "a\tb\ncdefg\u200eh\u200bi");
+  // Neighbours of the removed ranges stay: U+00A0, U+2029, U+202F, U+2065,
+  // U+206A; so do ill-formed bytes (not controls).
+  std::string k = "\u00a0\u2029\u202f\u206a\xc2\xe2\x80";
+  BOOST_TEST(remove_control_characters(k) == 0u);
+  BOOST_TEST(k == "\u00a0\u2029\u202f\u206a\xc2\xe2\x80");
+  std::string clean = "Returns within 30 days \u2014 \u201cfree\u201d.";
+  BOOST_TEST(remove_control_characters(clean) == 0u);
+  BOOST_TEST(clean == "Returns within 30 days \u2014 \u201cfree\u201d.");
+}
+
+BOOST_AUTO_TEST_CASE(control_characters_are_removed_at_every_offset) {
+  // The scan skips 8-byte words without a candidate byte: each control
+  // (and two of them) at every offset of short texts is removed, and the
+  // rest is kept in order.
+  size_t failures = 0;
+  size_t cases = 0;
+  for (size_t len = 1; len <= 20; ++len)
+    for (size_t at = 0; at < len; ++at)
+      for (std::string ctl : {std::string{"\0", 1}, std::string{"\x1b"},
+                              std::string{"\u202e"}, std::string{"\u0085"}}) {
+        std::string plain(len, 'a');
+        for (size_t k = 0; k < len; ++k)
+          plain[k] = static_cast<char>('a' + k % 26);
+        // Two positions of the plain text, the later one filled first.
+        auto s = plain;
+        s.insert(std::max(at, len - 1 - at), ctl);
+        s.insert(std::min(at, len - 1 - at), ctl);
+        failures += remove_control_characters(s) != 2u;
+        failures += s != plain;
+        ++cases;
+      }
+  BOOST_TEST(cases == 210u * 4u);
+  BOOST_TEST(failures == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
