@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <boost/json/serialize.hpp>
 
 #include "conf/cli.hpp"
+#include "data/catalog.hpp"
 #include "data/sales_gen.hpp"
+#include "data/sales_setup.hpp"
 #include "domain/build_info.hpp"
 #include "domain/json_text.hpp"
 #include "eval/ablation.hpp"
@@ -45,13 +48,42 @@ labelled_set_of(const po::variables_map& vm) {
                                    : eval::default_labelled_set_path());
 }
 
+/// `<data-dir>/sales.db` the way serve prepares it: generated from
+/// `sql.seed` when absent (announced on stderr), then checked against
+/// the catalog. Returns its path.
+domain::outcome<std::string> prepare_sales_db(const domain::config& cfg) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec)
+    return domain::make_error(domain::ec::storage_failed,
+                              "cannot create data directory '"
+                                + cfg.data_dir + "': " + ec.message());
+  auto cat = data::catalog::load_default();
+  if (!cat)
+    return cat.err();
+  bool announced = false;
+  auto sales = data::prepare_sales(
+    cfg.data_dir, cfg.sql.seed,
+    std::make_shared<const data::catalog>(std::move(*cat)),
+    [&](std::string_view, double) {
+      if (announced)
+        return;
+      announced = true;
+      std::cerr << "candor: creating " << cfg.data_dir
+                << "/sales.db from sql.seed " << cfg.sql.seed << "\n";
+    });
+  if (!sales)
+    return sales.err();
+  return sales->path;
+}
+
 } // namespace
 
 int cmd_sql_guard(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("db", po::value<std::string>(),
-                     "sales database (default: <data-dir>/sales.db, made by "
-                     "candor seed)")(
+                     "sales database (default: <data-dir>/sales.db, created "
+                     "from sql.seed when absent, as serve does)")(
     "no-executor", "skip the executor layer (by default every statement "
                    "also runs in a sandboxed executor process)");
   po::variables_map vm;
@@ -70,17 +102,29 @@ int cmd_sql_guard(int argc, char** argv) {
   auto cfg = configure(vm, {});
   if (!cfg)
     return config_failure(cfg.err());
-  auto db = vm.count("db") ? vm["db"].as<std::string>()
-                           : cfg->data_dir + "/sales.db";
-  if (!std::filesystem::exists(db)) {
-    // A missing path is usage (exit 2); an unreadable file is not.
-    std::cerr << "candor: no sales database at " << db
-              << " (run: candor seed --data-dir " << cfg->data_dir << ")\n";
-    return exit_usage;
-  }
-  if (!std::filesystem::is_regular_file(db)) {
-    std::cerr << "candor: sales database " << db << " is not a file\n";
-    return exit_usage;
+  std::string db;
+  if (vm.count("db")) {
+    db = vm["db"].as<std::string>();
+    if (!std::filesystem::exists(db)) {
+      // A missing path is usage (exit 2); an unreadable file is not.
+      std::cerr << "candor: no sales database at " << db
+                << " (leave out --db to use <data-dir>/sales.db, created "
+                   "on first use; or run: candor seed --data-dir DIR)\n";
+      return exit_usage;
+    }
+    if (!std::filesystem::is_regular_file(db)) {
+      std::cerr << "candor: sales database " << db << " is not a file\n";
+      return exit_usage;
+    }
+  } else {
+    // <data-dir>/sales.db, created from sql.seed when absent and checked
+    // against the catalog, as serve and ask do (data::prepare_sales).
+    auto sales = prepare_sales_db(*cfg);
+    if (!sales) {
+      std::cerr << "candor: sql-guard: " << sales.err().message << "\n";
+      return exit_code_of(sales.err());
+    }
+    db = std::move(*sales);
   }
   eval::guard_tool_options opts;
   if (!vm.count("no-executor")) {

@@ -17,6 +17,7 @@
 #include "actors/executor.hpp"
 #include "data/ingest.hpp"
 #include "data/sales_gen.hpp"
+#include "data/sqlite.hpp"
 #include "domain/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/json_text.hpp"
@@ -338,6 +339,12 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << top_help;
     return exit_usage;
+  }
+  // Before anything opens a database: the SQL guard's compile budget
+  // (data/sqlite.hpp) can only be installed before SQLite initialises.
+  if (auto err = data::install_allocation_budget()) {
+    std::cerr << "candor: " << err.message << "\n";
+    return exit_code_of(err);
   }
   std::string cmd = argv[1];
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {

@@ -115,6 +115,7 @@ struct sql_guard::impl {
   guard_result check(std::string_view text);
 
 private:
+  guard_result compile(std::string_view text);
   guard_result classify(const std::string& message, int rc,
                         std::string_view stage);
   bool audit(std::string_view text, guard_result& out);
@@ -347,8 +348,23 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
 
 guard_result sql_guard::impl::check(std::string_view text) {
   using sql::verdict_kind;
-  auto* h = db.handle();
   auth.clear();
+  allocation_budget budget{guard_compile_budget};
+  auto r = compile(text);
+  if (budget.exceeded())
+    return make_result(
+      verdict_kind::block, "compile_budget",
+      "compiling the statement needed more than "
+        + std::to_string(guard_compile_budget >> 20)
+        + " MiB (SQLite copies a common table expression's body for every "
+          "reference to it): read each CTE once and join it",
+      r.stage.empty() ? std::string_view{"prepare"} : r.stage);
+  return r;
+}
+
+guard_result sql_guard::impl::compile(std::string_view text) {
+  using sql::verdict_kind;
+  auto* h = db.handle();
   if (text.find('\0') != std::string_view::npos)
     return make_result(verdict_kind::block, "invalid_input",
                        "the SQL contains a NUL byte", "statement");
@@ -401,6 +417,10 @@ domain::outcome<sql_guard> sql_guard::open(const std::string& path,
                                            sql_allowlist allow,
                                            const sql_limits& limits,
                                            bool immutable) {
+  if (!allocation_budget_installed())
+    return storage_error("the SQL guard needs install_allocation_budget() "
+                         "before any database is opened: its compile "
+                         "budget bounds what one statement may cost");
   auto db = open_read_only(path, immutable);
   if (!db)
     return db.err();

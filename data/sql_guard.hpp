@@ -44,6 +44,14 @@ struct sql_allowlist {
 /// `domain::sql::risky_functions()`.
 std::set<std::string> default_sql_functions();
 
+/// Most bytes SQLite may allocate while `sql_guard::check` compiles one
+/// statement (its three compiles and the bytecode listing together;
+/// `allocation_budget`). None of SQLite's limits bounds how often it
+/// copies a CTE body, and the compile runs in the server: nine levels of
+/// CTEs that each read the previous one four times took 10.8 s and
+/// 593 MB. The legitimate corpus needs at most 0.63 MiB.
+inline constexpr int64_t guard_compile_budget = 16 << 20;
+
 /// `sqlite3_limit` values for a connection that sees model-written SQL
 /// (SQL-SANDBOX-NOTES §1b; the value length follows DESIGN.md §5).
 struct sql_limits {
@@ -196,7 +204,8 @@ class sql_guard {
 public:
   /// Opens `path` read-only (`immutable=1` when asked: no locks, for a
   /// file nobody writes while it is open), hardens it, reads the schema
-  /// and installs the authorizer. `allow.functions` empty means the
+  /// and installs the authorizer. Fails unless
+  /// `install_allocation_budget` has run. `allow.functions` empty means the
   /// default set. An executor process can open one before it installs
   /// its seccomp filter and check each statement before running it.
   static domain::outcome<sql_guard> open(const std::string& path,
@@ -210,7 +219,9 @@ public:
 
   /// Judges one statement: EXPLAIN QUERY PLAN under the authorizer, the
   /// plain statement's shape (one statement, read-only, returns columns),
-  /// then the bytecode audit. Nothing is executed.
+  /// then the bytecode audit. Nothing is executed. All of it runs under an
+  /// `allocation_budget` of `guard_compile_budget` bytes; past it the
+  /// statement is blocked with rule `compile_budget`.
   guard_result check(std::string_view sql);
 
   /// The connection, for tests and diagnostics; the authorizer stays

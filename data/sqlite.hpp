@@ -300,4 +300,39 @@ std::string quote_identifier(std::string_view name);
 /// `text` as a single-quoted SQL string literal ('' escapes a quote).
 std::string quote_literal(std::string_view text);
 
+// -- allocation budget --------------------------------------------------------
+
+/// Wraps SQLite's allocator so that `allocation_budget` can bound what one
+/// thread allocates. Process-wide, and only possible before SQLite is
+/// initialised (before the first connection is opened): call it first
+/// thing in `main`. Idempotent. Outside an `allocation_budget` the wrapper
+/// only forwards to SQLite's default allocator, so the ledger and the
+/// index are unaffected (unlike `sqlite3_hard_heap_limit64`, which is
+/// process-wide).
+domain::error install_allocation_budget();
+
+/// True once `install_allocation_budget` has succeeded.
+bool allocation_budget_installed() noexcept;
+
+/// While alive, every byte SQLite allocates on this thread (malloc and
+/// realloc sizes, summed; frees do not give any back) counts against
+/// `bytes`; past it, allocations fail and SQLite reports SQLITE_NOMEM.
+/// This bounds the work of compiling one hostile statement on a shared
+/// connection: SQLite's own limits do not bound how often it copies a
+/// CTE body. Does nothing unless `install_allocation_budget` succeeded.
+/// Not nestable; one per thread at a time.
+class allocation_budget {
+public:
+  explicit allocation_budget(int64_t bytes) noexcept;
+  allocation_budget(const allocation_budget&) = delete;
+  allocation_budget& operator=(const allocation_budget&) = delete;
+  ~allocation_budget();
+
+  /// Bytes counted so far.
+  int64_t used() const noexcept;
+
+  /// True when an allocation was refused.
+  bool exceeded() const noexcept;
+};
+
 } // namespace candor::data

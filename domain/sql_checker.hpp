@@ -144,6 +144,23 @@ private:
 
   bool check_names();
 
+  /// One common table expression: where its name is and the parentheses
+  /// around its body.
+  struct cte {
+    size_t name = 0;
+    size_t open = 0;
+    size_t close = 0;
+  };
+
+  /// Every CTE of every WITH clause in the statement (nested ones too),
+  /// in text order.
+  std::vector<cte> ctes() const;
+
+  /// Whether the word at `i` stands where SQLite reads a table name:
+  /// after FROM or JOIN (through any '(' in between, so `FROM (c)` too),
+  /// after a ',' in a FROM clause, or directly after IN (`x IN c`).
+  bool table_position(size_t i) const;
+
   bool check_recursion();
 
   // -- joins ------------------------------------------------------------------
@@ -156,6 +173,10 @@ private:
   // -- sizes ------------------------------------------------------------------
 
   bool check_sizes();
+
+  /// How many copies of CTE bodies SQLite makes while compiling: see
+  /// `policy_config::max_cte_expansion`.
+  bool check_cte_expansion();
 
   // -- LIMIT ------------------------------------------------------------------
 

@@ -63,8 +63,8 @@ const std::vector<std::string_view> all_rules = {
   "recursive_cte",    "natural_join",           "using_join",
   "cross_join",       "comma_join",             "join_without_on",
   "trivial_join_condition", "too_many_tables",  "nesting_too_deep",
-  "too_many_selects", "in_list_too_long",       "non_literal_limit",
-  "unbalanced_parentheses", "parameter",
+  "too_many_selects", "in_list_too_long",       "cte_expansion_too_large",
+  "non_literal_limit", "unbalanced_parentheses", "parameter",
 };
 
 std::string lower(std::string_view s) {
@@ -121,7 +121,7 @@ policy_result checker::run() {
     return std::move(result_);
   if (!check_start() || !check_keywords() || !check_names()
       || !check_recursion() || !check_joins() || !check_sizes()
-      || !check_limits() || !check_correctable())
+      || !check_cte_expansion() || !check_limits() || !check_correctable())
     return std::move(result_);
   rewrite_limit();
   return std::move(result_);
@@ -274,23 +274,19 @@ bool checker::check_names() {
   return true;
 }
 
-bool checker::check_recursion() {
-  for (size_t i = 0; i < size(); ++i)
-    if (t_[i]->is_keyword("recursive"))
-      return block("recursive_cte",
-                   "recursive common table expressions are not allowed",
-                   *t_[i]);
-  // SQLite runs a CTE recursively when its body names it in a FROM or
-  // JOIN, with or without the RECURSIVE keyword.
+std::vector<checker::cte> checker::ctes() const {
+  std::vector<cte> out;
   for (size_t w = 0; w < size(); ++w) {
     if (!t_[w]->is_keyword("with"))
       continue;
     size_t i = w + 1;
+    if (is_kw(i, "recursive"))
+      ++i;
     while (i < size()) {
       auto* name = tok(i);
       if (name == nullptr || !name->is_word())
         break;
-      ++i;
+      size_t at = i++;
       if (is_sym(i, "("))
         i = matching(i) + 1;
       if (!is_kw(i, "as"))
@@ -300,22 +296,68 @@ bool checker::check_recursion() {
         ++i;
       if (is_kw(i, "materialized"))
         ++i;
-      if (!is_sym(i, "("))
+      if (!is_sym(i, "(") || matching(i) == size())
         break;
-      size_t close = matching(i);
-      for (size_t k = i + 1; k < close; ++k) {
-        auto& x = *t_[k];
-        if (x.is_word() && x.name == name->name
-            && (is_kw(k - 1, "from") || is_kw(k - 1, "join")))
-          return block("recursive_cte",
-                       "the common table expression " + name->name
-                         + " refers to itself, which makes it recursive",
-                       x);
-      }
-      i = close + 1;
+      out.push_back({at, i, matching(i)});
+      i = matching(i) + 1;
       if (!is_sym(i, ","))
         break;
       ++i;
+    }
+  }
+  return out;
+}
+
+bool checker::table_position(size_t i) const {
+  size_t j = i;
+  bool paren = false;
+  while (j > 0 && is_sym(j - 1, "(")) {
+    --j;
+    paren = true;
+  }
+  if (j == 0)
+    return false;
+  auto& prev = *t_[j - 1];
+  if (prev.is_keyword("join"))
+    return true;
+  if (prev.is_keyword("from"))
+    return j < 2 || !is_kw(j - 2, "distinct"); // not IS [NOT] DISTINCT FROM
+  if (prev.is_keyword("in"))
+    return !paren; // `x IN (c)` is a list holding the column c
+  if (!prev.is_symbol(","))
+    return false;
+  // A comma join: the clause this ',' belongs to is a FROM clause.
+  for (size_t k = j - 1; k-- > 0;) {
+    auto& x = *t_[k];
+    if (x.depth < prev.depth)
+      return false;
+    if (x.depth != prev.depth)
+      continue;
+    if (x.is_keyword("from"))
+      return true;
+    if (x.is_keyword("select") || x.is_keyword("values") || is_clause_end(x))
+      return false;
+  }
+  return false;
+}
+
+bool checker::check_recursion() {
+  for (size_t i = 0; i < size(); ++i)
+    if (t_[i]->is_keyword("recursive"))
+      return block("recursive_cte",
+                   "recursive common table expressions are not allowed",
+                   *t_[i]);
+  // SQLite runs a CTE recursively when its body reads it as a table, with
+  // or without the RECURSIVE keyword: FROM c, JOIN c, FROM (c), x IN c.
+  for (const auto& c : ctes()) {
+    const auto& name = t_[c.name]->name;
+    for (size_t k = c.open + 1; k < c.close; ++k) {
+      auto& x = *t_[k];
+      if (x.is_word() && x.name == name && table_position(k))
+        return block("recursive_cte",
+                     "the common table expression " + name
+                       + " refers to itself, which makes it recursive",
+                     x);
     }
   }
   return true;

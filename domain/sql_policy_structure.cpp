@@ -1,7 +1,12 @@
 // The SQL policy checker's structural rules: joins and their conditions,
-// sizes (tables, nesting, selects, IN lists), LIMIT and its rewrite
+// sizes (tables, nesting, selects, IN lists, CTE expansion), LIMIT and its
+// rewrite
 // (domain/sql_checker.hpp).
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -191,6 +196,88 @@ bool checker::check_sizes() {
     }
   }
   return true;
+}
+
+bool checker::check_cte_expansion() {
+  auto defs = ctes();
+  if (defs.empty())
+    return true;
+  // Which CTE body each token is directly in (the innermost one), so
+  // that a nested CTE counts only where it is read. Names, column lists
+  // and AS [NOT] MATERIALIZED of a definition are no references.
+  constexpr size_t main_query = static_cast<size_t>(-1);
+  constexpr size_t definition = static_cast<size_t>(-2);
+  std::vector<size_t> owner(size(), main_query);
+  for (size_t d = 0; d < defs.size(); ++d) {
+    for (size_t k = defs[d].name; k < defs[d].open; ++k)
+      owner[k] = definition;
+    for (size_t k = defs[d].open + 1; k < defs[d].close; ++k)
+      owner[k] = d;
+  }
+  std::map<std::string, std::vector<size_t>> by_name;
+  for (size_t d = 0; d < defs.size(); ++d)
+    by_name[t_[defs[d].name]->name].push_back(d);
+  // Every word spelled like a CTE counts as a reference, wherever it is:
+  // FROM, JOIN, `x IN c`, scalar subqueries. A column or alias spelled the
+  // same counts too, which only overestimates.
+  std::vector<std::vector<size_t>> refs(defs.size());
+  std::vector<size_t> main_refs;
+  for (size_t k = 0; k < size(); ++k) {
+    if (owner[k] == definition || !t_[k]->is_word())
+      continue;
+    if (by_name.count(t_[k]->name) == 0)
+      continue;
+    (owner[k] == main_query ? main_refs : refs[owner[k]]).push_back(k);
+  }
+  // cost(c) = 1 + the costs of the CTEs its body names. A name defined
+  // more than once costs its dearest definition; a name being costed
+  // further up (itself, or a cycle SQLite reports as circular) costs 0.
+  auto add = [](int64_t a, int64_t b) {
+    constexpr int64_t cap = int64_t{1} << 40;
+    return std::min(cap, a + b);
+  };
+  std::vector<int64_t> cost(defs.size(), -1);
+  std::vector<bool> busy(defs.size(), false);
+  std::function<int64_t(size_t)> cost_of;
+  auto name_cost = [&](const std::string& name) {
+    int64_t best = 0;
+    for (auto d : by_name[name])
+      best = std::max(best, busy[d] ? 0 : cost_of(d));
+    return best;
+  };
+  cost_of = [&](size_t d) {
+    if (cost[d] >= 0)
+      return cost[d];
+    busy[d] = true;
+    int64_t c = 1;
+    for (auto k : refs[d])
+      c = add(c, name_cost(t_[k]->name));
+    busy[d] = false;
+    return cost[d] = c;
+  };
+  int64_t total = 0;
+  const token* dearest = t_[defs.front().name];
+  int64_t dearest_cost = 0;
+  for (auto k : main_refs) {
+    auto c = name_cost(t_[k]->name);
+    total = add(total, c);
+    if (c > dearest_cost) {
+      dearest_cost = c;
+      dearest = t_[k];
+    }
+  }
+  if (total <= cfg_.max_cte_expansion)
+    return true;
+  return block("cte_expansion_too_large",
+               "the query expands to " + std::to_string(total)
+                 + " copies of common table expression bodies (SQLite "
+                   "compiles a CTE's body again for every reference to "
+                   "it: FROM, JOIN, x IN name, subqueries and other CTEs; "
+                 + dearest->name + " alone is "
+                 + std::to_string(dearest_cost) + "); at most "
+                 + std::to_string(cfg_.max_cte_expansion)
+                 + " are allowed: read each CTE once and join it",
+               *dearest);
 }
 
 bool checker::parse_limit(size_t l, size_t& count, size_t& offset,

@@ -38,6 +38,7 @@
 #include "actors/sql_sandbox.hpp"
 #include "data/catalog.hpp"
 #include "data/sql_guard.hpp"
+#include "data/sqlite.hpp"
 #include "domain/types.hpp"
 
 using namespace candor;
@@ -144,6 +145,10 @@ void print_line(const char* name, const std::vector<double>& xs,
 } // namespace
 
 int main(int argc, char** argv) {
+  if (auto err = candor::data::install_allocation_budget()) {
+    std::fprintf(stderr, "bench_sandbox: %s\n", err.message.c_str());
+    return 1;
+  }
   options o;
   o.executor = actors::default_executor_binary();
   for (int i = 1; i < argc; ++i) {

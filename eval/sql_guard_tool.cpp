@@ -1,5 +1,6 @@
 #include "eval/sql_guard_tool.hpp"
 
+#include <cctype>
 #include <istream>
 #include <optional>
 #include <ostream>
@@ -91,8 +92,10 @@ json::object executor_json(const executor_verdict& v) {
     obj["message"] = v.message;
     return obj;
   }
-  obj["rule"] = v.rule.empty() ? json::value{nullptr} : json::value(v.rule);
-  obj["message"] = v.message.empty() ? json::value{nullptr}
+  // json::value(nullptr), not json::value{nullptr}: braces pick the
+  // initializer-list constructor and make the array [null].
+  obj["rule"] = v.rule.empty() ? json::value(nullptr) : json::value(v.rule);
+  obj["message"] = v.message.empty() ? json::value(nullptr)
                                      : json::value(v.message);
   if (v.ran()) {
     obj["rowCount"] = v.row_count;
@@ -120,7 +123,7 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
   layers["static_policy"] = std::move(static_layer);
   auto auth_layer = layer_json(guarded.verdict, guarded.rule,
                                guarded.message);
-  auth_layer["stage"] = guarded.stage.empty() ? json::value{nullptr}
+  auth_layer["stage"] = guarded.stage.empty() ? json::value(nullptr)
                                               : json::value(guarded.stage);
   if (guarded.allowed())
     auth_layer["plan"] = guarded.plan;
@@ -170,6 +173,47 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
   return obj;
 }
 
+/// The id of an over-long line, when `"id"` is its first member and a
+/// string or number that ends within the stored prefix.
+std::optional<json::value> id_from_prefix(std::string_view text) {
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < text.size()
+           && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r'))
+      ++i;
+  };
+  auto expect = [&](std::string_view s) {
+    skip();
+    if (text.substr(i, s.size()) != s)
+      return false;
+    i += s.size();
+    return true;
+  };
+  if (!expect("{") || !expect("\"id\"") || !expect(":"))
+    return std::nullopt;
+  skip();
+  size_t start = i;
+  if (i < text.size() && text[i] == '"') {
+    for (++i; i < text.size() && text[i] != '"'; ++i)
+      if (text[i] == '\\')
+        ++i;
+    if (i >= text.size())
+      return std::nullopt;
+    ++i;
+  } else {
+    while (i < text.size()
+           && (std::isdigit(static_cast<unsigned char>(text[i])) != 0
+               || text[i] == '-' || text[i] == '+' || text[i] == '.'
+               || text[i] == 'e' || text[i] == 'E'))
+      ++i;
+  }
+  std::error_code ec;
+  auto id = json::parse(text.substr(start, i - start), ec);
+  if (ec || (!id.is_string() && !id.is_number()))
+    return std::nullopt;
+  return id;
+}
+
 /// Validates one non-blank line and judges its statement.
 json::object handle_line(const input_line& in, int64_t line,
                          data::sql_guard& guard, executor_layer& exec,
@@ -178,10 +222,15 @@ json::object handle_line(const input_line& in, int64_t line,
     ++summary.errors;
     return bad_input(std::move(id), line, std::move(reason));
   };
-  if (in.too_long)
-    return fail(nullptr, "line longer than "
-                           + std::to_string(guard_tool_max_line)
-                           + " bytes");
+  if (in.too_long) {
+    auto reason = "line longer than " + std::to_string(guard_tool_max_line)
+                  + " bytes, not judged";
+    if (auto id = id_from_prefix(in.text))
+      return fail(std::move(*id), std::move(reason));
+    return fail(nullptr, reason
+                           + " (its id could not be read: \"id\" must be "
+                             "the first member to be reported)");
+  }
   std::error_code ec;
   auto doc = json::parse(in.text, ec);
   if (ec)

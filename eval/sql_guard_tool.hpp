@@ -65,7 +65,8 @@ inline constexpr size_t guard_tool_max_line = 100 * 1024;
 /// A bad input line (not JSON, not an object, missing or empty `sql`,
 /// `sql` not a string, `id` neither a string nor a number, longer than
 /// `guard_tool_max_line`) gives `{"id": <id or null>, "line", "verdict":
-/// "error", "reason"}` and processing goes on.
+/// "error", "reason"}` and processing goes on. An over-long line keeps
+/// its id when `"id"` is its first member; otherwise the reason says so.
 ///
 /// Errors: those of `data::catalog::load_default` and
 /// `data::sql_guard::open` (e.g. a missing sales database), and

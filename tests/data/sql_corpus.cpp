@@ -262,7 +262,8 @@ BOOST_AUTO_TEST_CASE(corpus_fits_the_real_schema_and_has_every_kind) {
         "pragma_tvf", "pii_star", "pii_alias", "pii_subquery", "pii_join",
         "pii_union", "pii_json", "pii_aggregate", "resource_recursion",
         "resource_cartesian", "resource_blob", "resource_printf",
-        "resource_nesting", "resource_in_list", "legit_cte", "legit_window",
+        "resource_nesting", "resource_in_list", "resource_cte_expansion",
+        "legit_cte", "legit_window",
         "legit_bucket", "legit_case", "legit_like", "legit_strings",
         "legit_updated_at"})
     BOOST_TEST(per_category[cat] > 0, "no statement of kind " << cat);
@@ -357,6 +358,13 @@ BOOST_AUTO_TEST_CASE(dangerous_statements_layer_by_layer) {
       } else {
         // Everything but personal-data reads is stopped statically too.
         BOOST_TEST(s_block, "static alone: " << policy.rule);
+      }
+      // CTE bodies copied per reference: the policy counts the copies,
+      // and the validation connection's compile budget stops the compile
+      // on its own.
+      if (e.category == "resource_cte_expansion") {
+        BOOST_TEST(policy.rule == "cte_expansion_too_large");
+        BOOST_TEST(g.rule == "compile_budget", g.rule << ": " << g.message);
       }
       // Without any statement check, the process still refuses to run a
       // runaway statement past its deadline.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <boost/test/unit_test.hpp>
 
@@ -36,6 +37,41 @@ bool contains(const std::string& text, const std::string& part) {
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(data_sqlite)
+
+BOOST_AUTO_TEST_CASE(allocation_budget_bounds_one_thread_only) {
+  // tests/main.cpp installs it, as candor's main does.
+  BOOST_REQUIRE(allocation_budget_installed());
+  BOOST_TEST(!install_allocation_budget()); // idempotent
+  auto db = database::open(":memory:");
+  BOOST_REQUIRE(db.ok());
+  const std::string big = "SELECT length(zeroblob(1)) FROM (SELECT 1) "
+                          "WHERE '" + std::string(4 << 20, 'x') + "' <> ''";
+  {
+    allocation_budget budget{1 << 20};
+    auto st = db->prepare(big);
+    BOOST_TEST(!st.ok());
+    BOOST_TEST(budget.exceeded());
+    BOOST_TEST(budget.used() > (1 << 20));
+  }
+  {
+    allocation_budget budget{64 << 20};
+    BOOST_TEST(db->prepare(big).ok());
+    BOOST_TEST(!budget.exceeded());
+    BOOST_TEST(budget.used() > (4 << 20));
+  }
+  // Outside a budget, and on another thread during one, nothing is
+  // counted or refused.
+  BOOST_TEST(db->prepare(big).ok());
+  allocation_budget tiny{1};
+  bool other_ok = false;
+  std::thread t{[&] {
+    auto other = database::open(":memory:");
+    other_ok = other.ok() && other->prepare(big).ok();
+  }};
+  t.join();
+  BOOST_TEST(other_ok);
+  BOOST_TEST(!tiny.exceeded());
+}
 
 BOOST_AUTO_TEST_CASE(binds_and_reads_every_type) {
   auto db = open_memory();

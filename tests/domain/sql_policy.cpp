@@ -243,6 +243,41 @@ BOOST_AUTO_TEST_CASE(recursive_ctes) {
   expect_allow("SELECT 'recursive' AS word");
 }
 
+BOOST_AUTO_TEST_CASE(recursive_ctes_through_any_table_reference) {
+  // A parenthesised source, a join group, IN and a comma join all read
+  // the CTE as a table; SQLite then runs it recursively.
+  for (auto sql : {
+         "WITH c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM (c)) SELECT "
+         "count(*) FROM c",
+         "WITH c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM ((c))) SELECT "
+         "count(*) FROM c",
+         "WITH c(n) AS (SELECT 1 UNION ALL SELECT o.id FROM orders o JOIN "
+         "(c) ON c.n = o.id) SELECT count(*) FROM c",
+         "WITH c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM orders WHERE n IN "
+         "c) SELECT count(*) FROM c",
+         "WITH c(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM orders, c) SELECT "
+         "count(*) FROM c",
+         "WITH \"C\"(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM (c)) SELECT "
+         "count(*) FROM c",
+       }) {
+    auto r = check_sql(sql);
+    BOOST_TEST_CONTEXT(sql) {
+      BOOST_TEST(r.rule == "recursive_cte");
+      BOOST_TEST(r.message.find("refers to itself") != std::string::npos);
+    }
+  }
+  // Its name as a column, an alias, a list element or a qualifier is no
+  // table reference.
+  expect_allow("WITH revenue AS (SELECT sum(total_cents) AS revenue FROM "
+               "orders) SELECT revenue FROM revenue");
+  expect_allow("WITH status AS (SELECT status, count(*) AS n FROM orders "
+               "GROUP BY status) SELECT * FROM status");
+  expect_allow("WITH c AS (SELECT id AS c FROM orders WHERE id IN (c)) "
+               "SELECT c.c FROM c");
+  expect_allow("WITH c AS (SELECT id FROM orders o WHERE o.id IS DISTINCT "
+               "FROM c) SELECT id FROM c");
+}
+
 // -- joins --------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(natural_and_using_joins) {
@@ -347,6 +382,69 @@ BOOST_AUTO_TEST_CASE(too_many_selects) {
     sql += " UNION ALL SELECT 1";
   expect_rule(sql, "too_many_selects");
   expect_allow("SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3");
+}
+
+namespace {
+
+/// The review's generator: CTE a<i> reads a<i-1> once after FROM and
+/// `refs - 1` times through `n IN a<i-1>`.
+std::string cte_chain(int levels, int refs) {
+  std::string sql = "WITH a0(n) AS (SELECT 1)";
+  for (int i = 1; i <= levels; ++i) {
+    auto prev = "a" + std::to_string(i - 1);
+    std::string conds;
+    for (int k = 1; k < refs; ++k)
+      conds += (k > 1 ? " AND n IN " : "n IN ") + prev;
+    sql += ", a" + std::to_string(i) + "(n) AS (SELECT n FROM " + prev
+           + " WHERE " + (conds.empty() ? "1" : conds) + ")";
+  }
+  return sql + " SELECT n FROM a" + std::to_string(levels);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(cte_expansion) {
+  // Nine levels of four references took 10.8 s and 593 MB to prepare.
+  auto bomb = check_sql(cte_chain(9, 4));
+  BOOST_TEST(bomb.rule == "cte_expansion_too_large");
+  BOOST_TEST(bomb.message.find("349525 copies") != std::string::npos,
+             bomb.message);
+  // cost(a<i>) = 1 + 2 cost(a<i-1>): 63 copies at five levels, 127 at six.
+  expect_allow(cte_chain(5, 2));
+  auto six = check_sql(cte_chain(6, 2));
+  BOOST_TEST(six.rule == "cte_expansion_too_large");
+  BOOST_TEST(six.message.find("expands to 127 copies") != std::string::npos,
+             six.message);
+  BOOST_TEST(six.message.find("a6 alone is 127") != std::string::npos,
+             six.message);
+  BOOST_TEST(six.message.find("at most 64") != std::string::npos);
+  // IN, subqueries and every read in the main query count: b costs
+  // 1 + 3, sixteen reads of it 64.
+  auto reads = [](int n) {
+    std::string sql = "WITH a AS (SELECT id FROM orders), b AS (SELECT id "
+                      "FROM a WHERE id IN a AND id IN (SELECT id FROM a)) "
+                      "SELECT count(*) FROM orders WHERE id IN b";
+    for (int i = 1; i < n; ++i)
+      sql += " OR id IN b";
+    return sql;
+  };
+  expect_allow(reads(16));
+  expect_rule(reads(17), "cte_expansion_too_large");
+  policy_config cfg;
+  cfg.max_cte_expansion = 68;
+  expect_allow(reads(17), cfg);
+  // A WITH nested in a subquery counts where it is read.
+  cfg.max_cte_expansion = 6;
+  expect_rule("SELECT n FROM (WITH a(n) AS (SELECT 1), b(n) AS (SELECT n "
+              "FROM a WHERE n IN a AND n IN a) SELECT n FROM b WHERE n IN b)",
+              "cte_expansion_too_large", verdict_kind::block, cfg);
+  expect_allow("SELECT n FROM (WITH a(n) AS (SELECT 1), b(n) AS (SELECT n "
+               "FROM a WHERE n IN a) SELECT n FROM b WHERE n IN b)",
+               cfg);
+  // A CTE nobody reads is never compiled.
+  expect_allow("WITH big AS (SELECT id FROM orders), unused AS (SELECT id "
+               "FROM big WHERE id IN big AND id IN big) SELECT id FROM big",
+               cfg);
 }
 
 BOOST_AUTO_TEST_CASE(in_lists) {
@@ -493,6 +591,10 @@ BOOST_AUTO_TEST_CASE(legitimate_analytics_pass) {
          "SELECT count(*) FROM orders WHERE status = 'cancelled' AND "
          "channel LIKE '%web%' AND updated_at > '2024-01-01'",
          "SELECT 'DROP TABLE orders; --' AS not_an_attack",
+         "WITH paid AS (SELECT id, total_cents FROM orders WHERE status = "
+         "'paid'), big AS (SELECT id FROM paid WHERE total_cents > 100000) "
+         "SELECT count(*) AS n, (SELECT count(*) FROM big) AS big FROM paid "
+         "WHERE id NOT IN big",
        }) {
     expect_allow(sql);
   }

@@ -193,6 +193,29 @@ BOOST_AUTO_TEST_CASE(one_exit_code_rule_for_files) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(sql_guard_creates_the_sales_db_like_serve) {
+  // Without --db, sql-guard prepares <data-dir>/sales.db as serve and ask
+  // do (it stopped with "no sales database"); an explicit --db that does
+  // not exist is still usage, and says how to get one.
+  temp_dir dir{"candor-cli"};
+  auto r = run_candor({"sql-guard", "--no-executor", "--data-dir",
+                       dir.file("fresh")});
+  BOOST_CHECK_EQUAL(r.exit_code, 0);
+  BOOST_CHECK_MESSAGE(has(r.err, "creating " + dir.file("fresh")
+                                   + "/sales.db from sql.seed 42"),
+                      r.err);
+  BOOST_CHECK_GT(std::filesystem::file_size(dir.file("fresh/sales.db")),
+                 50000u);
+  // The second run finds it and says nothing about creating it.
+  r = run_candor({"sql-guard", "--no-executor", "--data-dir",
+                  dir.file("fresh")});
+  BOOST_CHECK_EQUAL(r.exit_code, 0);
+  BOOST_CHECK_MESSAGE(!has(r.err, "creating"), r.err);
+  r = run_candor({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK_MESSAGE(has(r.err, "leave out --db"), r.err);
+}
+
 BOOST_AUTO_TEST_CASE(an_empty_kb_is_refused_not_indexed_or_calibrated) {
   temp_dir dir{"candor-cli"};
   std::filesystem::create_directories(dir.file("empty"));

@@ -72,6 +72,10 @@ BOOST_AUTO_TEST_CASE(each_layer_reports_its_own_verdict) {
   auto& ok = executor_layer(lines[0]);
   BOOST_CHECK_EQUAL(str(ok.at("verdict")), "allow");
   BOOST_CHECK_GT(ok.at("rowCount").as_int64(), 0);
+  // No rule and no message are null, like every other layer's (they were
+  // [null]: json::value{nullptr} is an array).
+  BOOST_CHECK(ok.at("rule").is_null());
+  BOOST_CHECK(ok.at("message").is_null());
   // Personal data: the authorizer decides, and the executor's own
   // authorizer refuses it too.
   BOOST_CHECK_EQUAL(str(lines[1].at("verdict")), "block");

@@ -162,6 +162,29 @@ BOOST_AUTO_TEST_CASE(bad_input_lines_are_errors) {
   BOOST_CHECK_EQUAL(summary.errors, 6);
 }
 
+BOOST_AUTO_TEST_CASE(an_over_long_line_keeps_an_id_it_starts_with) {
+  std::string filler(eval::guard_tool_max_line, ' ');
+  std::string input = R"({"id": "long \"one\"", "sql": "SELECT 1)" + filler
+                      + "\"}\n" + R"( { "id" : 17, "sql": "SELECT 1)"
+                      + filler + "\"}\n" + R"({"sql": "SELECT 1)" + filler
+                      + R"(", "id": "late"})" + "\n";
+  auto lines = run(input);
+  BOOST_REQUIRE_EQUAL(lines.size(), 3u);
+  BOOST_CHECK_EQUAL(str(lines[0], "id"), "long \"one\"");
+  BOOST_CHECK_EQUAL(lines[1].at("id").as_int64(), 17);
+  BOOST_CHECK(lines[2].at("id").is_null());
+  for (auto& line : lines) {
+    BOOST_CHECK_EQUAL(str(line, "verdict"), "error");
+    BOOST_CHECK_NE(str(line, "reason").find("longer than 102400 bytes"),
+                   std::string::npos);
+  }
+  // When the id cannot be read, the reason says why.
+  BOOST_CHECK_NE(str(lines[2], "reason").find("first member"),
+                 std::string::npos);
+  BOOST_CHECK_EQUAL(str(lines[0], "reason").find("first member"),
+                    std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(correctable_mistakes_are_errors_with_their_layer) {
   auto lines = run(R"({"id": 1, "sql": "SELECT no_such_col FROM orders"})"
                    "\n");
