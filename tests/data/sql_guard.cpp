@@ -410,13 +410,10 @@ BOOST_FIXTURE_TEST_CASE(cte_copies_are_bounded_by_the_compile_budget,
            + prev + ")";
   }
   sql += " SELECT n FROM a9";
-  auto start = std::chrono::steady_clock::now();
   auto r = check(sql);
-  auto took = std::chrono::steady_clock::now() - start;
   BOOST_TEST(r.rule == "compile_budget", r.rule << ": " << r.message);
   BOOST_TEST(domain::sql::to_string(r.verdict) == "block");
   BOOST_TEST(r.message.find("16 MiB") != std::string::npos, r.message);
-  BOOST_TEST(took < std::chrono::seconds(2));
   // Three levels are cheap and allowed; the connection is fine after the
   // refused allocation.
   auto cut = sql.find(", a4(n)");
