@@ -592,7 +592,8 @@ domain::error catalog::check_against(database& db) const {
                  + ": " + issues[0].message;
   if (issues.size() > 1)
     message += " (and " + std::to_string(issues.size() - 1) + " more)";
-  domain::error err{ec::config_invalid, std::move(message), std::move(issues)};
+  domain::error err{ec::config_invalid, std::move(message), std::move(issues),
+                    std::nullopt};
   return err;
 }
 
