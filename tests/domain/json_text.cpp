@@ -172,6 +172,14 @@ BOOST_AUTO_TEST_CASE(duplicate_members_are_found_with_their_path) {
   BOOST_TEST(dup(R"({"a\\": 1, "a": 2})") == "(none)");
   // The first duplicate in text order is named.
   BOOST_TEST(dup(R"({"b": {"c": 1, "c": 2}, "b": 3})") == "b.c");
+  BOOST_TEST(dup(R"({"": {"x": 1, "x": 2}})") == ".x");
+  // A 1 MiB model reply can hold 100,000 names: each is compared with a
+  // sorted neighbour, not with every earlier name.
+  std::string big = "{";
+  for (int i = 0; i < 100000; ++i)
+    big += "\"k" + std::to_string(i) + "\":0,";
+  BOOST_TEST(dup(big + "\"last\":1}") == "(none)");
+  BOOST_TEST(dup(big + "\"k99999\":1}") == "k99999");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
