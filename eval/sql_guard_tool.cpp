@@ -11,6 +11,7 @@
 
 #include "data/catalog.hpp"
 #include "data/sql_guard.hpp"
+#include "domain/json_text.hpp"
 #include "domain/sql_policy.hpp"
 #include "eval/executor_layer.hpp"
 
@@ -238,6 +239,9 @@ json::object handle_line(const input_line& in, int64_t line,
   auto* obj = doc.if_object();
   if (obj == nullptr)
     return fail(nullptr, "expected a JSON object with \"id\" and \"sql\"");
+  // Two "sql" members: which one would be judged? Neither.
+  if (auto dup = domain::duplicate_member(in.text))
+    return fail(nullptr, "\"" + *dup + "\" appears more than once");
   json::value id = nullptr;
   if (auto* x = obj->if_contains("id")) {
     if (!x->is_string() && !x->is_number())

@@ -137,12 +137,14 @@ BOOST_AUTO_TEST_CASE(bad_input_lines_are_errors) {
                       "\n"
                       R"([1, 2])"
                       "\n"
+                      R"({"id": "dup", "sql": "SELECT email FROM customers", "sql": "SELECT 1"})"
+                      "\n"
                       + huge + "\n"
                       + R"({"id": "ok", "sql": "SELECT category FROM categories"})";
   eval::guard_tool_summary summary;
   auto lines = run(input, &summary);
-  BOOST_REQUIRE_EQUAL(lines.size(), 7u);
-  for (size_t i = 0; i < 6; ++i) {
+  BOOST_REQUIRE_EQUAL(lines.size(), 8u);
+  for (size_t i = 0; i < 7; ++i) {
     BOOST_TEST_CONTEXT("line " << i + 1) {
       BOOST_CHECK_EQUAL(str(lines[i], "verdict"), "error");
       BOOST_CHECK(!str(lines[i], "reason").empty());
@@ -153,13 +155,16 @@ BOOST_AUTO_TEST_CASE(bad_input_lines_are_errors) {
   BOOST_CHECK_EQUAL(str(lines[1], "id"), "b");
   BOOST_CHECK_EQUAL(str(lines[2], "id"), "c");
   BOOST_CHECK(lines[3].at("id").is_null());
-  BOOST_CHECK_NE(str(lines[5], "reason").find("longer"), std::string::npos);
+  // Two "sql" members: neither is judged (the parser kept the last).
+  BOOST_CHECK_EQUAL(str(lines[5], "reason"),
+                    "\"sql\" appears more than once");
+  BOOST_CHECK_NE(str(lines[6], "reason").find("longer"), std::string::npos);
   // The last line has no trailing newline and is still judged.
-  BOOST_CHECK_EQUAL(str(lines[6], "id"), "ok");
-  BOOST_CHECK_EQUAL(str(lines[6], "verdict"), "allow");
+  BOOST_CHECK_EQUAL(str(lines[7], "id"), "ok");
+  BOOST_CHECK_EQUAL(str(lines[7], "verdict"), "allow");
   BOOST_CHECK_EQUAL(summary.allowed, 1);
   BOOST_CHECK_EQUAL(summary.blocked, 0);
-  BOOST_CHECK_EQUAL(summary.errors, 6);
+  BOOST_CHECK_EQUAL(summary.errors, 7);
 }
 
 BOOST_AUTO_TEST_CASE(an_over_long_line_keeps_an_id_it_starts_with) {
