@@ -125,6 +125,9 @@ void block(ask_state& st, layer_kind layer, std::vector<std::string> reasons,
   st.guardrail.layer = layer;
   st.guardrail.reasons = std::move(reasons);
   st.answer = std::move(answer);
+  // Follow-ups come from the model reply that was just refused (its SQL or
+  // its answer): none is offered with a block.
+  st.follow_ups.clear();
 }
 
 } // namespace candor::domain

@@ -348,7 +348,8 @@ void add_warning(ask_state& st, std::string warning);
 /// Ends the request as refused/blocked/error with an answer text.
 void finish(ask_state& st, status_kind status, std::string answer);
 
-/// Ends the request as blocked by `layer` for `reasons`.
+/// Ends the request as blocked by `layer` for `reasons`; drops the
+/// follow-up questions the refused model reply suggested.
 void block(ask_state& st, layer_kind layer, std::vector<std::string> reasons,
            std::string answer);
 

@@ -247,10 +247,15 @@ BOOST_FIXTURE_TEST_CASE(schema_text_reaches_the_prompt_without_denied_columns,
 }
 
 BOOST_FIXTURE_TEST_CASE(validate_blocks_a_write_at_the_policy, fixture) {
-  auto r = step(validator(), state("x", "DELETE FROM orders"));
+  // The reply that wrote the DELETE also suggested follow-ups: a block
+  // offers none of them.
+  auto st = state("x", "DELETE FROM orders");
+  st.follow_ups = {"Which orders were deleted?"};
+  auto r = step(validator(), std::move(st));
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK(r->status == status_kind::blocked);
   BOOST_CHECK(r->blocked_by == domain::layer_kind::sql_policy);
+  BOOST_CHECK(r->follow_ups.empty());
   BOOST_CHECK(r->pending_error.empty());
   auto rows = audit_rows(1);
   BOOST_REQUIRE_EQUAL(rows.size(), 1u);
