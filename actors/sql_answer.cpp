@@ -51,11 +51,19 @@ std::string result_json(const domain::sql_block& b, size_t shown) {
       r.push_back(cell_value(c));
     rows.push_back(std::move(r));
   }
-  return boost::json::serialize(boost::json::object{
-    {"columns", std::move(cols)},
-    {"rows", std::move(rows)},
-    {"rowCount", b.row_count},
-    {"rowsShown", static_cast<int64_t>(shown)}});
+  boost::json::object out{{"columns", std::move(cols)},
+                          {"rows", std::move(rows)},
+                          {"rowCount", b.row_count},
+                          {"rowsShown", static_cast<int64_t>(shown)}};
+  // The policy added or lowered the LIMIT: rowCount stops there, and an
+  // answer counting rows must not take it for the number of matches.
+  if (b.limit_applied) {
+    out["limitApplied"] = true;
+    out["note"] = "The system added or lowered this query's LIMIT: rowCount "
+                  "counts the rows up to that limit only, not every row that "
+                  "matches. Do not report it as a total.";
+  }
+  return boost::json::serialize(out);
 }
 
 std::string no_results_text(const std::string& sql, bool nulls) {

@@ -529,8 +529,37 @@ BOOST_FIXTURE_TEST_CASE(answer_shows_at_most_rows_to_model_rows, fixture) {
   BOOST_CHECK(user.find("1007") == std::string::npos);
   BOOST_CHECK(user.find("&quot;rowCount&quot;:90") != std::string::npos);
   BOOST_CHECK(user.find("&quot;rowsShown&quot;:7") != std::string::npos);
+  BOOST_CHECK(user.find("limitApplied") == std::string::npos);
   BOOST_CHECK_EQUAL(log->calls[0].prompt, "sql_answer");
   BOOST_CHECK_EQUAL(log->calls[0].schema, domain::sql_answer_schema);
+  caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
+}
+
+BOOST_FIXTURE_TEST_CASE(answer_is_told_when_the_policy_capped_the_rows,
+                        fixture) {
+  // "List the web orders" became ... LIMIT 200: the model saw rowCount 200
+  // and nothing saying that the system, not the data, stopped there.
+  auto log = std::make_shared<recorded_calls>();
+  auto model = spawn_recording_llm(
+    sys, log, R"({"answer": "At least 200 web orders.", "followUps": ["Which?"]})");
+  auto n = sys.spawn(sql_answer, model, "v1", prompt("sql_answer"), 7);
+  auto st = state("List the web orders",
+                  "SELECT order_id FROM orders WHERE channel = 'web' "
+                  "LIMIT 200");
+  st.sql.limit_applied = true;
+  st.sql.columns = {"order_id"};
+  domain::cell c;
+  c.kind = domain::cell::integer;
+  c.i = 1;
+  st.sql.rows.assign(50, {c});
+  st.sql.row_count = 200;
+  auto r = step(n, st);
+  BOOST_REQUIRE(r.ok());
+  std::lock_guard<std::mutex> guard{log->mtx};
+  BOOST_REQUIRE_EQUAL(log->calls.size(), 1u);
+  const auto& user = log->calls[0].user;
+  BOOST_CHECK(user.find("&quot;limitApplied&quot;:true") != std::string::npos);
+  BOOST_CHECK(user.find("not every row that matches") != std::string::npos);
   caf::anon_send_exit(model, caf::exit_reason::user_shutdown);
 }
 
