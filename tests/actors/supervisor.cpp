@@ -99,6 +99,24 @@ silent(node_actor::stateful_pointer<silent_state> self) {
   };
 }
 
+/// A router that routes to docs after spending `calls` model calls (the
+/// whole budget when negative), `tokens` and `cost`.
+node_actor::behavior_type spending_router(node_actor::pointer, int32_t calls,
+                                          int64_t tokens, double cost) {
+  return {
+    [=](atom::step, domain::ask_box& box) {
+      auto& st = *box;
+      auto n = calls < 0 ? st.llm_budget : calls;
+      st.usage.calls += n;
+      st.llm_budget -= n;
+      st.usage.tokens_in += tokens;
+      st.usage.cost_usd += cost;
+      st.route = domain::route_kind::docs;
+      return std::move(box);
+    },
+  };
+}
+
 /// A node that fails with a domain error.
 node_actor::behavior_type failing(node_actor::pointer, domain::ec code) {
   return {
@@ -181,18 +199,7 @@ BOOST_AUTO_TEST_CASE(a_node_that_spends_the_budget_stops_the_next_one) {
   graph g;
   g.at(node::guard_input) = sys.spawn(passthrough, calls);
   // A router that "spends" the whole budget and routes to docs.
-  g.at(node::router) = sys.spawn([](node_actor::pointer)
-                                   -> node_actor::behavior_type {
-    return {
-      [](atom::step, domain::ask_box& box) {
-        auto& st = *box;
-        st.usage.calls += st.llm_budget;
-        st.llm_budget = 0;
-        st.route = domain::route_kind::docs;
-        return std::move(box);
-      },
-    };
-  });
+  g.at(node::router) = sys.spawn(spending_router, -1, 0, 0.0);
   auto rag_calls = std::make_shared<int>(0);
   g.at(node::retrieve) = sys.spawn(passthrough, calls);
   g.at(node::rag_answer) = sys.spawn(passthrough, rag_calls);
@@ -234,20 +241,7 @@ BOOST_AUTO_TEST_CASE(a_timed_out_request_reports_what_it_had_spent) {
   // which the state held by the hung node cannot give any more.
   graph g;
   g.at(node::guard_input) = sys.spawn(passthrough, calls);
-  g.at(node::router) = sys.spawn([](node_actor::pointer)
-                                   -> node_actor::behavior_type {
-    return {
-      [](atom::step, domain::ask_box& box) {
-        auto& st = *box;
-        st.usage.calls += 1;
-        st.usage.tokens_in += 10;
-        st.usage.tokens_out += 5;
-        st.usage.cost_usd += 4.5e-06;
-        st.route = domain::route_kind::docs;
-        return std::move(box);
-      },
-    };
-  });
+  g.at(node::router) = sys.spawn(spending_router, 1, 15, 4.5e-06);
   auto hung = sys.spawn(silent);
   g.at(node::retrieve) = hung;
   g.at(node::finalize) = sys.spawn(passthrough, calls);

@@ -49,6 +49,18 @@ test::stub_reply say(const std::string& content) {
   return r;
 }
 
+/// Calls `stub` with a 200 ms attempt deadline: the call must time out,
+/// and well before `within` (the stub's own pace would take longer).
+void check_times_out(const test::openai_stub& stub,
+                     std::chrono::milliseconds within) {
+  auto t = client();
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = call(*t, stub.base_url() + "/chat/completions", 200ms);
+  auto took = std::chrono::steady_clock::now() - t0;
+  BOOST_CHECK(r.failure == transport_failure::timeout);
+  BOOST_CHECK(took < within);
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(llm_client)
@@ -110,12 +122,7 @@ BOOST_AUTO_TEST_CASE(a_slow_endpoint_times_out) {
     r.delay = 2000ms;
     return r;
   }};
-  auto t = client();
-  auto t0 = std::chrono::steady_clock::now();
-  auto r = call(*t, stub.base_url() + "/chat/completions", 200ms);
-  auto took = std::chrono::steady_clock::now() - t0;
-  BOOST_CHECK(r.failure == transport_failure::timeout);
-  BOOST_CHECK(took < 1500ms);
+  check_times_out(stub, 1500ms);
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_endpoint_is_a_connect_failure) {
@@ -201,12 +208,7 @@ BOOST_AUTO_TEST_CASE(interim_responses_keep_the_attempts_deadline) {
     r.raw_gap = 150ms;
     return r;
   }};
-  auto t = client();
-  auto t0 = std::chrono::steady_clock::now();
-  auto r = call(*t, stub.base_url() + "/chat/completions", 200ms);
-  auto took = std::chrono::steady_clock::now() - t0;
-  BOOST_CHECK(r.failure == transport_failure::timeout);
-  BOOST_CHECK(took < 1000ms);
+  check_times_out(stub, 1000ms);
 }
 
 BOOST_AUTO_TEST_CASE(a_101_or_too_many_interim_responses_fail_the_call) {
