@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
+#include <forward_list>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/json/parse.hpp>
 
 namespace candor::domain {
@@ -240,10 +241,11 @@ std::optional<std::string> duplicate_member(std::string_view text) {
     std::string_view text;
     size_t at; ///< byte offset in `text`, for "first in text order"
   };
-  std::vector<container> containers;
-  std::vector<open> stack;
-  std::vector<name> names;
-  std::deque<std::string> decoded; // unescaped names (stable addresses)
+  // Inline room for the usual small document: no allocation at all.
+  boost::container::small_vector<container, 8> containers;
+  boost::container::small_vector<open, 8> stack;
+  boost::container::small_vector<name, 16> names;
+  std::forward_list<std::string> decoded; // unescaped names (stable)
   std::string_view last_name;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -282,13 +284,27 @@ std::optional<std::string> duplicate_member(std::string_view text) {
           stack.back().expect_name = false;
         break;
       case '"': {
+        // To the closing quote: the next '"' not preceded by an odd run of
+        // backslashes (memchr, since values can be long texts).
         size_t start = i++;
         bool escaped = false;
-        for (; i < text.size() && text[i] != '"'; ++i)
-          if (text[i] == '\\') {
+        for (;;) {
+          auto* q = static_cast<const char*>(
+            std::memchr(text.data() + i, '"', text.size() - i));
+          size_t end = q ? static_cast<size_t>(q - text.data()) : text.size();
+          if (!escaped
+              && std::memchr(text.data() + i, '\\', end - i) != nullptr)
             escaped = true;
-            ++i;
-          }
+          i = end;
+          if (q == nullptr)
+            break;
+          size_t slashes = 0;
+          while (slashes < end - start - 1 && text[end - 1 - slashes] == '\\')
+            ++slashes;
+          if (slashes % 2 == 0)
+            break;
+          ++i; // an escaped quote: look further
+        }
         if (stack.empty() || !stack.back().object
             || !stack.back().expect_name)
           break;
@@ -299,8 +315,8 @@ std::optional<std::string> duplicate_member(std::string_view text) {
           auto v = boost::json::parse(token, ec);
           if (ec || !v.is_string())
             return std::nullopt; // not valid JSON: the parser says so
-          n = decoded.emplace_back(v.get_string().data(),
-                                   v.get_string().size());
+          n = decoded.emplace_front(v.get_string().data(),
+                                    v.get_string().size());
         }
         names.push_back(name{stack.back().id, n, start});
         last_name = n;
@@ -311,7 +327,7 @@ std::optional<std::string> duplicate_member(std::string_view text) {
   }
   if (names.size() < 2)
     return std::nullopt;
-  auto sorted = names;
+  auto& sorted = names; // text order is kept in `at`
   std::sort(sorted.begin(), sorted.end(), [](const name& a, const name& b) {
     if (a.container != b.container)
       return a.container < b.container;
@@ -328,7 +344,7 @@ std::optional<std::string> duplicate_member(std::string_view text) {
   if (first_repeat == nullptr)
     return std::nullopt;
   // The path: the container chain from the root, then the name.
-  std::vector<int> chain;
+  boost::container::small_vector<int, 8> chain;
   for (int id = first_repeat->container; id >= 0;
        id = containers[static_cast<size_t>(id)].parent)
     chain.push_back(id);
