@@ -297,8 +297,10 @@ void attempt(llm_ptr self, uint64_t id) {
   if (st.settings.provider == "openai"
       && std::chrono::steady_clock::now() - p.started
            >= st.settings.call_deadline) {
-    finish(self, id, "unavailable",
-           to_caf(domain::ec::llm_unavailable,
+    // A timeout, not "unavailable": whichever notices the deadline first
+    // (this check or the supervisor's tick), the client gets the same 504.
+    finish(self, id, "timeout",
+           to_caf(domain::ec::timeout,
                   "the request deadline passed before the next attempt"));
     return;
   }
