@@ -15,16 +15,16 @@
 
 #include "actors/guardian.hpp"
 #include "actors/scheduler.hpp"
-#include "data/index_store.hpp"
+#include "data/retrieval/index_store.hpp"
 #include "domain/build_info.hpp"
-#include "data/ledger_store.hpp"
-#include "data/sales_setup.hpp"
-#include "domain/contracts.hpp"
+#include "data/ledger/store.hpp"
+#include "data/sales/setup.hpp"
+#include "domain/model/contracts.hpp"
 #include "domain/json_text.hpp"
 #include "domain/log.hpp"
-#include "domain/input_rules.hpp"
-#include "domain/output_guard.hpp"
-#include "domain/response_guard.hpp"
+#include "domain/guard/input_rules.hpp"
+#include "domain/guard/output_guard.hpp"
+#include "domain/guard/response_guard.hpp"
 
 namespace candor::actors {
 
@@ -110,6 +110,28 @@ struct app::impl {
   std::mutex ledger_mtx;
   ledger_actor ledger;
   ledger_inbox_ptr inbox = std::make_shared<ledger_inbox>();
+
+  /// Ends a request: the request metrics, the JSON log line and the
+  /// ledger row (through the inbox, or the guardian while no ledger runs).
+  void record(domain::request_record rec) {
+    auto& p = *this;
+    p.metrics->request_done(rec.route, rec.status, rec.http_status,
+                            static_cast<double>(rec.latency_us) / 1e6);
+    domain::log_request(rec);
+    ledger_actor current;
+    bool tell = false;
+    {
+      std::lock_guard<std::mutex> guard{p.ledger_mtx};
+      current = p.ledger;
+      if (current)
+        tell = p.inbox->push(std::move(rec),
+                             static_cast<size_t>(p.cfg.ledger.max_batch));
+    }
+    if (!current)
+      caf::anon_send(p.guardian, atom::put_v, std::move(rec));
+    else if (tell)
+      caf::anon_send(current, atom::internal_v, atom::put_v);
+  }
 
   /// Sends a request to the guardian from any thread without blocking and
   /// hands the reply (or error) to `cb`.
@@ -254,6 +276,9 @@ app::start(const domain::config& cfg,
   setup.info = p->info;
   setup.metrics = p->metrics;
   setup.ledger_inbox = p->inbox;
+  setup.record = [raw = p.get()](domain::request_record rec) {
+    raw->record(std::move(rec));
+  };
   setup.on_ledger = [raw = p.get()](const ledger_actor& h) {
     std::lock_guard<std::mutex> guard{raw->ledger_mtx};
     raw->ledger = h;
@@ -394,24 +419,8 @@ std::string app::metrics() {
   return impl_->metrics->render();
 }
 
-void app::completed(domain::request_record rec) {
-  auto& p = *impl_;
-  p.metrics->request_done(rec.route, rec.status, rec.http_status,
-                          static_cast<double>(rec.latency_us) / 1e6);
-  domain::log_request(rec);
-  ledger_actor ledger;
-  bool tell = false;
-  {
-    std::lock_guard<std::mutex> guard{p.ledger_mtx};
-    ledger = p.ledger;
-    if (ledger)
-      tell = p.inbox->push(std::move(rec),
-                           static_cast<size_t>(p.cfg.ledger.max_batch));
-  }
-  if (!ledger)
-    caf::anon_send(p.guardian, atom::put_v, std::move(rec));
-  else if (tell)
-    caf::anon_send(ledger, atom::internal_v, atom::put_v);
+void app::record_error(domain::request_record rec) {
+  impl_->record(std::move(rec));
 }
 
 void app::reindex(text_callback cb) {

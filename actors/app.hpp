@@ -2,9 +2,9 @@
 
 #include <memory>
 
-#include "data/ingest.hpp"
+#include "data/retrieval/ingest.hpp"
 #include "domain/config.hpp"
-#include "domain/http_transport.hpp"
+#include "domain/model/http_transport.hpp"
 #include "domain/service.hpp"
 
 /// The actor-free facade of candor (Broker's `endpoint`): owns the actor
@@ -48,7 +48,7 @@ public:
   void health(text_callback cb) override;
   void demo_questions(text_callback cb) override;
   std::string metrics() override;
-  void completed(domain::request_record rec) override;
+  void record_error(domain::request_record rec) override;
   void in_flight(int64_t value) override;
   void reindex(text_callback cb) override;
 

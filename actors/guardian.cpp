@@ -10,7 +10,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "actors/nodes.hpp"
+#include "actors/nodes/nodes.hpp"
 #include "domain/json_text.hpp"
 #include "domain/log.hpp"
 
@@ -395,6 +395,7 @@ guardian_actor::behavior_type
 guardian(guardian_actor::stateful_pointer<guardian_state> self,
          services_setup setup) {
   self->state.setup = std::move(setup);
+  self->state.g.record = self->state.setup.record;
   self->state.info
     = std::make_shared<const domain::service_info>(self->state.setup.info);
   spawn_ledger(self);

@@ -16,9 +16,9 @@
 #include "actors/llm.hpp"
 #include "actors/sql_sandbox.hpp"
 #include "actors/supervisor.hpp"
-#include "actors/telemetry.hpp"
+#include "data/telemetry.hpp"
 #include "data/fixtures.hpp"
-#include "data/sales_setup.hpp"
+#include "data/sales/setup.hpp"
 #include "data/prompts.hpp"
 #include "domain/config.hpp"
 
@@ -39,13 +39,16 @@ struct services_setup {
   /// Told about every (re)spawned ledger, so that request rows can go to it
   /// directly instead of through the guardian.
   std::function<void(const ledger_actor&)> on_ledger;
-  /// Where the HTTP side queues request rows for the ledger (null: they
-  /// arrive as messages only).
+  /// Where request rows are queued for the ledger (null: they arrive as
+  /// messages only).
   ledger_inbox_ptr ledger_inbox;
+  /// Ends a request: its metrics, its log line and its ledger row. Every
+  /// supervisor calls it once, from the actor that finished the request.
+  std::function<void(domain::request_record)> record;
   /// The HTTP client of the openai provider (null for the scripted one).
   std::shared_ptr<domain::http_transport> transport;
   /// The data branch: sales database, catalog, schema text, row counts
-  /// (see data/sales_setup.hpp). Empty `sales.path`: no data nodes.
+  /// (see data/sales/setup.hpp). Empty `sales.path`: no data nodes.
   data::sales_setup sales;
   /// The index file, the configured embedders and mode.
   index_settings index;

@@ -8,7 +8,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/interfaces.hpp"
-#include "data/index_store.hpp"
+#include "data/retrieval/index_store.hpp"
 
 namespace candor::actors {
 

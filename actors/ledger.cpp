@@ -5,7 +5,7 @@
 
 #include <caf/send.hpp>
 
-#include "actors/ledger_writer.hpp"
+#include "data/ledger/writer.hpp"
 #include "domain/log.hpp"
 
 namespace candor::actors {

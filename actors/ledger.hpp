@@ -12,8 +12,8 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/interfaces.hpp"
-#include "actors/telemetry.hpp"
-#include "data/ledger_store.hpp"
+#include "data/telemetry.hpp"
+#include "data/ledger/store.hpp"
 
 namespace candor::actors {
 

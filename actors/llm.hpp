@@ -12,11 +12,11 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/interfaces.hpp"
-#include "actors/telemetry.hpp"
+#include "data/telemetry.hpp"
 #include "data/fixtures.hpp"
 #include "domain/config.hpp"
-#include "domain/http_transport.hpp"
-#include "domain/openai_wire.hpp"
+#include "domain/model/http_transport.hpp"
+#include "domain/model/openai_wire.hpp"
 
 namespace candor::actors {
 

@@ -12,9 +12,9 @@
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
-#include "actors/executor.hpp"
+#include "data/sql/executor.hpp"
 #include "actors/interfaces.hpp"
-#include "actors/telemetry.hpp"
+#include "data/telemetry.hpp"
 #include "domain/config.hpp"
 
 namespace candor::actors {

@@ -1,10 +1,14 @@
+#include "data/clock.hpp"
 #include "actors/supervisor.hpp"
+
+#include <algorithm>
 
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 
-#include "domain/contracts.hpp"
+#include "domain/model/contracts.hpp"
 #include "domain/log.hpp"
+#include "domain/records.hpp"
 
 namespace candor::actors {
 
@@ -22,17 +26,20 @@ int64_t micros_since(clock::time_point t0) {
     .count();
 }
 
-/// Sends the trace of a request that ends in an HTTP error to the ledger (an
-/// answered request's trace travels with its request row instead).
-void store_trace(self_ptr self) {
+/// Microseconds since the request arrived (since the supervisor started
+/// when the request carries no arrival time).
+int64_t latency_us(self_ptr self) {
   auto& s = self->state;
-  if (!s.g->ledger)
-    return;
-  domain::trace_record rec;
-  rec.request_id = s.request_id;
-  rec.ts_us = s.received_us;
-  rec.steps = s.trace;
-  self->send(s.g->ledger, atom::put_v, std::move(rec));
+  if (s.received_us > 0)
+    return std::max<int64_t>(0, data::wall_us() - s.received_us);
+  return micros_since(s.started);
+}
+
+/// Hands the finished request's row to the recorder: the one place a
+/// request row is written, whatever the request's channel.
+void record(self_ptr self, domain::request_record rec) {
+  if (const auto& rec_fn = self->state.g->record)
+    rec_fn(std::move(rec));
 }
 
 /// Drops the supervisor's handle from its deadline slot.
@@ -46,9 +53,19 @@ void release_slot(self_ptr self) {
 /// Ends the request with an HTTP-level error (422, 503, 504, 500).
 void fail(self_ptr self, domain::error err) {
   release_slot(self);
-  store_trace(self);
-  if (const auto& sp = self->state.spent; sp.llm_calls > 0 || !sp.route.empty())
+  auto& s = self->state;
+  auto rec = domain::request_row(s.request, domain::http_status(err.code),
+                                 latency_us(self));
+  rec.error = std::string{domain::to_string(err.code)};
+  if (const auto& sp = s.spent; sp.llm_calls > 0 || !sp.route.empty()) {
+    rec.route = sp.route;
+    rec.llm_calls = static_cast<int32_t>(sp.llm_calls);
+    rec.tokens = sp.tokens;
+    rec.cost_usd = sp.cost_usd;
     err.spent = sp;
+  }
+  rec.steps = std::move(s.trace);
+  record(self, std::move(rec));
   if (auto respond = std::move(self->state.respond))
     respond(std::move(err));
   self->quit();
@@ -59,7 +76,7 @@ void deliver(self_ptr self) {
   release_slot(self);
   auto& s = self->state;
   auto received = s.received_us;
-  s.st->latency_ms = received > 0 ? (domain::wall_us() - received) / 1000
+  s.st->latency_ms = received > 0 ? (data::wall_us() - received) / 1000
                                   : micros_since(s.started) / 1000;
   // The trace reaches the ledger with the request row (see completed()).
   s.st->trace = std::move(s.trace);

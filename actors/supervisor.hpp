@@ -22,6 +22,9 @@ struct graph {
   std::function<domain::node(domain::node, const domain::ask_state&)> edge
     = domain::next_node;
   ledger_actor ledger;
+  /// Writes the request's row (metrics, log line, ledger): called once per
+  /// request, when it ends (unset: nothing is recorded).
+  std::function<void(domain::request_record)> record;
 
   node_actor& at(domain::node n) { return nodes[static_cast<size_t>(n)]; }
   const node_actor& at(domain::node n) const {

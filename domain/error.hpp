@@ -11,7 +11,7 @@
 namespace candor::domain {
 
 /// Every failure candor can report. Mapped to HTTP in exactly one place
-/// (`net/errors.cpp`); registered as a CAF error category in
+/// (`http_status` below); registered as a CAF error category in
 /// `actors/interfaces.hpp`.
 enum class ec : uint8_t {
   none = 0,
@@ -44,6 +44,15 @@ enum class ec : uint8_t {
 
 /// Stable snake_case name, used as the `error` field of error bodies.
 std::string_view to_string(ec code) noexcept;
+
+/// The single error -> HTTP status mapping, used by the HTTP layer for the
+/// response and by the actors for the request's ledger row: 400
+/// invalid_request, 401 unauthorized, 404 not_found, 405
+/// method_not_allowed, 413 payload_too_large, 414 uri_too_long, 415
+/// unsupported_media_type, 422 fixture_missing, 431 header_too_large, 503
+/// llm_unavailable / overloaded / shutting_down, 504 timeout, 500
+/// everything else.
+int http_status(ec code) noexcept;
 
 std::ostream& operator<<(std::ostream& out, ec code);
 

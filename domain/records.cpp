@@ -1,11 +1,10 @@
 #include "domain/records.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <random>
 
 #include "domain/log.hpp"
+#include "domain/log_mask.hpp"
 
 namespace candor::domain {
 
@@ -22,40 +21,26 @@ std::string cut_utf8(const std::string& text, size_t max_chars) {
   return text;
 }
 
-int64_t wall_us() {
-  using namespace std::chrono;
-  return duration_cast<microseconds>(system_clock::now().time_since_epoch())
-    .count();
-}
-
-std::string new_request_id() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  using namespace std::chrono;
-  auto ms = static_cast<uint64_t>(
-    duration_cast<milliseconds>(system_clock::now().time_since_epoch())
-      .count());
-  uint64_t hi = (ms << 16) | 0x7000u | (rng() & 0x0FFFu);
-  uint64_t lo = (rng() & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;
-  // 8-4-4-4-12 lower-case hex digits (hi's 16, then lo's 16), written
-  // without printf (this runs once per request).
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out(36, '-');
-  size_t at = 0;
-  auto put = [&](uint64_t x, int nibbles) {
-    for (int i = nibbles - 1; i >= 0; --i, ++at) {
-      if (at == 8 || at == 13 || at == 18 || at == 23)
-        ++at;
-      out[at] = digits[(x >> (4 * i)) & 0xF];
-    }
-  };
-  put(hi, 16);
-  put(lo, 16);
-  return out;
-}
-
 } // namespace candor::domain
 
 namespace candor::domain {
+
+request_record request_row(const ask_request& req, int http_status,
+                           int64_t latency_us) {
+  request_record rec;
+  rec.request_id = req.request_id;
+  rec.ts_us = req.received_us;
+  rec.method = req.method;
+  rec.path = req.path;
+  rec.http_status = http_status;
+  rec.latency_us = latency_us;
+  // Masked like the log line: /runs serves the ledger's copy.
+  rec.question = cut_utf8(req.question, 200);
+  if (may_hold_secret(rec.question)) // a copy only when needed
+    rec.question = mask_secrets(rec.question);
+  rec.warnings = req.warnings;
+  return rec;
+}
 
 void record_outcome(request_record& rec, const ask_state& st) {
   if (st.route != route_kind::none)

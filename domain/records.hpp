@@ -43,9 +43,16 @@ typename Inspector::result_type inspect(Inspector& f, request_record& x) {
 
 /// Copies what a finished graph run contributes to its request row: route,
 /// status, blocking layer, model usage, the trace and the warnings (those
-/// raised before the graph first, each once). The HTTP layer and the CLI
-/// fill the rest (method, path, status code, latency).
+/// raised before the graph first, each once).
 void record_outcome(request_record& rec, const ask_state& st);
+
+/// The request row of a question as its supervisor ends it: what the
+/// request carried (id, arrival, method, path, the question cut to 200
+/// characters with secrets masked, its warnings), the status code and the
+/// latency. `record_outcome` adds an answer's part; an HTTP error's code,
+/// spending and trace are set by the caller.
+request_record request_row(const ask_request& req, int http_status,
+                           int64_t latency_us);
 
 /// One row per logical model call (retries and fallbacks folded in).
 struct llm_call_record {
@@ -111,11 +118,6 @@ std::string cut_utf8(const std::string& text, size_t max_chars);
 
 namespace candor::domain {
 
-/// A fresh request id: a UUID version 7 (RFC 9562), whose first 48 bits are
-/// the Unix time in milliseconds. Time-ordered ids keep the ledger's
-/// request-id indexes append-mostly instead of writing a random B-tree page
-/// per insert.
-std::string new_request_id();
 
 /// Writes the per-request JSON log line (event "request": requestId,
 /// method, path, route, status, httpStatus, latencyMs, question cut to 200
@@ -123,7 +125,5 @@ std::string new_request_id();
 /// error for a 5xx. Buffered (see log_delivery).
 void log_request(const request_record& rec);
 
-/// Wall-clock time in microseconds since the Unix epoch (record timestamps).
-int64_t wall_us();
 
 } // namespace candor::domain

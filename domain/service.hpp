@@ -25,7 +25,9 @@ public:
 
   virtual ~service() = default;
 
-  /// Runs one question through the graph.
+  /// Runs one question through the graph. The service writes the
+  /// question's request row (metrics, log line, ledger) itself, whatever the
+  /// outcome, before the callback runs: the caller only renders.
   virtual void ask(ask_request req, ask_callback cb) = 0;
 
   /// `/stats` JSON for a validated window ("15m", "1h", "24h", "7d").
@@ -43,8 +45,10 @@ public:
   /// Prometheus text exposition (thread-safe, non-blocking).
   virtual std::string metrics() = 0;
 
-  /// Called once per finished request: ledger row, metrics, JSON log line.
-  virtual void completed(request_record rec) = 0;
+  /// Records a request that ended in an HTTP error without reaching `ask`
+  /// (a bad body, an unknown route, no free slot, ...): ledger row,
+  /// metrics, JSON log line. Called once per such request.
+  virtual void record_error(request_record rec) = 0;
 
   /// In-flight gauge bookkeeping.
   virtual void in_flight(int64_t value) = 0;

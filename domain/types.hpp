@@ -84,12 +84,16 @@ struct ask_request {
   std::vector<std::string> warnings;
   /// Wall-clock arrival time, microseconds since the epoch.
   int64_t received_us = 0;
+  /// How the question arrived, for its ledger row: "POST" "/ask" over
+  /// HTTP, "CLI" "ask" from `candor ask`, "EVAL" "eval" from the gate.
+  std::string method;
+  std::string path;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ask_request& x) {
   return f(x.request_id, x.question, x.force_route, x.chaos, x.warnings,
-           x.received_us);
+           x.received_us, x.method, x.path);
 }
 
 // -- parts of the answer ------------------------------------------------------

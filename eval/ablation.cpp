@@ -9,8 +9,8 @@
 
 #include <boost/json.hpp>
 
-#include "data/evidence.hpp"
-#include "data/ingest.hpp"
+#include "data/retrieval/evidence.hpp"
+#include "data/retrieval/ingest.hpp"
 #include "domain/build_info.hpp"
 #include "eval/calibrate.hpp"
 

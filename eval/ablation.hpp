@@ -8,8 +8,8 @@
 
 #include <boost/json/value.hpp>
 
-#include "data/embedder.hpp"
-#include "data/index_store.hpp"
+#include "data/retrieval/embedder.hpp"
+#include "data/retrieval/index_store.hpp"
 #include "domain/error.hpp"
 
 /// The retrieval ablation (issue #4, item 8): the labelled question set

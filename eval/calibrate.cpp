@@ -10,7 +10,7 @@
 
 #include <boost/json.hpp>
 
-#include "data/evidence.hpp"
+#include "data/retrieval/evidence.hpp"
 
 namespace candor::eval {
 

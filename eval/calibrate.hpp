@@ -6,7 +6,7 @@
 
 #include <boost/json/value.hpp>
 
-#include "data/index_store.hpp"
+#include "data/retrieval/index_store.hpp"
 #include "domain/error.hpp"
 #include "eval/ablation.hpp"
 

@@ -7,7 +7,7 @@
 #include "actors/app.hpp"
 #include "domain/build_info.hpp"
 #include "domain/json_text.hpp"
-#include "eval/progress.hpp"
+#include "data/progress.hpp"
 
 namespace candor::eval {
 
@@ -67,7 +67,7 @@ int run_eval_command(actors::app& service, const domain::config& cfg,
     return exit_usage;
   }
   auto report = [&] {
-    progress_stream progress{err, is_terminal(err)};
+    data::progress_stream progress{err, data::is_terminal(err)};
     return run_gate(service, items, cmd.gate, *bounds,
                     cfg.data_dir + "/sales.db", progress.get());
   }();

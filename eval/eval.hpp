@@ -11,7 +11,7 @@ namespace candor::actors {
 class app;
 } // namespace candor::actors
 
-/// `candor eval`: the command around the gate. conf/main.cpp parses the
+/// `candor eval`: the command around the gate. app/main.cpp parses the
 /// flags and starts the service; everything else happens here.
 namespace candor::eval {
 

@@ -1,3 +1,4 @@
+#include "data/clock.hpp"
 #include "eval/gate.hpp"
 
 #include <chrono>
@@ -84,34 +85,24 @@ int64_t now_us() {
 /// Asks one question like `candor ask` does, and records it.
 observed ask_one(actors::app& service, const golden_item& it) {
   domain::ask_request req;
-  req.request_id = domain::new_request_id();
+  req.request_id = data::new_request_id();
   req.question = it.question;
   req.received_us = now_us();
-  domain::request_record rec;
-  rec.request_id = req.request_id;
-  rec.ts_us = req.received_us;
-  rec.method = "EVAL";
-  rec.path = "eval";
-  rec.question = domain::cut_utf8(it.question, 200);
+  req.method = "EVAL"; // the request row is written by the service
+  req.path = "eval";
   auto started = std::chrono::steady_clock::now();
   auto result = service.ask_sync(std::move(req));
   auto elapsed = std::chrono::steady_clock::now() - started;
-  rec.latency_us
-    = std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count();
   observed o;
   if (result) {
     o = observe(*result);
-    domain::record_outcome(rec, *result);
-    rec.http_status = 200;
   } else {
     o.failed = true;
     o.error = std::string{domain::to_string(result.err().code)} + ": "
               + result.err().message;
-    rec.error = std::string{domain::to_string(result.err().code)};
-    rec.http_status = 500;
   }
-  o.latency_ms = static_cast<double>(rec.latency_us) / 1000.0;
-  service.completed(std::move(rec));
+  o.latency_ms
+    = std::chrono::duration<double, std::milli>(elapsed).count();
   return o;
 }
 

@@ -9,11 +9,11 @@
 
 #include <boost/json.hpp>
 
-#include "data/catalog.hpp"
-#include "data/sql_guard.hpp"
+#include "data/sales/catalog.hpp"
+#include "data/sql/guard.hpp"
 #include "domain/json_text.hpp"
-#include "domain/sql_policy.hpp"
-#include "eval/executor_layer.hpp"
+#include "domain/sql/policy.hpp"
+#include "eval/layers/executor_layer.hpp"
 
 namespace candor::eval {
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/executor.hpp"
+#include "data/sql/executor.hpp"
 #include "domain/error.hpp"
 
 /// The core of `candor sql-guard` (issue #3 item 7): an operator feeds

@@ -6,7 +6,7 @@
 
 #include "domain/config.hpp"
 #include "domain/error.hpp"
-#include "domain/http_transport.hpp"
+#include "domain/model/http_transport.hpp"
 
 /// The model endpoint's HTTP client: Beast over its own io_context threads,
 /// so no CAF or server thread ever waits on a model. http:// and https://

@@ -6,7 +6,7 @@
 #include "domain/config.hpp"
 #include "domain/error.hpp"
 #include "domain/service.hpp"
-#include "net/errors.hpp"
+#include "domain/error.hpp"
 
 /// The HTTP listener (DESIGN.md §3). Beast and Asio stay behind the pimpl:
 /// this header includes neither.

@@ -47,22 +47,10 @@ struct app_fixture {
     req.question = q;
     req.chaos = chaos;
     req.force_route = force;
-    auto r = a->ask_sync(req);
-    // As the HTTP layer does: the request row (with the trace) goes to the
-    // ledger once the request is over.
-    domain::request_record rec;
-    rec.request_id = req.request_id;
-    rec.method = "TEST";
-    rec.path = "ask";
-    if (r.ok()) {
-      domain::record_outcome(rec, *r);
-      rec.http_status = 200;
-    } else {
-      rec.error = std::string{domain::to_string(r.err().code)};
-      rec.http_status = 500;
-    }
-    a->completed(std::move(rec));
-    return r;
+    req.method = "TEST";
+    req.path = "ask";
+    // The service writes the request row itself (with the trace).
+    return a->ask_sync(req);
   }
 
   boost::json::object run(const std::string& id) {
@@ -97,6 +85,12 @@ BOOST_AUTO_TEST_CASE(out_of_scope_through_the_real_graph) {
   BOOST_CHECK_EQUAL(calls[0].at("prompt").as_string(), "router");
   BOOST_CHECK_EQUAL(calls[0].at("outcome").as_string(), "ok");
   BOOST_CHECK_EQUAL(run_json.at("trace").as_array().size(), 4u);
+  // The service wrote the request's row once, from how it arrived.
+  auto rows = a->request_rows_sync();
+  BOOST_REQUIRE(rows.ok());
+  BOOST_CHECK_EQUAL(*rows, 1);
+  BOOST_CHECK_EQUAL(run_json.at("request").at("method").as_string(), "TEST");
+  BOOST_CHECK_EQUAL(run_json.at("request").at("httpStatus").as_int64(), 200);
 }
 
 BOOST_AUTO_TEST_CASE(chaos_paths_retry_fall_back_and_fail) {
@@ -121,6 +115,10 @@ BOOST_AUTO_TEST_CASE(chaos_paths_retry_fall_back_and_fail) {
   BOOST_REQUIRE_EQUAL(calls.size(), 1u);
   BOOST_CHECK_EQUAL(calls[0].at("outcome").as_string(), "unavailable");
   BOOST_CHECK_EQUAL(calls[0].at("attempts").as_int64(), 6);
+  // The failed request's row carries the status of the one mapping.
+  BOOST_CHECK_EQUAL(run_json.at("request").at("httpStatus").as_int64(), 503);
+  BOOST_CHECK_EQUAL(run_json.at("request").at("error").as_string(),
+                    "llm_unavailable");
 }
 
 BOOST_AUTO_TEST_CASE(router_reasks_once_then_falls_back) {
@@ -199,7 +197,7 @@ BOOST_AUTO_TEST_CASE(guardian_restarts_a_killed_llm_actor) {
   BOOST_CHECK_EQUAL(r->usage.calls, 1);
 }
 
-BOOST_AUTO_TEST_CASE(every_completed_request_reaches_the_ledger) {
+BOOST_AUTO_TEST_CASE(every_recorded_error_reaches_the_ledger) {
   constexpr int n = 300;
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
@@ -210,7 +208,7 @@ BOOST_AUTO_TEST_CASE(every_completed_request_reaches_the_ledger) {
         rec.method = "POST";
         rec.path = "/ask";
         rec.http_status = i % 3 ? 200 : 400;
-        a->completed(rec);
+        a->record_error(rec);
       }
     });
   for (auto& th : threads)

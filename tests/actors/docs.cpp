@@ -13,14 +13,14 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "actors/nodes.hpp"
-#include "data/evidence.hpp"
-#include "data/index_store.hpp"
-#include "data/ingest.hpp"
+#include "actors/nodes/nodes.hpp"
+#include "data/retrieval/evidence.hpp"
+#include "data/retrieval/index_store.hpp"
+#include "data/retrieval/ingest.hpp"
 #include "domain/build_info.hpp"
 #include "domain/config.hpp"
-#include "domain/contracts.hpp"
-#include "domain/sanitizer.hpp"
+#include "domain/model/contracts.hpp"
+#include "domain/guard/sanitizer.hpp"
 #include "tests/support/temp_dir.hpp"
 
 using namespace candor;

@@ -3,7 +3,7 @@
 // ledger stops).
 
 #include "actors/ledger.hpp"
-#include "actors/ledger_writer.hpp"
+#include "data/ledger/writer.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -2,7 +2,7 @@
 // llm actor on the scripted fixtures, a real sales database, a fake ledger
 // that keeps the SQL audit rows, and a test-only in-process sandbox.
 
-#include "actors/nodes.hpp"
+#include "actors/nodes/nodes.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -23,17 +23,17 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "actors/executor.hpp"
+#include "data/sql/executor.hpp"
 #include "actors/llm.hpp"
 #include "actors/supervisor.hpp"
 #include "data/fixtures.hpp"
 #include "data/prompts.hpp"
-#include "data/sales_setup.hpp"
-#include "domain/api_json.hpp"
+#include "data/sales/setup.hpp"
+#include "domain/api/api_json.hpp"
 #include "domain/config.hpp"
-#include "domain/output_guard.hpp"
+#include "domain/guard/output_guard.hpp"
 #include "domain/routing.hpp"
-#include "domain/sql_contracts.hpp"
+#include "domain/sql/contracts.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_sandbox.hpp"
 

@@ -34,8 +34,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "data/sales_gen.hpp"
-#include "data/sql_guard.hpp"
+#include "data/sales/gen.hpp"
+#include "data/sql/guard.hpp"
 #include "data/sqlite.hpp"
 #include "domain/config.hpp"
 #include "domain/records.hpp"

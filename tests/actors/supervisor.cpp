@@ -35,6 +35,8 @@ struct fixture {
     = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   std::shared_ptr<int> calls = std::make_shared<int>(0);
   std::optional<domain::outcome<domain::ask_state>> result;
+  /// The request rows the supervisor wrote (through graph::record).
+  std::vector<domain::request_record> rows;
 
   ask_responder responder() {
     return [this](domain::outcome<domain::ask_box> r) {
@@ -50,6 +52,11 @@ struct fixture {
     domain::ask_request req;
     req.request_id = "test-request-1";
     req.question = std::move(question);
+    req.method = "POST";
+    req.path = "/ask";
+    g.record = [this](domain::request_record rec) {
+      rows.push_back(std::move(rec));
+    };
     sys.spawn(supervisor, std::make_shared<const graph>(std::move(g)), lim,
               std::move(req),
               std::make_shared<const domain::service_info>(), responder(),
@@ -148,6 +155,14 @@ BOOST_AUTO_TEST_CASE(runs_the_graph_and_records_a_trace) {
   BOOST_CHECK(st.trace[2].step == node::finalize);
   BOOST_CHECK_EQUAL(*calls, 2);
   BOOST_CHECK_EQUAL(st.llm_budget, 8);
+  // One request row, written by the supervisor before it answered, with
+  // the outcome and the trace.
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  BOOST_CHECK_EQUAL(rows[0].http_status, 200);
+  BOOST_CHECK_EQUAL(rows[0].status, "refused");
+  BOOST_CHECK_EQUAL(rows[0].path, "/ask");
+  BOOST_CHECK_EQUAL(rows[0].error, "");
+  BOOST_CHECK_EQUAL(rows[0].steps.size(), 3u);
 }
 
 BOOST_AUTO_TEST_CASE(step_cap_stops_a_loop_and_still_finalizes) {
@@ -260,6 +275,23 @@ BOOST_AUTO_TEST_CASE(a_timed_out_request_reports_what_it_had_spent) {
   BOOST_CHECK_EQUAL(spent.llm_calls, 1);
   BOOST_CHECK_EQUAL(spent.tokens, 15);
   BOOST_CHECK_CLOSE(spent.cost_usd, 4.5e-06, 1e-6);
+  // The supervisor wrote the request's one row, with what it had spent.
+  BOOST_REQUIRE_EQUAL(rows.size(), 1u);
+  const auto& row = rows[0];
+  BOOST_CHECK_EQUAL(row.request_id, "test-request-1");
+  BOOST_CHECK_EQUAL(row.method, "POST");
+  BOOST_CHECK_EQUAL(row.path, "/ask");
+  BOOST_CHECK_EQUAL(row.http_status, 504);
+  BOOST_CHECK_EQUAL(row.error, "timeout");
+  BOOST_CHECK_EQUAL(row.route, "docs");
+  BOOST_CHECK_EQUAL(row.llm_calls, 1);
+  BOOST_CHECK_EQUAL(row.tokens, 15);
+  BOOST_CHECK_CLOSE(row.cost_usd, 4.5e-06, 1e-6);
+  BOOST_CHECK_EQUAL(row.question, "hello there");
+  // The steps that ran travel with the row (guard_input, router, and the
+  // retrieve step that timed out).
+  BOOST_REQUIRE_GE(row.steps.size(), 2u);
+  BOOST_CHECK(row.steps[0].step == node::guard_input);
   caf::anon_send_exit(hung, caf::exit_reason::kill);
 }
 

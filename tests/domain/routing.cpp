@@ -121,28 +121,6 @@ BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(domain_records)
 
-BOOST_AUTO_TEST_CASE(request_ids_are_time_ordered_uuid_v7) {
-  auto a = new_request_id();
-  BOOST_REQUIRE_EQUAL(a.size(), 36u);
-  BOOST_CHECK_EQUAL(a[14], '7');                      // version
-  BOOST_CHECK(std::string{"89ab"}.find(a[19]) != std::string::npos); // variant
-  for (size_t i = 0; i < a.size(); ++i) {
-    bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    BOOST_CHECK_MESSAGE(dash ? a[i] == '-'
-                             : std::string{"0123456789abcdef"}.find(a[i])
-                                 != std::string::npos,
-                        a << " at " << i);
-  }
-  std::string prev = a;
-  for (int i = 0; i < 1000; ++i) {
-    auto b = new_request_id();
-    BOOST_CHECK_NE(b, prev);
-    // The millisecond prefix never goes backwards.
-    BOOST_CHECK(b.substr(0, 13) >= prev.substr(0, 13));
-    prev = b;
-  }
-}
-
 BOOST_AUTO_TEST_CASE(cut_utf8_never_splits_a_code_point) {
   BOOST_CHECK_EQUAL(cut_utf8("héllo", 2), "hé");
   BOOST_CHECK_EQUAL(cut_utf8("abc", 10), "abc");

@@ -1,4 +1,4 @@
-// End-to-end: the `candor` command line refuses what it cannot honour, with
+// End-to-end: the `candor` and `candor-eval` command lines refuses what it cannot honour, with
 // the promised exit codes (0 ok, 1 runtime failure, 2 usage or
 // configuration error) and messages that name the flag, key or file.
 
@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
+#include <sqlite3.h>
 
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -33,9 +34,14 @@ BOOST_AUTO_TEST_SUITE(e2e_cli)
 BOOST_AUTO_TEST_CASE(extra_positional_arguments_are_usage_errors) {
   temp_dir dir{"candor-cli"};
   auto data = dir.file("data");
-  for (auto cmd : {"serve", "seed", "ingest", "sql-guard", "calibrate",
-                   "ablation", "layers", "eval"}) {
-    auto r = run_candor({cmd, "extra", "--data-dir", data});
+  for (std::string cmd : {"serve", "seed", "ingest", "ask", "sql-guard",
+                          "calibrate", "ablation", "layers", "eval"}) {
+    bool measuring = cmd != "serve" && cmd != "seed" && cmd != "ingest"
+                     && cmd != "ask";
+    auto args = std::vector<std::string>{cmd, "extra", "--data-dir", data};
+    if (cmd == "ask")
+      args.insert(args.begin() + 1, "a question");
+    auto r = measuring ? run_candor_eval(args) : run_candor(args);
     BOOST_TEST_CONTEXT(cmd) {
       BOOST_CHECK_EQUAL(r.exit_code, 2);
       BOOST_CHECK(has(r.err, "too many positional options"));
@@ -43,6 +49,40 @@ BOOST_AUTO_TEST_CASE(extra_positional_arguments_are_usage_errors) {
   }
   // Nothing ran: seed would have created the database.
   BOOST_CHECK(!std::ifstream{data + "/sales.db"});
+}
+
+BOOST_AUTO_TEST_CASE(the_server_binary_has_no_measuring_commands) {
+  // The measuring commands live in candor-eval; candor names them as
+  // unknown and lists its own.
+  for (auto cmd : {"eval", "layers", "calibrate", "ablation", "sql-guard"}) {
+    auto r = run_candor({cmd});
+    BOOST_TEST_CONTEXT(cmd) {
+      BOOST_CHECK_EQUAL(r.exit_code, 2);
+      BOOST_CHECK(has(r.err, std::string{"unknown command '"} + cmd + "'"));
+      BOOST_CHECK(has(r.err, "candor-eval"));
+    }
+  }
+  auto r = run_candor_eval({"serve"});
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK(has(r.err, "unknown command 'serve'"));
+}
+
+BOOST_AUTO_TEST_CASE(version_names_the_commit_and_the_linked_libraries) {
+  for (bool eval : {false, true}) {
+    auto r = eval ? run_candor_eval({"--version"}) : run_candor({"--version"});
+    BOOST_TEST_CONTEXT(eval) {
+      BOOST_CHECK_EQUAL(r.exit_code, 0);
+      auto first = r.out.substr(0, r.out.find('\n'));
+      BOOST_CHECK(has(first, eval ? "candor-eval 0." : "candor 0."));
+      BOOST_CHECK(has(first, "(commit "));
+      // Read from the running libraries, not the headers.
+      BOOST_CHECK(has(r.out, std::string{"SQLite "} + sqlite3_libversion()));
+      for (auto lib : {"CAF 0.17.6", "Boost 1.81.", "OpenSSL ", "ICU ",
+                       "libseccomp ", "tcmalloc ", "RE2 ", "libstemmer ",
+                       "prometheus-cpp "})
+        BOOST_CHECK_MESSAGE(has(r.out, lib), lib);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(seed_flag_has_the_range_of_sql_seed) {
@@ -62,7 +102,7 @@ BOOST_AUTO_TEST_CASE(seed_flag_has_the_range_of_sql_seed) {
 BOOST_AUTO_TEST_CASE(eval_limit_must_be_positive) {
   temp_dir dir{"candor-cli"};
   for (auto limit : {"-1", "0"}) {
-    auto r = run_candor({"eval", "--limit", limit, "--data-dir",
+    auto r = run_candor_eval({"eval", "--limit", limit, "--data-dir",
                          dir.file("data"), "--report-dir",
                          dir.file("reports")});
     BOOST_TEST_CONTEXT(limit) {
@@ -159,33 +199,34 @@ BOOST_AUTO_TEST_CASE(one_exit_code_rule_for_files) {
   write_file(text, std::string(4096, 'x'));
   std::filesystem::create_directories(dir.file("data"));
   write_file(dir.file("data/sales.db"), std::string(4096, 'x'));
-  auto r = run_candor({"sql-guard", "--no-executor", "--data-dir",
+  auto r = run_candor_eval({"sql-guard", "--no-executor", "--data-dir",
                        dir.file("data")});
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK_MESSAGE(has(r.err, dir.file("data/sales.db")), r.err);
-  r = run_candor({"sql-guard", "--no-executor", "--db", text});
+  r = run_candor_eval({"sql-guard", "--no-executor", "--db", text});
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK_MESSAGE(has(r.err, text), r.err);
-  r = run_candor({"layers", "--db", text, "--data-dir", dir.file("data")});
+  r = run_candor_eval({"layers", "--db", text, "--data-dir", dir.file("data")});
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK_MESSAGE(has(r.err, text), r.err);
-  r = run_candor({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
+  r = run_candor_eval({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
-  r = run_candor({"layers", "--db", dir.file("none.db")});
+  r = run_candor_eval({"layers", "--db", dir.file("none.db")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   // A directory where a file belongs is the wrong kind: usage.
-  r = run_candor({"sql-guard", "--no-executor", "--db", dir.path.string()});
+  r = run_candor_eval({"sql-guard", "--no-executor", "--db", dir.path.string()});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "is not a file"));
-  r = run_candor({"layers", "--db", dir.path.string()});
+  r = run_candor_eval({"layers", "--db", dir.path.string()});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "is not a file"));
-  r = run_candor({"calibrate", "--set", dir.file("none.json")});
+  r = run_candor_eval({"calibrate", "--set", dir.file("none.json")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, dir.file("none.json")));
-  for (auto cmd : {"calibrate", "ablation", "ingest"}) {
-    r = run_candor({cmd, "--kb", dir.file("none"), "--data-dir",
-                    dir.file("data2")});
+  for (std::string cmd : {"calibrate", "ablation", "ingest"}) {
+    std::vector<std::string> args{cmd, "--kb", dir.file("none"), "--data-dir",
+                                  dir.file("data2")};
+    r = cmd == "ingest" ? run_candor(args) : run_candor_eval(args);
     BOOST_TEST_CONTEXT(cmd) {
       BOOST_CHECK_EQUAL(r.exit_code, 2);
       BOOST_CHECK(has(r.err, dir.file("none")));
@@ -198,7 +239,7 @@ BOOST_AUTO_TEST_CASE(sql_guard_creates_the_sales_db_like_serve) {
   // do (it stopped with "no sales database"); an explicit --db that does
   // not exist is still usage, and says how to get one.
   temp_dir dir{"candor-cli"};
-  auto r = run_candor({"sql-guard", "--no-executor", "--data-dir",
+  auto r = run_candor_eval({"sql-guard", "--no-executor", "--data-dir",
                        dir.file("fresh")});
   BOOST_CHECK_EQUAL(r.exit_code, 0);
   BOOST_CHECK_MESSAGE(has(r.err, "creating " + dir.file("fresh")
@@ -207,11 +248,11 @@ BOOST_AUTO_TEST_CASE(sql_guard_creates_the_sales_db_like_serve) {
   BOOST_CHECK_GT(std::filesystem::file_size(dir.file("fresh/sales.db")),
                  50000u);
   // The second run finds it and says nothing about creating it.
-  r = run_candor({"sql-guard", "--no-executor", "--data-dir",
+  r = run_candor_eval({"sql-guard", "--no-executor", "--data-dir",
                   dir.file("fresh")});
   BOOST_CHECK_EQUAL(r.exit_code, 0);
   BOOST_CHECK_MESSAGE(!has(r.err, "creating"), r.err);
-  r = run_candor({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
+  r = run_candor_eval({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK_MESSAGE(has(r.err, "leave out --db"), r.err);
 }
@@ -232,7 +273,7 @@ BOOST_AUTO_TEST_CASE(an_empty_kb_is_refused_not_indexed_or_calibrated) {
   BOOST_CHECK_EQUAL(again.exit_code, 0);
   BOOST_CHECK(has(again.out, "0 removed"));
   BOOST_CHECK(has(again.out, "30 unchanged"));
-  r = run_candor({"calibrate", "--kb", dir.file("empty")});
+  r = run_candor_eval({"calibrate", "--kb", dir.file("empty")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "no documents"));
   BOOST_CHECK(!has(r.out, "threshold"));
@@ -283,7 +324,7 @@ BOOST_AUTO_TEST_CASE(progress_off_a_terminal_is_full_lines) {
 }
 
 BOOST_AUTO_TEST_CASE(ablation_refuses_a_chunk_size_given_twice) {
-  auto r = run_candor({"ablation", "--chunk-sizes", "600", "600", "400"});
+  auto r = run_candor_eval({"ablation", "--chunk-sizes", "600", "600", "400"});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "600 is given twice"));
   BOOST_CHECK(r.out.empty());

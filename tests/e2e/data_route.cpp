@@ -14,7 +14,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "data/sql_guard.hpp"
+#include "data/sql/guard.hpp"
 #include "data/sqlite.hpp"
 #include "domain/build_info.hpp"
 #include "tests/support/http_client.hpp"

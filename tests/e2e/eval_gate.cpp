@@ -91,7 +91,7 @@ BOOST_AUTO_TEST_CASE(a_missed_threshold_exits_1_and_a_met_one_exits_0) {
   std::map<std::string, std::string> env{
     {"CANDOR_DATA_DIR", dir.file("data")}};
   auto reports = dir.file("reports");
-  auto res = run_candor({"eval", "--golden", wrong, "--thresholds",
+  auto res = run_candor_eval({"eval", "--golden", wrong, "--thresholds",
                          thresholds, "--report-dir", reports},
                         env);
   BOOST_CHECK_EQUAL(res.exit_code, 1);
@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(a_missed_threshold_exits_1_and_a_met_one_exits_0) {
   BOOST_CHECK_EQUAL(metric(report, "recallAt3").at("value").as_double(), 0.0);
   BOOST_CHECK(metric(report, "routeAccuracy").at("pass").as_bool());
 
-  res = run_candor({"eval", "--golden", right, "--thresholds", thresholds,
+  res = run_candor_eval({"eval", "--golden", right, "--thresholds", thresholds,
                     "--report-dir", reports, "--json"},
                    env);
   BOOST_CHECK_EQUAL(res.exit_code, 0);
@@ -121,14 +121,14 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2) {
   temp_dir dir{"candor-eval-usage"};
   std::map<std::string, std::string> env{
     {"CANDOR_DATA_DIR", dir.file("data")}};
-  auto res = run_candor({"eval", "--split", "everything"}, env);
+  auto res = run_candor_eval({"eval", "--split", "everything"}, env);
   BOOST_CHECK_EQUAL(res.exit_code, 2);
   BOOST_CHECK(res.err.find("--split") != std::string::npos);
-  res = run_candor({"eval", "--live"}, env);
+  res = run_candor_eval({"eval", "--live"}, env);
   BOOST_CHECK_EQUAL(res.exit_code, 2);
   BOOST_CHECK_MESSAGE(res.err.find("CANDOR_LLM_BASE_URL") != std::string::npos,
                       res.err);
-  res = run_candor({"eval", "--thresholds", dir.file("missing.json"),
+  res = run_candor_eval({"eval", "--thresholds", dir.file("missing.json"),
                     "--report-dir", dir.file("r")},
                    env);
   BOOST_CHECK_EQUAL(res.exit_code, 2);
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(live_runs_against_an_openai_compatible_endpoint) {
                  "prompt",
                  "none", "blocked", "input_rules", "")}));
   auto reports = dir.file("reports");
-  auto res = run_candor({"eval", "--live", "--golden", set, "--report-dir",
+  auto res = run_candor_eval({"eval", "--live", "--golden", set, "--report-dir",
                          reports},
                         {{"CANDOR_DATA_DIR", dir.file("data")},
                          {"CANDOR_LLM_BASE_URL", stub.base_url()},

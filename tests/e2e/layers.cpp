@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(a_well_defended_set_passes_the_gate) {
   temp_dir dir{"candor-e2e-layers"};
   auto file = dir.file("strong.json");
   std::ofstream{file} << strong_set;
-  auto r = run_candor({"layers", "--json", "--attacks", file, "--data-dir",
+  auto r = run_candor_eval({"layers", "--json", "--attacks", file, "--data-dir",
                        dir.file("data")},
                       {}, std::chrono::seconds{120});
   BOOST_TEST(r.exit_code == 0, r.err);
@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(a_well_defended_set_passes_the_gate) {
   BOOST_TEST(r.err.find("layers: 4/4") != std::string::npos, r.err);
   BOOST_TEST(r.err.find(" attacks in ") != std::string::npos);
   // The text form says the same.
-  r = run_candor({"layers", "--attacks", file, "--data-dir",
+  r = run_candor_eval({"layers", "--attacks", file, "--data-dir",
                   dir.file("data")},
                  {}, std::chrono::seconds{120});
   BOOST_TEST(r.exit_code == 0, r.err);
@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(weak_defences_fail_the_gate) {
   temp_dir dir{"candor-e2e-layers"};
   auto file = dir.file("weak.json");
   std::ofstream{file} << weak_set;
-  auto r = run_candor({"layers", "--attacks", file, "--data-dir",
+  auto r = run_candor_eval({"layers", "--attacks", file, "--data-dir",
                        dir.file("data")},
                       {}, std::chrono::seconds{120});
   BOOST_TEST(r.exit_code == 1, r.err);
@@ -114,15 +114,15 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2) {
   temp_dir dir{"candor-e2e-layers"};
   auto bad = dir.file("bad.json");
   std::ofstream{bad} << R"({"version": 1, "attacks": [{"id": "x"}]})";
-  auto r = run_candor({"layers", "--attacks", bad, "--data-dir",
+  auto r = run_candor_eval({"layers", "--attacks", bad, "--data-dir",
                        dir.file("data")});
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("attack 0 (x)") != std::string::npos, r.err);
-  r = run_candor({"layers", "--budget-ms", "5"});
+  r = run_candor_eval({"layers", "--budget-ms", "5"});
   BOOST_TEST(r.exit_code == 2);
-  r = run_candor({"layers", "--no-such-flag"});
+  r = run_candor_eval({"layers", "--no-such-flag"});
   BOOST_TEST(r.exit_code == 2);
-  r = run_candor({"layers", "--db", dir.file("missing.db")});
+  r = run_candor_eval({"layers", "--db", dir.file("missing.db")});
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("no sales database") != std::string::npos, r.err);
 }

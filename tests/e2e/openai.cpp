@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(model_calls_overlap_under_concurrent_requests) {
     stub_reply r;
     r.content = route_oos;
     // Long enough that the calls overlap even on a loaded machine (the
-    // timing itself is measured by eval/bench_llm_concurrency.sh).
+    // timing itself is measured by eval/bench/llm_concurrency.sh).
     r.delay = 1000ms;
     return r;
   }};

@@ -10,7 +10,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "data/ledger_store.hpp"
+#include "data/ledger/store.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/process.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "tests/support/process.hpp"
 
-#include "data/query.hpp"
+#include "data/retrieval/query.hpp"
 #include "domain/build_info.hpp"
 #include "domain/config.hpp"
 
@@ -264,9 +264,9 @@ BOOST_AUTO_TEST_CASE(explain_prints_one_line_per_question) {
   for (auto* q : set.of(split_kind::test))
     BOOST_TEST(text.find(q->question) == std::string::npos, q->id);
   // The CLI allows --explain on the calibration split only.
-  auto r = test::run_candor({"ablation", "--explain"});
+  auto r = test::run_candor_eval({"ablation", "--explain"});
   BOOST_TEST(r.exit_code == 2);
-  r = test::run_candor({"ablation", "--split", "calibration", "--explain"});
+  r = test::run_candor_eval({"ablation", "--split", "calibration", "--explain"});
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   BOOST_TEST(static_cast<size_t>(std::count(r.out.begin(), r.out.end(), '\n'))
              == cal.size());

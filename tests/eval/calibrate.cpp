@@ -9,8 +9,8 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "data/evidence.hpp"
-#include "data/ingest.hpp"
+#include "data/retrieval/evidence.hpp"
+#include "data/retrieval/ingest.hpp"
 #include "domain/build_info.hpp"
 #include "domain/config.hpp"
 #include "tests/support/process.hpp"
@@ -205,14 +205,14 @@ BOOST_AUTO_TEST_CASE(write_threshold_edits_only_that_value) {
 }
 
 BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
-  using candor::test::run_candor;
+  using candor::test::run_candor_eval;
   auto cfg = domain::load_config(domain::default_config_json(), conf_path,
                                  {}, {});
   BOOST_REQUIRE(cfg.ok());
-  auto r = run_candor({"calibrate", "--help"});
+  auto r = run_candor_eval({"calibrate", "--help"});
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(r.out.find("--write") != std::string::npos);
-  r = run_candor({"calibrate", "--json"});
+  r = run_candor_eval({"calibrate", "--json"});
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   auto v = json::parse(r.out).as_object();
   BOOST_TEST(v.at("threshold").to_number<double>()
@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
     text = text.substr(0, colon + 1) + " 0.5" + text.substr(end);
     std::ofstream{copy} << text;
   }
-  r = run_candor({"calibrate", "--config", copy, "--write", copy});
+  r = run_candor_eval({"calibrate", "--config", copy, "--write", copy});
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   BOOST_TEST(r.out.find("chosen threshold") != std::string::npos);
   BOOST_TEST(r.out.find("separation") != std::string::npos);
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
   BOOST_REQUIRE(written.ok());
   BOOST_TEST(written->retrieval.threshold == cfg->retrieval.threshold);
   // The ablation at one chunk size: three rows, one winner.
-  r = run_candor({"ablation", "--chunk-sizes", "600", "--json"});
+  r = run_candor_eval({"ablation", "--chunk-sizes", "600", "--json"});
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   auto a = json::parse(r.out).as_object();
   BOOST_TEST(a.at("split").as_string() == "test");
@@ -249,9 +249,9 @@ BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
   for (const auto& row : rows)
     winners += row.at("winner").as_bool() ? 1 : 0;
   BOOST_TEST(winners == 1u);
-  r = run_candor({"ablation", "--split", "train"});
+  r = run_candor_eval({"ablation", "--split", "train"});
   BOOST_TEST(r.exit_code == 2);
-  r = run_candor({"ablation", "--chunk-sizes", "50"});
+  r = run_candor_eval({"ablation", "--chunk-sizes", "50"});
   BOOST_TEST(r.exit_code == 2);
 }
 

@@ -10,7 +10,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "data/sales_gen.hpp"
+#include "data/sales/gen.hpp"
 #include "tests/support/sales_db.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -1,7 +1,7 @@
 // The pure parts of POST /admin/reindex: route, bearer parsing, the
 // constant-time comparison and the 401 mapping.
 
-#include "net/errors.hpp"
+#include "domain/error.hpp"
 #include "net/http_util.hpp"
 
 #include <string>
@@ -19,7 +19,7 @@ BOOST_AUTO_TEST_CASE(reindex_route_is_post_only) {
   BOOST_TEST(allowed_methods(route_id::admin_reindex) == "POST");
   BOOST_TEST((match_route("/admin/reindex/", id) == route_id::unknown));
   BOOST_TEST((match_route("/admin", id) == route_id::unknown));
-  BOOST_TEST(http_status(domain::ec::unauthorized) == 401);
+  BOOST_TEST(domain::http_status(domain::ec::unauthorized) == 401);
 }
 
 BOOST_AUTO_TEST_CASE(bearer_tokens) {

@@ -8,7 +8,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "net/errors.hpp"
+#include "domain/error.hpp"
 
 using namespace candor;
 using namespace candor::net;
@@ -183,23 +183,23 @@ BOOST_AUTO_TEST_CASE(stats_windows) {
 
 BOOST_AUTO_TEST_CASE(status_mapping) {
   using domain::ec;
-  BOOST_TEST(http_status(ec::invalid_request) == 400);
-  BOOST_TEST(http_status(ec::not_found) == 404);
-  BOOST_TEST(http_status(ec::method_not_allowed) == 405);
-  BOOST_TEST(http_status(ec::payload_too_large) == 413);
-  BOOST_TEST(http_status(ec::uri_too_long) == 414);
-  BOOST_TEST(http_status(ec::header_too_large) == 431);
-  BOOST_TEST(http_status(ec::unauthorized) == 401);
-  BOOST_TEST(http_status(ec::unsupported_media_type) == 415);
-  BOOST_TEST(http_status(ec::fixture_missing) == 422);
-  BOOST_TEST(http_status(ec::llm_unavailable) == 503);
-  BOOST_TEST(http_status(ec::overloaded) == 503);
-  BOOST_TEST(http_status(ec::shutting_down) == 503);
-  BOOST_TEST(http_status(ec::timeout) == 504);
-  BOOST_TEST(http_status(ec::internal) == 500);
-  BOOST_TEST(http_status(ec::storage_failed) == 500);
-  BOOST_TEST(http_status(ec::llm_budget_exceeded) == 500);
-  BOOST_TEST(http_status(ec::none) == 500);
+  BOOST_TEST(domain::http_status(ec::invalid_request) == 400);
+  BOOST_TEST(domain::http_status(ec::not_found) == 404);
+  BOOST_TEST(domain::http_status(ec::method_not_allowed) == 405);
+  BOOST_TEST(domain::http_status(ec::payload_too_large) == 413);
+  BOOST_TEST(domain::http_status(ec::uri_too_long) == 414);
+  BOOST_TEST(domain::http_status(ec::header_too_large) == 431);
+  BOOST_TEST(domain::http_status(ec::unauthorized) == 401);
+  BOOST_TEST(domain::http_status(ec::unsupported_media_type) == 415);
+  BOOST_TEST(domain::http_status(ec::fixture_missing) == 422);
+  BOOST_TEST(domain::http_status(ec::llm_unavailable) == 503);
+  BOOST_TEST(domain::http_status(ec::overloaded) == 503);
+  BOOST_TEST(domain::http_status(ec::shutting_down) == 503);
+  BOOST_TEST(domain::http_status(ec::timeout) == 504);
+  BOOST_TEST(domain::http_status(ec::internal) == 500);
+  BOOST_TEST(domain::http_status(ec::storage_failed) == 500);
+  BOOST_TEST(domain::http_status(ec::llm_budget_exceeded) == 500);
+  BOOST_TEST(domain::http_status(ec::none) == 500);
 }
 
 BOOST_AUTO_TEST_CASE(response_head_is_what_beast_writes) {

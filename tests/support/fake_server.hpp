@@ -22,6 +22,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "domain/config.hpp"
+#include "domain/records.hpp"
 #include "domain/service.hpp"
 #include "domain/types.hpp"
 #include "net/http_util.hpp"
@@ -73,7 +74,7 @@ public:
     }
     auto fn = answer_;
     lk.unlock();
-    cb(fn ? fn(req) : domain::ask_box{answered(req)});
+    finish(req, fn ? fn(req) : domain::ask_box{answered(req)}, cb);
   }
 
   void stats(std::string window, text_callback cb) override {
@@ -103,10 +104,29 @@ public:
     return "candor_up 1\n";
   }
 
-  void completed(domain::request_record rec) override {
+  void record_error(domain::request_record rec) override {
     std::lock_guard<std::mutex> lk{mtx_};
     records_.push_back(std::move(rec));
     cv_.notify_all();
+  }
+
+  /// Writes the question's row as the real service's supervisor does
+  /// (before the callback), then answers.
+  void finish(const domain::ask_request& req,
+              domain::outcome<domain::ask_box> r, const ask_callback& cb) {
+    auto rec = domain::request_row(req, 200, 0);
+    if (r) {
+      domain::record_outcome(rec, **r);
+    } else {
+      rec.http_status = domain::http_status(r.err().code);
+      rec.error = std::string{domain::to_string(r.err().code)};
+    }
+    {
+      std::lock_guard<std::mutex> lk{mtx_};
+      records_.push_back(std::move(rec));
+      cv_.notify_all();
+    }
+    cb(std::move(r));
   }
 
   void in_flight(int64_t value) override {
@@ -140,10 +160,11 @@ public:
       xs.swap(held_);
     }
     for (auto& [req, cb] : xs)
-      cb(domain::ask_box{answered(req)});
+      finish(req, domain::ask_box{answered(req)}, cb);
   }
 
-  /// Waits until `n` records were completed.
+  /// Waits until `n` request rows were recorded (by `ask` or
+  /// `record_error`).
   bool wait_records(size_t n, std::chrono::milliseconds within = 3s) {
     std::unique_lock<std::mutex> lk{mtx_};
     return cv_.wait_for(lk, within, [&] { return records_.size() >= n; });

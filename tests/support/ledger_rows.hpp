@@ -12,7 +12,7 @@
 #include <boost/json/value.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "data/ledger_store.hpp"
+#include "data/ledger/store.hpp"
 #include "data/sqlite.hpp"
 #include "tests/support/temp_dir.hpp"
 

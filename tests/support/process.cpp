@@ -26,6 +26,12 @@ std::string candor_binary() {
   return CANDOR_BINARY;
 }
 
+std::string candor_eval_binary() {
+  if (auto* p = std::getenv("CANDOR_TEST_EVAL_BINARY"); p && *p)
+    return p;
+  return CANDOR_EVAL_BINARY;
+}
+
 std::string make_temp_dir(const std::string& prefix) {
   std::string templ = (fs::temp_directory_path() / (prefix + "-XXXXXX"))
                         .string();
@@ -63,11 +69,10 @@ std::vector<std::string> child_env(const std::map<std::string, std::string>& ext
   return out;
 }
 
-pid_t spawn(const std::vector<std::string>& args,
+pid_t spawn(std::string bin, const std::vector<std::string>& args,
             const std::map<std::string, std::string>& env,
             const std::string& out_path, const std::string& err_path) {
   std::vector<char*> argv;
-  std::string bin = candor_binary();
   argv.push_back(bin.data());
   std::vector<std::string> copy = args;
   for (auto& a : copy)
@@ -115,12 +120,14 @@ int wait_exit(pid_t pid, std::chrono::milliseconds within) {
 
 } // namespace
 
-run_result run_candor(const std::vector<std::string>& args,
+namespace {
+
+run_result run_to_end(std::string bin, const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env,
                       std::chrono::seconds timeout) {
   run_result r;
   auto dir = make_temp_dir("candor-run");
-  auto pid = spawn(args, env, dir + "/out", dir + "/err");
+  auto pid = spawn(std::move(bin), args, env, dir + "/out", dir + "/err");
   if (pid > 0) {
     r.exit_code = wait_exit(pid, timeout);
     if (r.exit_code == -1) {
@@ -132,6 +139,20 @@ run_result run_candor(const std::vector<std::string>& args,
   r.err = slurp(dir + "/err");
   remove_tree(dir);
   return r;
+}
+
+} // namespace
+
+run_result run_candor(const std::vector<std::string>& args,
+                      const std::map<std::string, std::string>& env,
+                      std::chrono::seconds timeout) {
+  return run_to_end(candor_binary(), args, env, timeout);
+}
+
+run_result run_candor_eval(const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env,
+                           std::chrono::seconds timeout) {
+  return run_to_end(candor_eval_binary(), args, env, timeout);
 }
 
 server_process::server_process(std::map<std::string, std::string> env,
@@ -154,7 +175,7 @@ bool server_process::start(std::chrono::seconds within) {
   std::vector<std::string> args{"serve", "--port", "0", "--data-dir",
                                 data_dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-  pid_ = spawn(args, env_, dir_ + "/stdout.log", log_path_);
+  pid_ = spawn(candor_binary(), args, env_, dir_ + "/stdout.log", log_path_);
   if (pid_ <= 0)
     return false;
   auto deadline = std::chrono::steady_clock::now() + within;

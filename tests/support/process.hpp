@@ -14,8 +14,9 @@
 /// destruction (the child is killed if still running).
 namespace candor::test {
 
-/// Path of the candor binary under test.
+/// Paths of the candor and candor-eval binaries under test.
 std::string candor_binary();
+std::string candor_eval_binary();
 
 /// A fresh temporary directory (removed by remove_tree).
 std::string make_temp_dir(const std::string& prefix);
@@ -31,6 +32,12 @@ struct run_result {
 run_result run_candor(const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env = {},
                       std::chrono::seconds timeout = std::chrono::seconds{60});
+
+/// Runs `candor-eval args...` the same way.
+run_result run_candor_eval(const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env = {},
+                           std::chrono::seconds timeout
+                           = std::chrono::seconds{60});
 
 class server_process {
 public:

@@ -2,7 +2,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "data/sales_gen.hpp"
+#include "data/sales/gen.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace candor::test {

@@ -5,7 +5,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/result.hpp>
 
-#include "data/sql_guard.hpp"
+#include "data/sql/guard.hpp"
 #include "data/sqlite.hpp"
 
 namespace candor::test {

@@ -1,0 +1,39 @@
+#include "actors/nodes/nodes.hpp"
+
+#include "domain/citations.hpp"
+#include "domain/model/contracts.hpp"
+#include "domain/log.hpp"
+
+namespace candor::actors {
+
+node_actor::behavior_type
+check_citations(node_actor::stateful_pointer<check_citations_state> self) {
+  return {
+    [self](atom::step, domain::ask_box& box) -> domain::ask_box {
+      auto& st = *box;
+      auto check = domain::check_citations(st.passages, st.cited_ids,
+                                           st.model_refused, st.confident);
+      if (!check.dropped.empty()) {
+        domain::add_warning(st, "citation_dropped");
+        boost::json::array ids;
+        for (auto& id : check.dropped)
+          ids.push_back(boost::json::value(id));
+        domain::log_event(domain::log_level::warn, "citation_dropped",
+                          {{"requestId", st.request.request_id},
+                           {"chunkIds", std::move(ids)}});
+      }
+      if (check.verdict != domain::citation_verdict::answered) {
+        domain::add_warning(st, std::string{domain::to_string(check.verdict)});
+        st.citations.clear();
+        domain::finish(st, domain::status_kind::refused,
+                       std::string{domain::texts::unsupported_answer});
+        return std::move(box);
+      }
+      st.citations = std::move(check.citations);
+      st.status = domain::status_kind::answered;
+      return std::move(box);
+    },
+  };
+}
+
+} // namespace candor::actors

@@ -1,0 +1,94 @@
+#include "actors/nodes/nodes.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/nodes/model_call.hpp"
+#include "domain/model/contracts.hpp"
+#include "domain/text.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+using domain::ask_box;
+using domain::ask_state;
+
+/// The router could not get a usable decision: refuse as out of scope.
+void fall_back(ask_state& st, const std::string& why) {
+  st.route = domain::route_kind::out_of_scope;
+  st.route_reason = "the router could not classify the question";
+  domain::add_warning(st, "router_fallback");
+  domain::add_warning(st, why);
+}
+
+
+using router_ptr = node_actor::stateful_pointer<router_state>;
+
+/// The reply schema for real providers' structured output.
+constexpr const char* router_schema
+  = R"({"type":"object","properties":{)"
+    R"("route":{"type":"string","enum":["docs","data","out_of_scope"]},)"
+    R"("reason":{"type":"string"}},)"
+    R"("required":["route","reason"],"additionalProperties":false})";
+
+/// One re-ask; an unusable reply refuses the question as out of scope.
+std::shared_ptr<const reask_policy> router_policy() {
+  static const auto policy = [] {
+    auto p = std::make_shared<reask_policy>();
+    p->on_unusable = [](ask_state& st, std::string_view why) {
+      fall_back(st, std::string{why});
+    };
+    return std::shared_ptr<const reask_policy>{std::move(p)};
+  }();
+  return policy;
+}
+
+void ask_router_model(router_ptr self,
+                      caf::typed_response_promise<ask_box> rp,
+                      std::shared_ptr<ask_box> box) {
+  const auto& in = **box;
+  llm_request req;
+  req.request_id = in.request.request_id;
+  req.prompt = "router";
+  req.prompt_version = self->state.prompt_version;
+  req.key = in.request.question;
+  req.system = self->state.system_prompt;
+  req.user = "<question>" + domain::escape_xml(in.request.question)
+             + "</question>";
+  req.chaos = in.request.chaos;
+  req.max_tokens = 200;
+  req.schema = router_schema;
+  ask_model(self, self->state.llm, std::move(req), std::move(box),
+            std::move(rp), router_policy(), domain::parse_router_reply,
+            [](ask_state& st, domain::router_decision& decision) {
+              st.route = decision.route;
+              st.route_reason = std::move(decision.reason);
+            });
+}
+
+} // namespace
+
+node_actor::behavior_type
+router(node_actor::stateful_pointer<router_state> self, llm_actor llm,
+       std::string prompt_version, std::string system_prompt) {
+  self->state.llm = std::move(llm);
+  self->state.prompt_version = std::move(prompt_version);
+  self->state.system_prompt = std::move(system_prompt);
+  return {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
+      auto& in = *box;
+      if (in.request.force_route != domain::route_kind::none) {
+        in.route = in.request.force_route;
+        in.overridden = true;
+        in.route_reason = "route forced by the client (forceRoute)";
+        return std::move(box);
+      }
+      auto rp = self->make_response_promise<ask_box>();
+      ask_router_model(self, rp, std::make_shared<ask_box>(std::move(box)));
+      return rp;
+    },
+  };
+}
+
+} // namespace candor::actors

@@ -1,0 +1,124 @@
+#include "actors/nodes/nodes.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+#include "actors/nodes/sql_common.hpp"
+#include "data/sales/catalog.hpp"
+#include "data/sql/domain_check.hpp"
+#include "data/sql/guard.hpp"
+#include "domain/sql/policy.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+using domain::ask_box;
+using domain::ask_state;
+using domain::sql::verdict_kind;
+using self_ptr = node_actor::stateful_pointer<sql_validate_state>;
+
+void audit(self_ptr self, const ask_state& st, std::string sql,
+           std::string verdict, std::string layer, std::string reason) {
+  if (self->state.ledger)
+    self->send(self->state.ledger, atom::put_v,
+               sql_nodes::audit_row(st, std::move(sql), std::move(verdict),
+                                    std::move(layer), std::move(reason)));
+}
+
+std::string policy_block_text(const domain::sql::policy_result& r) {
+  return "This data question was blocked: the generated query broke the "
+         "query policy ("
+         + r.rule + ": " + r.message
+         + "). It was not run and was not sent back to the model.";
+}
+
+std::string authorizer_block_text(const data::guard_result& r) {
+  std::string what;
+  if (r.rule == "denied_column" || r.rule == "denied_table")
+    what = "it tried to read data that may not be read (personal data, or "
+           "a table or column outside the sales catalog)";
+  else
+    what = "the database refused it as outside the allowed operations";
+  return "This data question was blocked: " + what + " (" + r.rule
+         + "). The query was not run and was not sent back to the model.";
+}
+
+} // namespace
+
+node_actor::behavior_type
+sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
+             std::string sales_db, std::shared_ptr<const data::catalog> cat,
+             ledger_actor ledger) {
+  auto& s = self->state;
+  s.cat = std::move(cat);
+  s.ledger = std::move(ledger);
+  if (s.cat) {
+    data::sql_allowlist allow{s.cat->allowed_columns(),
+                              data::default_sql_functions()};
+    // Nothing writes the sales database while the server runs: open it
+    // immutable (no file locks per statement).
+    auto guard = data::sql_guard::open(sales_db, std::move(allow), {}, true);
+    if (guard)
+      s.guard = std::make_shared<data::sql_guard>(std::move(*guard));
+    else
+      s.open_error = guard.err().message;
+  } else {
+    s.open_error = "no sales catalog";
+  }
+  return {
+    [self](atom::step, ask_box& box) -> caf::result<ask_box> {
+      auto& s = self->state;
+      auto& st = *box;
+      if (!s.guard)
+        return to_caf(domain::ec::internal,
+                      "sql_validate has no validation connection: "
+                        + s.open_error);
+      if (!st.has_sql || st.sql.query.empty())
+        return to_caf(domain::ec::internal, "sql_validate got no query");
+      st.pending_error.clear();
+      // Layer 1: the static policy (pure).
+      auto policy = domain::sql::check_sql(st.sql.query);
+      if (policy.verdict == verdict_kind::block) {
+        audit(self, st, st.sql.query, "block", "sql_policy",
+              policy.rule + ": " + policy.message);
+        domain::block(st, domain::layer_kind::sql_policy,
+                      {"sql_policy:" + policy.rule}, policy_block_text(policy));
+        return std::move(box);
+      }
+      if (policy.verdict == verdict_kind::correctable) {
+        audit(self, st, st.sql.query, "correctable", "sql_policy",
+              policy.rule + ": " + policy.message);
+        st.pending_error = policy.message;
+        return std::move(box);
+      }
+      st.sql.query = policy.sql;
+      st.sql.limit_applied = policy.limit_applied;
+      // Layer 2: the validation connection (authorizer and bytecode audit).
+      auto guarded = s.guard->check(st.sql.query);
+      if (guarded.verdict == verdict_kind::block) {
+        audit(self, st, st.sql.query, "block", "sql_authorizer",
+              guarded.rule + ": " + guarded.message);
+        domain::block(st, domain::layer_kind::sql_authorizer,
+                      {"sql_authorizer:" + guarded.rule},
+                      authorizer_block_text(guarded));
+        return std::move(box);
+      }
+      if (guarded.verdict == verdict_kind::correctable) {
+        audit(self, st, st.sql.query, "correctable", "sql_authorizer",
+              guarded.rule + ": " + guarded.message);
+        st.pending_error = guarded.message;
+        return std::move(box);
+      }
+      // The catalog: literals inside declared value domains.
+      if (auto v = data::check_value_domains(st.sql.query, *s.cat)) {
+        audit(self, st, st.sql.query, "block", "catalog_domain", v->message);
+        domain::add_warning(st, "sql_value_outside_domain");
+        domain::finish(st, domain::status_kind::refused, v->message);
+        return std::move(box);
+      }
+      return std::move(box);
+    },
+  };
+}
+
+} // namespace candor::actors

@@ -1,0 +1,475 @@
+// The `candor-eval` binary: the measuring commands (sql-guard, calibrate,
+// ablation, layers, eval). Inputs come from the source tree by default;
+// outputs go to the data directory or where a flag says, never into the
+// source tree.
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <boost/json/serialize.hpp>
+
+#include "app/cli.hpp"
+#include "data/sales/catalog.hpp"
+#include "data/sales/gen.hpp"
+#include "data/sales/setup.hpp"
+#include "domain/build_info.hpp"
+#include "domain/json_text.hpp"
+#include "eval/ablation.hpp"
+#include "eval/layers/attacks.hpp"
+#include "eval/calibrate.hpp"
+#include "eval/eval.hpp"
+#include "eval/layers/command.hpp"
+#include "eval/sql_guard_tool.hpp"
+
+using namespace candor;
+using namespace candor::cli;
+
+namespace {
+
+/// Options shared by calibrate and ablation: the labelled set and the KB.
+void add_eval_options(po::options_description& desc) {
+  desc.add_options()("set", po::value<std::string>(),
+                     "labelled question set (default: eval/retrieval.v1.json "
+                     "of the source tree)")(
+    "kb", po::value<std::string>(),
+    "documents directory (default: data/kb of the source tree)")(
+    "json", "print the result as JSON");
+}
+
+std::string kb_dir_of(const po::variables_map& vm) {
+  return vm.count("kb") ? vm["kb"].as<std::string>()
+                        : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+}
+
+domain::outcome<eval::labelled_set>
+labelled_set_of(const po::variables_map& vm) {
+  return eval::load_labelled_set(vm.count("set")
+                                   ? vm["set"].as<std::string>()
+                                   : eval::default_labelled_set_path());
+}
+
+/// `<data-dir>/sales.db` the way serve prepares it: generated from
+/// `sql.seed` when absent (announced on stderr), then checked against
+/// the catalog. Returns its path.
+domain::outcome<std::string> prepare_sales_db(const domain::config& cfg) {
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.data_dir, ec);
+  if (ec)
+    return domain::make_error(domain::ec::storage_failed,
+                              "cannot create data directory '"
+                                + cfg.data_dir + "': " + ec.message());
+  auto cat = data::catalog::load_default();
+  if (!cat)
+    return cat.err();
+  bool announced = false;
+  auto sales = data::prepare_sales(
+    cfg.data_dir, cfg.sql.seed,
+    std::make_shared<const data::catalog>(std::move(*cat)),
+    [&](std::string_view, double) {
+      if (announced)
+        return;
+      announced = true;
+      std::cerr << "candor: creating " << cfg.data_dir
+                << "/sales.db from sql.seed " << cfg.sql.seed << "\n";
+    });
+  if (!sales)
+    return sales.err();
+  return sales->path;
+}
+
+int cmd_sql_guard(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("db", po::value<std::string>(),
+                     "sales database (default: <data-dir>/sales.db, created "
+                     "from sql.seed when absent, as serve does)")(
+    "no-executor", "skip the executor layer (by default every statement "
+                   "also runs in a sandboxed executor process)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor sql-guard [--db FILE] [options] < "
+                      "statements.jsonl\n\nReads {\"id\": ..., \"sql\": "
+                      "...} per line and prints the verdict (allow, block, "
+                      "error), the blocking layer and reason, and each "
+                      "layer's own verdict. Exit 0 when everything was "
+                      "allowed, 1 when anything was blocked or invalid or "
+                      "the database cannot be read, 2 on bad usage "
+                      "(including no database at --db).\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  std::string db;
+  if (vm.count("db")) {
+    db = vm["db"].as<std::string>();
+    if (!std::filesystem::exists(db)) {
+      // A missing path is usage (exit 2); an unreadable file is not.
+      std::cerr << "candor: no sales database at " << db
+                << " (leave out --db to use <data-dir>/sales.db, created "
+                   "on first use; or run: candor seed --data-dir DIR)\n";
+      return exit_usage;
+    }
+    if (!std::filesystem::is_regular_file(db)) {
+      std::cerr << "candor: sales database " << db << " is not a file\n";
+      return exit_usage;
+    }
+  } else {
+    // <data-dir>/sales.db, created from sql.seed when absent and checked
+    // against the catalog, as serve and ask do (data::prepare_sales).
+    auto sales = prepare_sales_db(*cfg);
+    if (!sales) {
+      std::cerr << "candor: sql-guard: " << sales.err().message << "\n";
+      return exit_code_of(sales.err());
+    }
+    db = std::move(*sales);
+  }
+  eval::guard_tool_options opts;
+  if (!vm.count("no-executor")) {
+    actors::executor_settings exec;
+    exec.executable = "/proc/self/exe";
+    exec.memory_mb = cfg->sql.executor_memory_mb;
+    exec.heap_limit_mb = cfg->sql.heap_limit_mb;
+    exec.cpu_seconds = cfg->sql.executor_cpu_seconds;
+    opts.executor = exec;
+    opts.deadline_ms = cfg->sql.deadline_ms;
+    opts.max_rows = cfg->sql.max_rows;
+  }
+  auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db, opts);
+  if (!summary) {
+    std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
+    return exit_code_of(summary.err());
+  }
+  std::cerr << "sql-guard: " << summary->allowed << " allowed, "
+            << summary->blocked << " blocked, " << summary->errors
+            << " errors\n";
+  return summary->blocked + summary->errors > 0 ? exit_failure : exit_ok;
+}
+
+int cmd_calibrate(int argc, char** argv) {
+  auto desc = common_options();
+  add_eval_options(desc);
+  desc.add_options()("write", po::value<std::string>(),
+                     "set retrieval.threshold in this JSON config file to "
+                     "the chosen threshold (e.g. conf/candor.json)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor calibrate [--write FILE] [--json] "
+                      "[options]\n\nScores the calibration split of the "
+                      "labelled set with the configured retrieval "
+                      "(retrieval.mode, topK, chunkSize, dimensions), sweeps "
+                      "the refusal threshold over the evidence scores and "
+                      "prints threshold x accuracy, the medians of answerable "
+                      "and unanswerable evidence and their separation, and "
+                      "the chosen threshold: the middle of the widest run of "
+                      "thresholds with maximal accuracy. The test split is "
+                      "never read.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  data::search_mode mode;
+  if (!data::parse_search_mode(cfg->retrieval.mode, mode)) {
+    std::cerr << "candor: configuration error: retrieval.mode '"
+              << cfg->retrieval.mode << "' is not tfidf, bm25 or fusion\n";
+    return exit_usage;
+  }
+  auto set = labelled_set_of(vm);
+  if (!set) {
+    std::cerr << "candor: " << set.err().message << "\n";
+    return exit_usage;
+  }
+  auto opts = data::ingest_options_from(*cfg);
+  auto snap = eval::build_snapshot(kb_dir_of(vm), opts.chunking.target_chars,
+                                   opts.retrieval);
+  if (!snap) {
+    std::cerr << "candor: calibrate: " << snap.err().message << "\n";
+    return exit_code_of(snap.err());
+  }
+  auto scored = eval::score_split(**snap, *set, eval::split_kind::calibration,
+                                  mode,
+                                  static_cast<size_t>(cfg->retrieval.top_k));
+  if (scored.empty()) {
+    std::cerr << "candor: calibrate: the calibration split is empty\n";
+    return exit_usage;
+  }
+  auto c = eval::calibrate(scored);
+  if (vm.count("json")) {
+    auto v = eval::to_json(c);
+    auto& o = v.as_object();
+    o["mode"] = cfg->retrieval.mode;
+    o["chunkSize"] = cfg->retrieval.chunk_size;
+    o["topK"] = cfg->retrieval.top_k;
+    std::cout << candor::domain::json_text(v) << "\n";
+  } else {
+    std::cout << "retrieval: mode " << cfg->retrieval.mode << ", chunk size "
+              << cfg->retrieval.chunk_size << ", top " << cfg->retrieval.top_k
+              << ", " << (*snap)->size() << " chunks\n"
+              << eval::format_calibration(c);
+  }
+  if (vm.count("write")) {
+    auto path = vm["write"].as<std::string>();
+    if (auto err = eval::write_threshold(path, c.threshold)) {
+      std::cerr << "candor: " << err.message << "\n";
+      return exit_failure;
+    }
+    std::cerr << "calibrate: wrote retrieval.threshold = " << c.threshold
+              << " to " << path << "\n";
+  }
+  return exit_ok;
+}
+
+int cmd_ablation(int argc, char** argv) {
+  auto desc = common_options();
+  add_eval_options(desc);
+  desc.add_options()("chunk-sizes",
+                     po::value<std::vector<size_t>>()->multitoken(),
+                     "chunk sizes to compare (default: 400 600)")(
+    "split", po::value<std::string>()->default_value("test"),
+    "split to measure on: test (the reported figures) or calibration "
+    "(for developing the mechanism without looking at test)")(
+    "explain", "with --split calibration: print one diagnostic line per "
+               "question (rank of the expected section, evidence, top hits) "
+               "for the configured mode and chunk size");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor ablation [--chunk-sizes N N] [--json] "
+                      "[options]\n\nFor each search mode (tfidf, bm25, "
+                      "fusion) and chunk size: recall@3 and MRR over the "
+                      "answerable questions of the test split, and refusal "
+                      "accuracy on the test split with the threshold "
+                      "calibrated for that configuration on the calibration "
+                      "split. Marks the winner (targets met first, then the "
+                      "highest sum of the three figures).\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  auto set = labelled_set_of(vm);
+  if (!set) {
+    std::cerr << "candor: " << set.err().message << "\n";
+    return exit_usage;
+  }
+  eval::ablation_options opts;
+  opts.kb_dir = kb_dir_of(vm);
+  auto split = vm["split"].as<std::string>();
+  if (split == "calibration") {
+    opts.measure = eval::split_kind::calibration;
+  } else if (split != "test") {
+    std::cerr << "candor: --split must be test or calibration\n";
+    return exit_usage;
+  }
+  opts.k = static_cast<size_t>(cfg->retrieval.top_k);
+  opts.params = data::ingest_options_from(*cfg).retrieval;
+  if (vm.count("explain")) {
+    // Diagnostics are for developing on the calibration split only.
+    if (opts.measure != eval::split_kind::calibration) {
+      std::cerr << "candor: --explain needs --split calibration\n";
+      return exit_usage;
+    }
+    data::search_mode mode;
+    if (!data::parse_search_mode(cfg->retrieval.mode, mode)) {
+      std::cerr << "candor: retrieval.mode '" << cfg->retrieval.mode
+                << "' is not tfidf, bm25 or fusion\n";
+      return exit_usage;
+    }
+    auto snap = eval::build_snapshot(
+      opts.kb_dir, static_cast<size_t>(cfg->retrieval.chunk_size),
+      opts.params);
+    if (!snap) {
+      std::cerr << "candor: ablation: " << snap.err().message << "\n";
+      return exit_code_of(snap.err());
+    }
+    std::cout << eval::explain_split(**snap, *set, opts.measure, mode,
+                                     opts.k, 10);
+    return exit_ok;
+  }
+  if (vm.count("chunk-sizes")) {
+    opts.chunk_sizes = vm["chunk-sizes"].as<std::vector<size_t>>();
+    for (auto n : opts.chunk_sizes)
+      if (n < 200 || n > 4000) {
+        std::cerr << "candor: chunk sizes must be 200 to 4000\n";
+        return exit_usage;
+      }
+    // A size twice would measure, and print, the same rows twice.
+    auto sorted = opts.chunk_sizes;
+    std::sort(sorted.begin(), sorted.end());
+    if (auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+        dup != sorted.end()) {
+      std::cerr << "candor: --chunk-sizes: " << *dup << " is given twice\n";
+      return exit_usage;
+    }
+  }
+  auto report = eval::run_ablation(*set, opts);
+  if (!report) {
+    std::cerr << "candor: ablation: " << report.err().message << "\n";
+    return exit_code_of(report.err());
+  }
+  if (vm.count("json")) {
+    std::cout << candor::domain::json_text(eval::to_json(*report)) << "\n";
+  } else {
+    std::cout << "set " << report->set_name << ", "
+              << eval::to_string(report->measured)
+              << " split; thresholds calibrated on the calibration split\n"
+              << eval::format_table(*report);
+  }
+  return exit_ok;
+}
+
+/// `candor layers`: the attack x defence-layer matrix and its gate.
+int cmd_layers(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("json", "print the matrix as JSON")(
+    "attacks", po::value<std::string>(),
+    "attack set (default: eval/attacks.v1.json of the source tree)")(
+    "db", po::value<std::string>(),
+    "sales database (default: <data-dir>/sales.db, generated when absent)")(
+    "budget-ms", po::value<int64_t>()->default_value(1000),
+    "time the connection layer alone may run a statement (100..60000); "
+    "one still running counts as passed");
+  po::variables_map vm;
+  if (auto rc = parse(
+        argc, argv, desc, nullptr,
+        "Usage: candor layers [--json] [--attacks FILE] [--db FILE] "
+        "[options]\n\nRuns each attack through each defence layer that "
+        "applies to it, each layer on its own: input rules and the input "
+        "model (direct), the ingestion sanitizer (indirect), the SQL static "
+        "policy, the authorizer, the hardened connection and the executor "
+        "process with its own guard off (sql, and the SQL a direct attack "
+        "would make a model write), the output guard (output, and what a "
+        "model that obeyed a direct or indirect attack would reply). "
+        "Prints the matrix, per-layer totals, the differences from the "
+        "expected layers and the gate. Exit 0 when the gate passes, 1 when "
+        "an attack passes every layer, a write is stopped by fewer than 2 "
+        "layers or a layer cannot run, 2 on bad usage or a bad attack "
+        "file.\n",
+        vm);
+      rc >= 0)
+    return rc;
+  auto budget = vm["budget-ms"].as<int64_t>();
+  if (budget < 100 || budget > 60000) {
+    std::cerr << "candor: --budget-ms must be 100 to 60000\n";
+    return exit_usage;
+  }
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  eval::layers_command_options opts;
+  opts.cfg = *cfg;
+  opts.attacks_path = vm.count("attacks") ? vm["attacks"].as<std::string>()
+                                          : eval::default_attacks_path();
+  if (vm.count("db"))
+    opts.db = vm["db"].as<std::string>();
+  opts.budget_ms = budget;
+  opts.json = vm.count("json") > 0;
+  return eval::run_layers_command(opts, std::cout, std::cerr);
+}
+
+/// `candor eval`: the golden set through the service, gated on thresholds.
+int cmd_eval(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("split", po::value<std::string>()->default_value("test"),
+                     "golden split: test, calibration or all")(
+    "live", "use the configured model endpoint (CANDOR_LLM_*) and the live "
+            "thresholds")("json", "print the report as JSON")(
+    "golden", po::value<std::string>(),
+    "golden set (default: eval/golden.v1.json of the source tree)")(
+    "thresholds", po::value<std::string>(),
+    "thresholds file (default: eval/thresholds.json of the source tree)")(
+    "report-dir", po::value<std::string>(),
+    "where the Markdown and JSON reports go (default: eval/reports of the "
+    "source tree)")("limit", po::value<int64_t>(),
+                    "run only the first N (at least 1) items of the split");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor eval [--split test|calibration|all] "
+                      "[--live] [--json] [options]\n\nRuns every golden "
+                      "question of the split through the same service as "
+                      "the HTTP API, measures route accuracy, recall@3, MRR, "
+                      "refusal accuracy, citation validity, SQL execution "
+                      "accuracy, injection block rate and false block rate, "
+                      "compares them with the profile's thresholds (scripted, "
+                      "or live with --live) and prints the report. Exit 0 "
+                      "when every threshold holds, 1 when one is missed, 2 "
+                      "on bad usage.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  eval::eval_command cmd;
+  cmd.gate.split = vm["split"].as<std::string>();
+  cmd.gate.live = vm.count("live") > 0;
+  cmd.json = vm.count("json") > 0;
+  if (vm.count("limit")) {
+    // 0 would mean "no limit" to the gate, and a size_t flag wraps -1.
+    auto limit = vm["limit"].as<int64_t>();
+    if (limit < 1) {
+      std::cerr << "candor: --limit must be at least 1\n";
+      return exit_usage;
+    }
+    cmd.gate.limit = static_cast<size_t>(limit);
+  }
+  for (auto [flag, field] : {std::pair{"golden", &cmd.golden_path},
+                             std::pair{"thresholds", &cmd.thresholds_path},
+                             std::pair{"report-dir", &cmd.report_dir}})
+    if (vm.count(flag))
+      *field = vm[flag].as<std::string>();
+  // One log line per question would bury the report.
+  auto cfg = configure(vm, {{"log.level", "warn"}});
+  if (!cfg)
+    return config_failure(cfg.err());
+  if (auto err = eval::check_eval_command(cmd, *cfg)) {
+    std::cerr << "candor: eval: " << err.message << "\n";
+    return exit_usage;
+  }
+  auto a = start_app(*cfg);
+  if (!a)
+    return start_failure(a.err());
+  auto rc = eval::run_eval_command(**a, *cfg, cmd, std::cout, std::cerr);
+  (*a)->shutdown();
+  return rc;
+}
+
+const char* top_help = R"(candor-eval - measures candor: the golden questions, the retrieval
+calibration and ablation, the attack x layer matrix and the SQL guard.
+
+Usage: candor-eval <command> [options]
+
+Commands:
+  eval      run the golden questions (eval/golden.v1.json) through the
+            service and gate on eval/thresholds.json; exit 1 on a miss.
+            Reports go to <data-dir>/reports or --report-dir
+  layers    run every attack of eval/attacks.v1.json through every defence
+            layer on its own and print the attack x layer matrix; exit 1
+            when an attack passes every layer or a write is stopped by
+            fewer than 2 layers
+  calibrate choose the refusal threshold (retrieval.threshold) on the
+            calibration split of eval/retrieval.v1.json and print it;
+            --write FILE also writes it into FILE
+  ablation  recall@3, MRR and refusal accuracy of every retrieval mode at two
+            chunk sizes on the test split of eval/retrieval.v1.json
+  sql-guard audit SQL statements without a model: JSON lines {"id","sql"} on
+            stdin, one verdict line per statement with each layer's verdict
+  --version print the version, the commit and the linked libraries' versions
+
+Every command accepts --data-dir DIR and --config FILE, and --help.
+Exit codes: 0 success, 1 runtime failure or a gate missed, 2 usage or
+configuration error.
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  static constexpr command commands[] = {{"eval", cmd_eval},
+                                         {"layers", cmd_layers},
+                                         {"calibrate", cmd_calibrate},
+                                         {"ablation", cmd_ablation},
+                                         {"sql-guard", cmd_sql_guard}};
+  return run(argc, argv, "candor-eval", top_help, commands);
+}

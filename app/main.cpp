@@ -1,0 +1,311 @@
+// The `candor` binary: the server and its operator commands (serve, ask,
+// seed, ingest). The measuring commands live in `candor-eval`
+// (app/eval_main.cpp).
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <boost/json/serialize.hpp>
+#include <boost/program_options.hpp>
+
+#include "data/clock.hpp"
+#include "actors/app.hpp"
+#include "app/cli.hpp"
+#include "data/retrieval/ingest.hpp"
+#include "data/sales/gen.hpp"
+#include "data/sqlite.hpp"
+#include "domain/api/api_json.hpp"
+#include "domain/config.hpp"
+#include "domain/json_text.hpp"
+#include "domain/log.hpp"
+#include "domain/log_mask.hpp"
+#include "domain/error.hpp"
+#include "net/server.hpp"
+#include "domain/build_info.hpp"
+#include "data/progress.hpp"
+
+namespace po = boost::program_options;
+using namespace candor;
+using namespace candor::cli;
+
+namespace {
+
+const char* top_help = R"(candor - answers questions about Kestrel Cycle Works' documents and sales
+data, and refuses rather than guess.
+
+Usage: candor <command> [options]
+
+Commands:
+  serve     run the HTTP server (POST /ask, /stats, /metrics, /health, /runs/{id})
+  ask       answer one question in-process and print the result
+  seed      generate the sales database (<data-dir>/sales.db) and print its
+            fingerprint; the same seed always gives the same fingerprint
+  ingest    index the documents (data/kb) into <data-dir>/index.db; unchanged
+            documents are skipped
+  --version print the version, the commit and the linked libraries' versions
+
+The measuring commands (sql-guard, calibrate, ablation, layers, eval) are in
+candor-eval.
+
+Every command accepts --data-dir DIR and --config FILE, and --help.
+Configuration: conf/candor.json (built in) < --config FILE < CANDOR_* environment
+variables (e.g. CANDOR_HTTP_PORT, CANDOR_DATA_DIR, CANDOR_GRAPH_REQUEST_DEADLINE_MS)
+< flags. Unknown keys or bad values stop startup naming the key (exit 2).
+Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
+)";
+
+int cmd_serve(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("port,p", po::value<std::string>(),
+                     "listen port (default 8080; 0 picks a free port)")(
+    "bind", po::value<std::string>(), "listen address (default 127.0.0.1)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor serve [options]\n\nRuns the HTTP server "
+                      "until SIGTERM or SIGINT, then finishes in-flight "
+                      "requests, flushes the ledger and exits 0. SIGHUP "
+                      "reloads <data-dir>/index.db (run candor ingest "
+                      "first) without stopping; so does POST "
+                      "/admin/reindex with the bearer token of "
+                      "CANDOR_RETRIEVAL_ADMIN_TOKEN.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  std::map<std::string, std::string> flags;
+  if (vm.count("port"))
+    flags["http.port"] = vm["port"].as<std::string>();
+  if (vm.count("bind"))
+    flags["http.bind"] = vm["bind"].as<std::string>();
+  auto cfg = configure(vm, flags);
+  if (!cfg)
+    return config_failure(cfg.err());
+  // SIGHUP means "re-index" once the server runs; until then it must not
+  // kill the process (the server installs its own handler).
+  std::signal(SIGHUP, SIG_IGN);
+  auto a = start_app(*cfg);
+  if (!a)
+    return start_failure(a.err());
+  net::server srv{**a, *cfg};
+  auto port = srv.listen();
+  if (!port) {
+    std::cerr << "candor: cannot listen: " << port.err().message << "\n";
+    return exit_failure;
+  }
+  domain::log_event(domain::log_level::info, "listening",
+                    {{"address", cfg->http.bind},
+                     {"port", static_cast<int64_t>(*port)},
+                     {"provider", cfg->llm.provider},
+                     {"dataDir", cfg->data_dir}});
+  srv.run();
+  (*a)->shutdown();
+  domain::log_event(domain::log_level::info, "stopped");
+  domain::flush_log();
+  return exit_ok;
+}
+
+int cmd_ask(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("question", po::value<std::string>(),
+                     "the question (3 to 500 characters)")(
+    "json", "print the full JSON response")(
+    "route", po::value<std::string>(), "force a route: docs or data");
+  po::positional_options_description pos;
+  pos.add("question", 1);
+  po::variables_map vm;
+  const char* usage = "Usage: candor ask \"question\" [--json] "
+                      "[--route docs|data] [options]\n";
+  if (auto rc = parse(argc, argv, desc, &pos, usage, vm); rc >= 0)
+    return rc;
+  if (!vm.count("question")) {
+    std::cerr << "candor: ask needs a question\n" << usage;
+    return exit_usage;
+  }
+  boost::json::object body{{"question", vm["question"].as<std::string>()}};
+  if (vm.count("route"))
+    body["forceRoute"] = vm["route"].as<std::string>();
+  bool json = vm.count("json") > 0;
+  auto req = domain::parse_ask_body(boost::json::serialize(body));
+  if (!req) {
+    // The body's field names are HTTP's; here they are the argument and
+    // the flag that gave them.
+    auto err = req.err();
+    for (auto& i : err.issues)
+      i.path = i.path == "question"     ? std::string{"the question"}
+               : i.path == "forceRoute" ? std::string{"--route"}
+                                        : i.path;
+    if (!err.issues.empty())
+      err.message = err.issues.front().path + " "
+                    + err.issues.front().message;
+    for (auto& i : err.issues)
+      std::cerr << "candor: ask: " << i.path << " " << i.message << "\n";
+    if (err.issues.empty())
+      std::cerr << "candor: ask: " << err.message << "\n";
+    if (json)
+      std::cout << domain::error_body(err, data::new_request_id()) << "\n";
+    return exit_usage;
+  }
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  auto a = start_app(*cfg);
+  if (!a)
+    return start_failure(a.err());
+  auto& service = **a;
+  req->request_id = data::new_request_id();
+  req->received_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  req->method = "CLI"; // the request row is written by the service
+  req->path = "ask";
+  auto result = service.ask_sync(*req);
+  int rc = exit_ok;
+  if (result) {
+    auto& st = *result;
+    if (json) {
+      std::cout << candor::domain::json_text(domain::to_json(st)) << "\n";
+    } else {
+      std::cout << "[" << domain::to_string(st.status) << "] " << st.answer
+                << "\n";
+      for (auto& w : st.warnings)
+        std::cout << "warning: " << w << "\n";
+    }
+  } else {
+    std::cerr << "candor: " << domain::to_string(result.err().code) << ": "
+              << result.err().message << "\n";
+    // With --json, the error object HTTP would send ({error, message,
+    // requestId}), so that a script reading stdout sees the failure.
+    if (json)
+      std::cout << domain::error_body(result.err(), req->request_id) << "\n";
+    rc = exit_failure;
+  }
+  service.shutdown();
+  return rc;
+}
+
+int cmd_seed(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("seed", po::value<std::string>(),
+                     "generator seed, 0 to 9223372036854775807 (default: "
+                     "sql.seed, 42)")(
+    "force", "replace an existing database");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor seed [--seed N] [--force] [options]\n\n"
+                      "Generates the deterministic sales database and prints "
+                      "its row counts and fingerprint. With an existing "
+                      "database and no --force, prints its summary.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  // The flag is sql.seed's, with its range check.
+  std::map<std::string, std::string> flags;
+  if (vm.count("seed"))
+    flags["sql.seed"] = vm["seed"].as<std::string>();
+  auto cfg = configure(vm, flags);
+  if (!cfg)
+    return config_failure(cfg.err());
+  if (!ensure_data_dir(*cfg))
+    return exit_failure;
+  auto path = cfg->data_dir + "/sales.db";
+  domain::outcome<data::sales_summary> summary
+    = domain::make_error(domain::ec::internal, "not run");
+  bool generate = vm.count("force") || !std::filesystem::exists(path);
+  if (!generate) {
+    summary = data::summarize_sales(path);
+    // A 0-byte or table-less file holds nothing to keep (serve and ask
+    // generate over it too).
+    generate = summary && summary->tables.empty();
+    if (generate)
+      std::cerr << "candor: " << path << " holds no tables; generating it\n";
+    else
+      std::cerr << "candor: " << path
+                << " exists; summarising it (use --force to regenerate)\n";
+  }
+  if (generate) {
+    int last = -1;
+    data::progress_stream progress{std::cerr, data::is_terminal(std::cerr)};
+    summary = data::generate_sales(
+      path, cfg->sql.seed,
+      [&last, &out = progress.get()](std::string_view stage,
+                                     double fraction) {
+        int pct = static_cast<int>(fraction * 100);
+        if (pct != last) {
+          last = pct;
+          out << "\rseed: " << pct << "% " << stage << "          "
+              << std::flush;
+        }
+      },
+      vm.count("force") > 0);
+    progress.done();
+  }
+  if (!summary) {
+    std::cerr << "candor: seed failed: sales database '" << path
+              << "': " << summary.err().message << "\n";
+    return exit_failure;
+  }
+  for (auto& t : summary->tables)
+    std::cout << t.table << ": " << t.rows << " rows\n";
+  std::cout << "total: " << summary->total_rows << " rows, orders "
+            << summary->first_order_date << " .. " << summary->last_order_date
+            << "\nfingerprint: " << summary->fingerprint << "\n";
+  return exit_ok;
+}
+
+int cmd_ingest(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("kb", po::value<std::string>(),
+                     "documents directory (default: data/kb of the source "
+                     "tree)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor ingest [--kb DIR] [options]\n\n"
+                      "Chunks, sanitizes and indexes the Markdown documents; "
+                      "prints created / unchanged / removed counts.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  auto cfg = configure(vm, {});
+  if (!cfg)
+    return config_failure(cfg.err());
+  if (!ensure_data_dir(*cfg))
+    return exit_failure;
+  auto kb = vm.count("kb") ? vm["kb"].as<std::string>()
+                           : std::string{CANDOR_SOURCE_DIR} + "/data/kb";
+  data::progress_stream progress{std::cerr, data::is_terminal(std::cerr)};
+  auto report = data::ingest(
+    kb, cfg->data_dir + "/index.db", data::ingest_options_from(*cfg),
+    [&out = progress.get()](const data::ingest_progress& p) {
+      if (p.stage == "scan")
+        out << "\ringest: scanning " << p.done << "/" << p.total
+            << "          " << std::flush;
+      else if (p.stage == "index")
+        out << "\ringest: indexing " << p.done << "/" << p.total
+            << " chunks     " << std::flush;
+    });
+  progress.done();
+  if (!report) {
+    std::cerr << "candor: ingest failed: " << report.err().message << "\n";
+    return exit_code_of(report.err());
+  }
+  std::cout << data::summary(*report) << "\n"
+            << "seconds: " << report->seconds << "\n"
+            << "tfidf: " << report->tfidf_fingerprint << "\n"
+            << "bm25: " << report->bm25_fingerprint << "\n";
+  return exit_ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  static constexpr command commands[] = {{"serve", cmd_serve},
+                                         {"ask", cmd_ask},
+                                         {"seed", cmd_seed},
+                                         {"ingest", cmd_ingest}};
+  return run(argc, argv, "candor", top_help, commands);
+}

@@ -1,0 +1,20 @@
+#pragma once
+
+// The clock and the random source: the two inputs domain/ may not read
+// itself. Request timestamps and request ids come from here.
+
+#include <cstdint>
+#include <string>
+
+namespace candor::data {
+
+/// Wall-clock time in microseconds since the Unix epoch (record timestamps).
+int64_t wall_us();
+
+/// A fresh request id: a UUID version 7 (RFC 9562), whose first 48 bits are
+/// the Unix time in milliseconds. Time-ordered ids keep the ledger's
+/// request-id indexes append-mostly instead of writing a random B-tree page
+/// per insert.
+std::string new_request_id();
+
+} // namespace candor::data

@@ -1,0 +1,200 @@
+#include "data/ledger/writer.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+#include <system_error>
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "actors/ledger.hpp"
+#include "domain/log.hpp"
+
+namespace candor::actors {
+
+namespace {
+
+/// Raises the calling thread's nice value by `levels` (Linux: per thread),
+/// up to 19. False (logged) when the kernel refuses.
+bool lower_priority(int levels) {
+  auto tid = static_cast<id_t>(::gettid());
+  errno = 0;
+  int now = ::getpriority(PRIO_PROCESS, tid);
+  if (errno == 0
+      && ::setpriority(PRIO_PROCESS, tid, std::min(now + levels, 19)) == 0)
+    return true;
+  domain::log_event(domain::log_level::warn, "ledger_priority_unchanged",
+                    {{"levels", levels}, {"message", std::strerror(errno)}});
+  return false;
+}
+
+} // namespace
+
+ledger_writer::ledger_writer(data::ledger_store store,
+                             std::shared_ptr<telemetry> metrics,
+                             const ledger_settings& s)
+  : store_(std::move(store)),
+    metrics_(std::move(metrics)),
+    attempts_(std::max(s.write_attempts, 1)),
+    retry_delay_(s.retry_delay),
+    catch_up_rows_(s.catch_up_rows) {
+  // The catch-up thread first, so the writer knows whether it has one; a
+  // writer without it keeps the server's priority.
+  if (s.writer_nice > 0) {
+    try {
+      catch_up_thread_ = std::thread{[this] { loop(true); }};
+      // Named here, before the constructor returns, not by the thread
+      // itself: whoever looks for it (ps, the tests) finds it at once.
+      pthread_setname_np(catch_up_thread_.native_handle(), "candor.ledger+");
+    } catch (const std::system_error& e) {
+      domain::log_event(domain::log_level::warn, "ledger_catch_up_unavailable",
+                        {{"message", e.what()}});
+    }
+  }
+  bool lower = s.writer_nice > 0 && catch_up_thread_.joinable();
+  try {
+    writer_ = std::thread{[this, lower, levels = s.writer_nice] {
+      if (lower && lower_priority(levels)) {
+        {
+          std::lock_guard<std::mutex> g{mtx_};
+          catch_up_ = true;
+        }
+        // Whose turn it is may have changed (a batch submitted, or the
+        // writer stopped, before this thread ran).
+        cv_.notify_all();
+      }
+      loop(false);
+    }};
+    pthread_setname_np(writer_.native_handle(), "candor.ledger");
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> g{mtx_};
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (catch_up_thread_.joinable())
+      catch_up_thread_.join();
+    throw;
+  }
+}
+
+ledger_writer::~ledger_writer() {
+  {
+    std::lock_guard<std::mutex> g{mtx_};
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  writer_.join();
+  if (catch_up_thread_.joinable())
+    catch_up_thread_.join();
+}
+
+void ledger_writer::submit(data::ledger_batch batch, done_fn done) {
+  {
+    std::lock_guard<std::mutex> g{mtx_};
+    waiting_rows_ += batch.size();
+    jobs_.push_back({std::move(batch), std::move(done)});
+    // Set under the lock, so that the last value set is the current one.
+    if (metrics_)
+      metrics_->ledger_backlog(static_cast<int64_t>(waiting_rows_));
+  }
+  cv_.notify_all();
+}
+
+int64_t ledger_writer::commits(bool catch_up) const {
+  std::lock_guard<std::mutex> g{mtx_};
+  return commits_[catch_up ? 1 : 0];
+}
+
+bool ledger_writer::catching_up() const {
+  std::lock_guard<std::mutex> g{mtx_};
+  return catch_up_;
+}
+
+bool ledger_writer::may_take(bool catch_up) const {
+  if (jobs_.empty() || committing_)
+    return false;
+  if (!catch_up_)
+    return !catch_up; // the writer works alone
+  // Behind (or stopping): the catch-up thread's turn, else the writer's.
+  bool behind = stopping_ || waiting_rows_ >= catch_up_rows_;
+  return catch_up == behind;
+}
+
+void ledger_writer::loop(bool catch_up) {
+  for (;;) {
+    std::unique_lock<std::mutex> lk{mtx_};
+    cv_.wait(lk, [&] {
+      return (stopping_ && jobs_.empty() && !committing_) || may_take(catch_up);
+    });
+    if (jobs_.empty())
+      return; // stopping and drained
+    auto j = std::move(jobs_.front());
+    jobs_.pop_front();
+    committing_ = true;
+    lk.unlock();
+    commit(j.batch);
+    if (j.done)
+      j.done(written_);
+    lk.lock();
+    committing_ = false;
+    waiting_rows_ -= j.batch.size();
+    ++commits_[catch_up ? 1 : 0];
+    if (metrics_)
+      metrics_->ledger_backlog(static_cast<int64_t>(waiting_rows_));
+    lk.unlock();
+    cv_.notify_all();
+  }
+}
+
+void ledger_writer::commit(const data::ledger_batch& batch) {
+  if (batch.empty())
+    return;
+  auto n = static_cast<int64_t>(batch.size());
+  for (int attempt = 1;; ++attempt) {
+    auto err = store_.write(batch);
+    if (!err)
+      break;
+    domain::log_event(domain::log_level::error, "ledger_write_failed",
+                      {{"rows", n},
+                       {"attempt", attempt},
+                       {"message", err.message}});
+    if (attempt == attempts_) {
+      n = commit_row_by_row(batch);
+      break;
+    }
+    std::this_thread::sleep_for(retry_delay_);
+  }
+  written_ += n;
+  if (metrics_)
+    metrics_->ledger_rows(n);
+}
+
+int64_t ledger_writer::commit_row_by_row(const data::ledger_batch& batch) {
+  int64_t stored = 0;
+  auto one = [&](std::string_view kind, const std::string& request_id,
+                 data::ledger_batch single) {
+    if (auto err = store_.write(single)) {
+      domain::log_event(domain::log_level::error, "ledger_row_dropped",
+                        {{"kind", kind},
+                         {"requestId", request_id},
+                         {"message", err.message}});
+      return;
+    }
+    ++stored;
+  };
+  for (const auto& x : batch.requests)
+    one("request", x.request_id, {{x}, {}, {}, {}});
+  for (const auto& x : batch.llm_calls)
+    one("llm_call", x.request_id, {{}, {x}, {}, {}});
+  for (const auto& x : batch.traces)
+    one("trace", x.request_id, {{}, {}, {x}, {}});
+  for (const auto& x : batch.sql_audits)
+    one("sql_audit", x.request_id, {{}, {}, {}, {x}});
+  return stored;
+}
+
+} // namespace candor::actors

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/retrieval/chunker.hpp"
+#include "data/retrieval/embedder.hpp"
+#include "domain/error.hpp"
+
+/// `candor ingest`: Markdown documents of a directory into the retrieval
+/// index file, incrementally.
+namespace candor::domain {
+struct config;
+} // namespace candor::domain
+
+namespace candor::data {
+
+struct ingest_options {
+  chunk_options chunking;
+  retrieval_params retrieval;
+};
+
+/// The chunking and embedder options the configuration asks for
+/// (`retrieval.chunkSize`, `retrieval.dimensions`): what `candor ingest`
+/// indexes with, and the `retrieval` part is what `load_snapshot` must be
+/// given for the index to match.
+ingest_options ingest_options_from(const domain::config& cfg);
+
+/// Where an ingest run is, for a progress display.
+struct ingest_progress {
+  /// "scan" (one call per document file), "index" (embedding the corpus,
+  /// called every few hundred chunks) or "done".
+  std::string_view stage;
+  /// The document (scan) or "" (index, done).
+  std::string_view item;
+  size_t done = 0;
+  size_t total = 0;
+};
+
+using ingest_progress_fn = std::function<void(const ingest_progress&)>;
+
+/// What an ingest run did. Documents are compared by the SHA-256 of their
+/// bytes (and the chunking options they were cut with).
+struct ingest_report {
+  size_t documents_created = 0;   ///< new files
+  size_t documents_updated = 0;   ///< changed files, their chunks replaced
+  size_t documents_unchanged = 0; ///< same hash: nothing written
+  size_t documents_removed = 0;   ///< gone from the directory
+  size_t documents_total = 0;
+  size_t chunks_created = 0;
+  size_t chunks_removed = 0;
+  size_t chunks_total = 0;
+  size_t chunks_flagged = 0;
+  /// True when the embedders were refitted and every vector rewritten
+  /// (any document change, or embedder parameters that differ from the
+  /// index's). False for a run that changed nothing.
+  bool reindexed = false;
+  std::string tfidf_fingerprint;
+  std::string bm25_fingerprint;
+  double seconds = 0;
+};
+
+/// One line for the CLI, e.g. "documents: 2 created, 1 updated, 27
+/// unchanged, 0 removed; chunks: 12 created, 5 removed, 431 total".
+std::string summary(const ingest_report& report);
+
+/// Chunks every `*.md` file directly inside `kb_dir` (file-name order, the
+/// same slugs and chunks as `ingest`), without an index file: for
+/// in-memory snapshots (`retrieval_snapshot::build`), e.g. the chunk-size
+/// ablation.
+domain::outcome<std::vector<chunk>>
+chunk_directory(const std::string& kb_dir, const chunk_options& opts = {});
+
+/// Ingests every `*.md` file directly inside `kb_dir` into the index at
+/// `index_path` (created when missing), in one write transaction: readers
+/// see the old index or the new one. A document's slug is its file name
+/// without ".md", slugified; two files with the same slug are an error.
+domain::outcome<ingest_report> ingest(const std::string& kb_dir,
+                                      const std::string& index_path,
+                                      const ingest_options& opts = {},
+                                      const ingest_progress_fn& progress = {});
+
+} // namespace candor::data

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "data/retrieval/answer_type.hpp"
+#include "data/retrieval/embedder.hpp"
+
+/// Query analysis for retrieval: a question's terms plus the phrases a
+/// small built-in thesaurus makes equivalent to phrases in it, so that a
+/// customer's words ("working days", "terminate", "shop") reach the
+/// documents' words ("business days", "end", "store"). Query side only:
+/// passages and the index are unchanged, so no fingerprint changes.
+namespace candor::data {
+
+/// One phrase of the query that the thesaurus knows.
+struct query_expansion {
+  /// Positions of the phrase's terms in `analyzed_query::terms`.
+  size_t first = 0;
+  size_t count = 0;
+  /// Equivalent phrases, each analyzed (stemmed, stopwords dropped).
+  std::vector<std::vector<std::string>> alternatives;
+};
+
+struct analyzed_query {
+  /// `analyze(text, opts)`.
+  std::vector<std::string> terms;
+  std::vector<query_expansion> expansions;
+
+  /// The terms to search for: `terms`, then every alternative phrase's
+  /// terms not already present, in order.
+  std::vector<std::string> search_terms() const;
+};
+
+/// Analyzes a question and finds its thesaurus phrases (longest match
+/// first, left to right). Deterministic and thread-safe.
+analyzed_query analyze_query(std::string_view text,
+                             const analyzer_options& opts = {});
+
+/// A question analysed once for one retrieval: the retrieve node hands it
+/// to both `retrieval_snapshot::search` and `evidence_details`, which
+/// would otherwise each analyse the text and work out its answer type.
+struct prepared_question {
+  std::string text;
+  analyzer_options options;
+  /// `analyze_query(text, options)`.
+  analyzed_query query;
+  /// `expected_answer_type(text)`.
+  answer_type type = answer_type::none;
+};
+
+prepared_question prepare_question(std::string_view text,
+                                   const analyzer_options& opts = {});
+
+/// Terms of the names in `text`: words of two letters or more written with
+/// a capital that do not start a sentence ("Volt City", "Black Friday",
+/// "VAT"), analyzed like the rest of the query, each once, in order. A
+/// question naming a product, place or event can only be answered by a
+/// passage that names it too.
+std::vector<std::string> named_terms(std::string_view text,
+                                     const analyzer_options& opts = {});
+
+/// Number of phrase groups in the built-in thesaurus (for tests).
+size_t thesaurus_size(const analyzer_options& opts = {});
+
+} // namespace candor::data

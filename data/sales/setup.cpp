@@ -1,0 +1,85 @@
+#include "data/sales/setup.hpp"
+
+#include <filesystem>
+
+#include "data/sql/guard.hpp"
+#include "data/sqlite.hpp"
+
+namespace candor::data {
+
+domain::outcome<std::vector<table_rows>> count_rows(database& db) {
+  auto names = user_tables(db);
+  if (!names)
+    return names.err();
+  std::vector<table_rows> out;
+  out.reserve(names->size());
+  for (auto& name : *names) {
+    auto n = db.query_int64("SELECT count(*) FROM " + quote_identifier(name));
+    if (!n)
+      return n.err();
+    out.push_back({name, *n});
+  }
+  return out;
+}
+
+domain::outcome<sales_setup> prepare_sales(const std::string& data_dir,
+                                           uint64_t seed,
+                                           std::shared_ptr<const catalog> cat,
+                                           const sales_progress& progress) {
+  sales_setup out;
+  out.path = data_dir + "/sales.db";
+  out.cat = std::move(cat);
+  if (!out.cat)
+    return domain::make_error(domain::ec::internal, "no catalog given");
+  std::error_code fec;
+  // An empty file (0 bytes, or SQLite without tables) is generated like an
+  // absent one (generate_sales overwrites only such a file); anything else
+  // is checked against the catalog below.
+  auto holds_no_tables = [&out] {
+    auto db = open_read_only(out.path);
+    auto tables = db ? user_tables(*db)
+                     : domain::outcome<std::vector<std::string>>{db.err()};
+    return tables && tables->empty();
+  };
+  if (!std::filesystem::exists(out.path, fec) || holds_no_tables()) {
+    auto made = generate_sales(out.path, seed, progress);
+    if (!made)
+      return domain::make_error(domain::ec::storage_failed,
+                                "cannot create the sales database '"
+                                  + out.path + "': " + made.err().message);
+    out.created = true;
+  }
+  auto db = open_read_only(out.path);
+  if (!db)
+    return domain::make_error(domain::ec::storage_failed,
+                              "cannot open the sales database '" + out.path
+                                + "': " + db.err().message);
+  // SQLite reads the file on the first query: a truncated or foreign file
+  // fails here ("database disk image is malformed", "file is not a
+  // database"), and the message must say which file.
+  auto unreadable = [&out](domain::error err) {
+    return domain::make_error(domain::ec::storage_failed,
+                              "cannot read the sales database '" + out.path
+                                + "': " + err.message);
+  };
+  if (auto err = out.cat->check_against(*db)) {
+    if (err.code != domain::ec::config_invalid)
+      return unreadable(std::move(err));
+    err.message += " (database '" + out.path
+                   + "', catalog conf/catalog.json). Fix the catalog, or "
+                     "move the database away so that it is generated "
+                     "again";
+    return err;
+  }
+  auto schema = out.cat->schema_prompt(*db);
+  if (!schema)
+    return unreadable(schema.err());
+  out.schema_text = std::move(*schema);
+  auto rows = count_rows(*db);
+  if (!rows)
+    return unreadable(rows.err());
+  out.rows = std::move(*rows);
+  return out;
+}
+
+} // namespace candor::data

@@ -1,0 +1,488 @@
+// The SQL guard (data/sql/guard.hpp): compiles a statement on a hardened
+// connection under the authorizer, then audits its query plan and bytecode.
+// The hardening and the authorizer: data/sql/authorizer.cpp.
+
+#include "data/sql/guard.hpp"
+
+#include <utility>
+
+#include "data/sql/guard_detail.hpp"
+
+namespace candor::data {
+
+namespace sql = domain::sql;
+
+namespace {
+
+using namespace sql_guard_detail;
+
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+struct stmt_deleter {
+  void operator()(sqlite3_stmt* st) const noexcept {
+    sqlite3_finalize(st);
+  }
+};
+
+using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_deleter>;
+
+/// Prepares the first statement of [sql, sql+n) with SQLITE_PREPARE_NO_VTAB
+/// (no virtual table, eponymous or not, may be used).
+int prepare(sqlite3* db, const char* sql, size_t n, stmt_ptr& out,
+            const char** tail) {
+  sqlite3_stmt* raw = nullptr;
+  auto rc = sqlite3_prepare_v3(db, sql, static_cast<int>(n),
+                               SQLITE_PREPARE_NO_VTAB, &raw, tail);
+  out.reset(raw);
+  return rc;
+}
+
+/// Opcodes a read-only SELECT never needs.
+bool denied_opcode(std::string_view op) {
+  static const std::set<std::string_view> denied = {
+    "OpenWrite",  "VOpen",       "VCreate",    "VDestroy",     "VUpdate",
+    "VBegin",     "VRename",     "VFilter",    "VColumn",      "VNext",
+    "Vacuum",     "ParseSchema", "JournalMode", "Expire",      "Destroy",
+    "Clear",      "CreateBtree", "SqlExec",    "LoadAnalysis", "DropTable",
+    "DropIndex",  "DropTrigger", "IntegrityCk", "SetCookie",   "Pagecount",
+    "MaxPgcnt",   "Savepoint",   "AutoCommit", "Program",      "Checkpoint",
+    "ResetCount", "FkCheck",     "FkCounter",
+  };
+  return denied.count(op) > 0;
+}
+
+/// Opcodes that change a b-tree: fine on the ephemeral tables a SELECT
+/// builds (materialized subqueries, window partitions, DISTINCT), never on
+/// a cursor of the database.
+bool write_opcode(std::string_view op) {
+  return op == "Insert" || op == "Delete" || op == "IdxInsert"
+         || op == "IdxDelete" || op == "NewRowid" || op == "RowCell";
+}
+
+/// Column names of a table in record order, which is what Column's P2
+/// counts: declaration order for a rowid table, the PRIMARY KEY columns
+/// first for a WITHOUT ROWID table. Generated columns shift positions in
+/// ways the audit does not model, so a table that has any gets names no
+/// allowlist holds, and every Column read on it is refused.
+constexpr const char* table_columns_sql = R"sql(
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM pragma_table_xinfo(?1)
+                           WHERE hidden <> 0)
+              THEN '<unverifiable>' ELSE lower(name) END
+  FROM pragma_table_xinfo(?1)
+  ORDER BY CASE WHEN pk > 0 AND (SELECT wr FROM pragma_table_list
+                                 WHERE schema = 'main' AND name = ?1)
+                THEN pk ELSE 1000000 + cid END
+)sql";
+
+/// OPFLAG_P2ISREG (sqliteInt.h): P2 of an Open opcode names a register
+/// holding the root page, so the b-tree cannot be known before it runs.
+constexpr int64_t p2_is_register = 0x10;
+
+bool function_opcode(std::string_view op) {
+  return op == "Function" || op == "PureFunc" || op == "AggStep"
+         || op == "AggStep1" || op == "AggFinal" || op == "AggValue"
+         || op == "AggInverse";
+}
+
+} // namespace
+
+// -- the guard ----------------------------------------------------------------
+
+namespace {
+
+/// What the bytecode audit knows about one b-tree of the schema.
+struct btree_info {
+  std::string table;                ///< the table (for an index: its table)
+  bool is_index = false;
+  /// Column names by Column p2; for an index "" is the rowid and
+  /// "<expr>" an indexed expression.
+  std::vector<std::string> columns;
+};
+
+} // namespace
+
+struct sql_guard::impl {
+  database db;
+  sql_authorizer auth;
+  std::map<int64_t, btree_info> roots;
+
+  impl(database d, sql_authorizer a) : db(std::move(d)), auth(std::move(a)) {
+    // nop
+  }
+
+  guard_result check(std::string_view text);
+
+private:
+  guard_result compile(std::string_view text);
+  guard_result classify(const std::string& message, int rc,
+                        std::string_view stage);
+  bool audit(std::string_view text, guard_result& out);
+  std::string plan(sqlite3_stmt* eqp);
+};
+
+namespace {
+
+guard_result make_result(sql::verdict_kind v, std::string rule,
+                         std::string message, std::string_view stage) {
+  guard_result r;
+  r.verdict = v;
+  r.rule = std::move(rule);
+  r.message = std::move(message);
+  r.stage = std::string{stage};
+  return r;
+}
+
+std::string describe(const sql_denial& d) {
+  if (d.rule == "denied_column")
+    return "reading " + d.table + "." + d.column + " is not allowed";
+  if (d.rule == "denied_table")
+    return "reading the table " + d.table + " is not allowed";
+  if (d.rule == "other_database")
+    return "reading from " + d.table + " (not the main database) is not "
+           "allowed";
+  if (d.rule == "risky_function")
+    return "the function " + d.function + "() is not allowed";
+  if (d.rule == "unknown_function")
+    return "the function " + d.function
+           + "() is not available: use aggregates, window functions and "
+             "the plain text, number, null and date functions";
+  if (d.rule == "denied_opcode")
+    return "the statement would need the " + d.action
+           + " operation, which a read-only query never does";
+  std::string what = "the " + d.action + " operation";
+  if (!d.table.empty())
+    what += " (" + d.table + ")";
+  return what + " is not allowed: only SELECT queries may run";
+}
+
+} // namespace
+
+guard_result sql_guard::impl::classify(const std::string& message, int rc,
+                                       std::string_view stage) {
+  using sql::verdict_kind;
+  const auto& denials = auth.denials();
+  for (const auto& d : denials) {
+    if (d.rule == "unknown_function")
+      continue;
+    auto r = make_result(verdict_kind::block, d.rule, describe(d),
+                         "authorizer");
+    r.denial = d;
+    return r;
+  }
+  if (!denials.empty()) {
+    auto r = make_result(verdict_kind::correctable, "unknown_function",
+                         describe(denials.front()), "authorizer");
+    r.denial = denials.front();
+    return r;
+  }
+  auto after = [&](std::string_view prefix) {
+    auto rest = std::string_view{message}.substr(prefix.size());
+    while (!rest.empty() && (rest.front() == ' '))
+      rest.remove_prefix(1);
+    return lower(rest);
+  };
+  auto prim = rc & 0xFF;
+  if (starts_with(message, "no such table:")) {
+    auto name = after("no such table:");
+    auto dot = name.rfind('.');
+    auto bare = dot == std::string::npos ? name : name.substr(dot + 1);
+    if (sql::is_schema_table(bare) || sql::is_table_valued_function(bare)
+        || starts_with(bare, "pragma_"))
+      return make_result(verdict_kind::block, "denied_table",
+                         "reading " + name + " is not allowed (" + message
+                           + ")",
+                         stage);
+    return make_result(verdict_kind::correctable, "no_such_table", message,
+                       stage);
+  }
+  if (starts_with(message, "no such column:"))
+    return make_result(verdict_kind::correctable, "no_such_column", message,
+                       stage);
+  if (starts_with(message, "no such function:")) {
+    auto name = after("no such function:");
+    if (sql::is_risky_function(name) || sql::is_table_valued_function(name))
+      return make_result(verdict_kind::block, "risky_function",
+                         "the function " + name + "() is not allowed",
+                         stage);
+    return make_result(verdict_kind::correctable, "unknown_function", message,
+                       stage);
+  }
+  if (prim == SQLITE_AUTH || contains(message, "not authorized")
+      || contains(message, "prohibited") || contains(message, "virtual table"))
+    return make_result(verdict_kind::block, "denied_action", message, stage);
+  if (prim == SQLITE_TOOBIG || prim == SQLITE_NOMEM
+      || contains(message, "too many") || contains(message, "too large")
+      || contains(message, "too big") || contains(message, "maximum depth")
+      || contains(message, "too complex") || contains(message, "too long")
+      || contains(message, "stack overflow"))
+    return make_result(verdict_kind::block, "resource_limit", message, stage);
+  if (contains(message, "syntax error") || contains(message, "incomplete input")
+      || contains(message, "unrecognized token"))
+    return make_result(verdict_kind::correctable, "syntax_error", message,
+                       stage);
+  return make_result(verdict_kind::correctable, "sqlite_error", message,
+                     stage);
+}
+
+std::string sql_guard::impl::plan(sqlite3_stmt* eqp) {
+  std::string out;
+  while (sqlite3_step(eqp) == SQLITE_ROW) {
+    auto* detail = reinterpret_cast<const char*>(sqlite3_column_text(eqp, 3));
+    if (!out.empty())
+      out += "; ";
+    out += str(detail);
+  }
+  sqlite3_reset(eqp);
+  return out;
+}
+
+bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
+  using sql::verdict_kind;
+  auto* h = db.handle();
+  std::string explain = "EXPLAIN " + std::string{text};
+  stmt_ptr st;
+  auto rc = prepare(h, explain.data(), explain.size(), st, nullptr);
+  if (rc != SQLITE_OK || !st) {
+    out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
+    return false;
+  }
+  struct instruction {
+    std::string op;
+    int64_t p1 = 0;
+    int64_t p2 = 0;
+    int64_t p3 = 0;
+    std::string p4;
+    int64_t p5 = 0;
+  };
+  std::vector<instruction> program;
+  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
+    auto text_at = [&](int col) {
+      return str(
+        reinterpret_cast<const char*>(sqlite3_column_text(st.get(), col)));
+    };
+    program.push_back({text_at(1), sqlite3_column_int64(st.get(), 2),
+                       sqlite3_column_int64(st.get(), 3),
+                       sqlite3_column_int64(st.get(), 4), text_at(5),
+                       sqlite3_column_int64(st.get(), 6)});
+  }
+  if (rc != SQLITE_DONE) {
+    out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
+    return false;
+  }
+  auto deny = [&](sql_denial d, verdict_kind v = verdict_kind::block) {
+    out = make_result(v, d.rule, describe(d), "bytecode");
+    out.denial = std::move(d);
+    return false;
+  };
+  // Pass 1: every cursor on a database b-tree, wherever it is opened
+  // (jumps make address order differ from execution order).
+  std::map<int64_t, const btree_info*> cursors;
+  for (const auto& in : program) {
+    if (in.op != "OpenRead" && in.op != "ReopenIdx")
+      continue;
+    sql_denial d;
+    d.action = in.op;
+    if (in.p3 != 0) {
+      d.rule = "other_database";
+      d.table = "database #" + std::to_string(in.p3);
+      return deny(std::move(d));
+    }
+    auto it = roots.find(in.p2);
+    if ((in.p5 & p2_is_register) != 0 || it == roots.end()) {
+      d.rule = "denied_table";
+      d.table = "root page " + std::to_string(in.p2);
+      return deny(std::move(d));
+    }
+    if (auth.allowlist().tables.count(it->second.table) == 0) {
+      d.rule = "denied_table";
+      d.table = it->second.table;
+      return deny(std::move(d));
+    }
+    cursors[in.p1] = &it->second;
+  }
+  // Pass 2: what the program does with them.
+  for (const auto& in : program) {
+    sql_denial d;
+    d.action = in.op;
+    if (denied_opcode(in.op) || (in.op == "Transaction" && in.p2 != 0)
+        || (write_opcode(in.op) && cursors.count(in.p1) > 0)) {
+      d.rule = "denied_opcode";
+      return deny(std::move(d));
+    }
+    if (in.op == "Column") {
+      auto it = cursors.find(in.p1);
+      if (it == cursors.end())
+        continue; // an ephemeral, sorter or pseudo cursor
+      const auto& info = *it->second;
+      bool in_range = in.p2 >= 0
+                      && static_cast<size_t>(in.p2) < info.columns.size();
+      // "" is the rowid an index stores; "<expr>" an indexed expression.
+      std::string name = in_range ? info.columns[static_cast<size_t>(in.p2)]
+                                  : "#" + std::to_string(in.p2);
+      if (info.is_index && name.empty())
+        continue;
+      if (!in_range || !auth.column_allowed(info.table, name)) {
+        d.rule = "denied_column";
+        d.table = info.table;
+        d.column = name;
+        return deny(std::move(d));
+      }
+      continue;
+    }
+    if (function_opcode(in.op)) {
+      auto name = lower(in.p4.substr(0, in.p4.find('(')));
+      if (!name.empty() && !auth.function_allowed(name)) {
+        d.function = name;
+        bool risky = sql::is_risky_function(name)
+                     || sql::is_table_valued_function(name);
+        d.rule = risky ? "risky_function" : "unknown_function";
+        return deny(std::move(d), risky ? verdict_kind::block
+                                        : verdict_kind::correctable);
+      }
+    }
+  }
+  return true;
+}
+
+guard_result sql_guard::impl::check(std::string_view text) {
+  using sql::verdict_kind;
+  auth.clear();
+  allocation_budget budget{guard_compile_budget};
+  auto r = compile(text);
+  if (budget.exceeded())
+    return make_result(
+      verdict_kind::block, "compile_budget",
+      "compiling the statement needed more than "
+        + std::to_string(guard_compile_budget >> 20)
+        + " MiB (SQLite copies a common table expression's body for every "
+          "reference to it): read each CTE once and join it",
+      r.stage.empty() ? std::string_view{"prepare"} : r.stage);
+  return r;
+}
+
+guard_result sql_guard::impl::compile(std::string_view text) {
+  using sql::verdict_kind;
+  auto* h = db.handle();
+  if (text.find('\0') != std::string_view::npos)
+    return make_result(verdict_kind::block, "invalid_input",
+                       "the SQL contains a NUL byte", "statement");
+  // 1. EXPLAIN QUERY PLAN under the authorizer.
+  std::string eqp_text = "EXPLAIN QUERY PLAN " + std::string{text};
+  stmt_ptr eqp;
+  const char* tail = nullptr;
+  auto rc = prepare(h, eqp_text.data(), eqp_text.size(), eqp, &tail);
+  if (rc != SQLITE_OK || !auth.denials().empty())
+    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
+                    "prepare");
+  if (!eqp)
+    return make_result(verdict_kind::correctable, "syntax_error",
+                       "the SQL is empty", "prepare");
+  // 2. The statement's shape: nothing after it, read-only, a query.
+  if (tail != nullptr && *tail != '\0') {
+    stmt_ptr rest;
+    auto end = eqp_text.data() + eqp_text.size();
+    auto rc2 = prepare(h, tail, static_cast<size_t>(end - tail), rest,
+                       nullptr);
+    auth.clear();
+    if (rc2 != SQLITE_OK || rest)
+      return make_result(verdict_kind::block, "multiple_statements",
+                         "only one statement is allowed", "statement");
+  }
+  stmt_ptr plain;
+  rc = prepare(h, text.data(), text.size(), plain, nullptr);
+  if (rc != SQLITE_OK || !plain)
+    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
+                    "prepare");
+  if (!sqlite3_stmt_readonly(plain.get()))
+    return make_result(verdict_kind::block, "not_read_only",
+                       "the statement would write", "statement");
+  if (sqlite3_stmt_isexplain(plain.get()) != 0
+      || sqlite3_column_count(plain.get()) == 0)
+    return make_result(verdict_kind::block, "not_a_query",
+                       "the statement is not a query that returns rows",
+                       "statement");
+  plain.reset();
+  // 3. The bytecode audit (G1 and every other read the authorizer missed).
+  guard_result out;
+  if (!audit(text, out))
+    return out;
+  out = make_result(verdict_kind::allow, "", "", "bytecode");
+  out.plan = plan(eqp.get());
+  return out;
+}
+
+domain::outcome<sql_guard> sql_guard::open(const std::string& path,
+                                           sql_allowlist allow,
+                                           const sql_limits& limits,
+                                           bool immutable) {
+  if (!allocation_budget_installed())
+    return storage_error("the SQL guard needs install_allocation_budget() "
+                         "before any database is opened: its compile "
+                         "budget bounds what one statement may cost");
+  auto db = open_read_only(path, immutable);
+  if (!db)
+    return db.err();
+  if (auto err = harden_connection(*db, limits))
+    return err;
+  // Root pages and column positions for the bytecode audit.
+  std::map<int64_t, btree_info> roots;
+  {
+    auto st = db->prepare("SELECT type, lower(name), lower(tbl_name), "
+                          "rootpage FROM sqlite_schema WHERE rootpage > 0 "
+                          "AND type IN ('table', 'index')");
+    if (!st)
+      return st.err();
+    while (true) {
+      auto r = st->step();
+      if (!r)
+        return r.err();
+      if (*r == step_result::done)
+        break;
+      btree_info info;
+      info.is_index = st->column_text(0) == "index";
+      auto name = st->column_text(1);
+      info.table = st->column_text(2);
+      auto cols = strings(*db,
+                          info.is_index
+                            ? "SELECT CASE cid WHEN -1 THEN '' WHEN -2 THEN "
+                              "'<expr>' ELSE lower(name) END FROM "
+                              "pragma_index_xinfo(?1) ORDER BY seqno"
+                            : table_columns_sql,
+                          name);
+      if (!cols)
+        return cols.err();
+      info.columns = std::move(*cols);
+      roots.emplace(st->column_int64(3), std::move(info));
+    }
+  }
+  auto auth = sql_authorizer::for_connection(*db, std::move(allow));
+  if (!auth)
+    return auth.err();
+  auto p = std::make_unique<impl>(std::move(*db), std::move(*auth));
+  p->roots = std::move(roots);
+  p->auth.defer_unknown_functions(true);
+  p->auth.install(p->db.handle());
+  return sql_guard{std::move(p)};
+}
+
+sql_guard::sql_guard(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {
+  // nop
+}
+
+sql_guard::sql_guard(sql_guard&&) noexcept = default;
+
+sql_guard& sql_guard::operator=(sql_guard&&) noexcept = default;
+
+sql_guard::~sql_guard() = default;
+
+guard_result sql_guard::check(std::string_view sql) {
+  return impl_->check(sql);
+}
+
+sqlite3* sql_guard::handle() const noexcept {
+  return impl_->db.handle();
+}
+
+} // namespace candor::data

@@ -1,0 +1,211 @@
+#include "data/telemetry.hpp"
+
+#include <charconv>
+
+#include <cstdio>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+namespace candor::actors {
+
+namespace pm = prometheus;
+
+namespace {
+
+/// Series handles by label values. prometheus-cpp's Family::Add builds a
+/// label map, hashes it and locks the family on every call (about 2 % of an
+/// out-of-scope request's CPU, perf, session 5); a series is never removed,
+/// so its address can be kept and found again by a flat key.
+template <class T>
+class series_cache {
+public:
+  template <class Make>
+  T& get(const std::string& key, Make make) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    if (auto it = map_.find(key); it != map_.end())
+      return *it->second;
+    T& series = make();
+    map_.emplace(key, &series);
+    return series;
+  }
+
+private:
+  std::mutex mtx_;
+  std::unordered_map<std::string, T*> map_;
+};
+
+/// `parts` joined by a byte that label values here never contain.
+template <class... Ts>
+const std::string& series_key(const Ts&... parts) {
+  thread_local std::string key;
+  key.clear();
+  ((key.append(parts), key.push_back('\x1f')), ...);
+  return key;
+}
+
+} // namespace
+
+namespace {
+const std::string none_route = "none";
+const std::string http_error_status = "http_error";
+} // namespace
+
+struct telemetry::impl {
+  std::shared_ptr<pm::Registry> registry = std::make_shared<pm::Registry>();
+  pm::Family<pm::Counter>& requests = pm::BuildCounter()
+    .Name("candor_http_requests_total")
+    .Help("HTTP requests by answer route, answer status and HTTP status code")
+    .Register(*registry);
+  pm::Family<pm::Histogram>& latency = pm::BuildHistogram()
+    .Name("candor_http_request_duration_seconds")
+    .Help("Time from request arrival to response, by answer route")
+    .Register(*registry);
+  pm::Family<pm::Gauge>& in_flight = pm::BuildGauge()
+    .Name("candor_http_in_flight_requests")
+    .Help("Requests being processed right now")
+    .Register(*registry);
+  pm::Gauge& in_flight_gauge = in_flight.Add({});
+  pm::Family<pm::Counter>& model_calls = pm::BuildCounter()
+    .Name("candor_model_calls_total")
+    .Help("Logical model calls by prompt and outcome")
+    .Register(*registry);
+  pm::Family<pm::Counter>& model_tokens = pm::BuildCounter()
+    .Name("candor_model_tokens_total")
+    .Help("Tokens used by model calls (estimated on the scripted provider)")
+    .Register(*registry);
+  pm::Family<pm::Counter>& model_retries = pm::BuildCounter()
+    .Name("candor_model_retries_total")
+    .Help("Retried model attempts")
+    .Register(*registry);
+  pm::Family<pm::Counter>& model_fallbacks = pm::BuildCounter()
+    .Name("candor_model_fallbacks_total")
+    .Help("Logical model calls answered by the fallback model")
+    .Register(*registry);
+  pm::Family<pm::Counter>& restarts = pm::BuildCounter()
+    .Name("candor_actor_restarts_total")
+    .Help("Service actors restarted by the guardian")
+    .Register(*registry);
+  pm::Family<pm::Counter>& ledger = pm::BuildCounter()
+    .Name("candor_ledger_rows_total")
+    .Help("Rows committed to the ledger database")
+    .Register(*registry);
+  pm::Family<pm::Gauge>& ledger_backlog = pm::BuildGauge()
+    .Name("candor_ledger_backlog_records")
+    .Help("Records handed to the ledger writer and not committed yet")
+    .Register(*registry);
+  pm::Family<pm::Counter>& sandbox_events = pm::BuildCounter()
+    .Name("candor_sql_sandbox_events_total")
+    .Help("SQL sandbox executor processes killed at their deadline (kill), "
+          "dead of another cause (crash) and replaced (respawn)")
+    .Register(*registry);
+  pm::Family<pm::Gauge>& sandbox_pool = pm::BuildGauge()
+    .Name("candor_sql_sandbox_executors")
+    .Help("SQL sandbox pool: executor processes by state, and queued "
+          "statements")
+    .Register(*registry);
+  pm::Counter& ledger_counter = ledger.Add({});
+  pm::Gauge& backlog_gauge = ledger_backlog.Add({});
+  pm::Counter& retries_counter = model_retries.Add({});
+  pm::Counter& fallbacks_counter = model_fallbacks.Add({});
+  pm::Counter& tokens_counter = model_tokens.Add({});
+  series_cache<pm::Counter> request_series;
+  series_cache<pm::Histogram> latency_series;
+  series_cache<pm::Counter> model_call_series;
+};
+
+telemetry::telemetry() : impl_(std::make_unique<impl>()) {
+  // Pre-create the sandbox series so dashboards see zeros, not gaps.
+  impl_->restarts.Add({{"actor", "llm"}});
+  for (auto* event : {"kill", "respawn", "crash"})
+    impl_->sandbox_events.Add({{"event", event}});
+}
+
+telemetry::~telemetry() = default;
+
+void telemetry::request_done(const std::string& route,
+                             const std::string& status, int http_status,
+                             double seconds) {
+  const std::string& r = route.empty() ? none_route : route;
+  const std::string& st = status.empty() ? http_error_status : status;
+  char digits[16];
+  auto end = std::to_chars(digits, digits + sizeof digits, http_status).ptr;
+  std::string code{digits, end};
+  auto& i = *impl_;
+  i.request_series
+    .get(series_key(r, st, std::string_view{code}),
+         [&]() -> pm::Counter& {
+           return i.requests.Add({{"route", r}, {"status", st},
+                                  {"code", code}});
+         })
+    .Increment();
+  static const pm::Histogram::BucketBoundaries buckets{
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+    0.25,   0.5,   1,      2.5,   5,    10,    30};
+  i.latency_series
+    .get(series_key(r),
+         [&]() -> pm::Histogram& {
+           return i.latency.Add({{"route", r}}, buckets);
+         })
+    .Observe(seconds);
+}
+
+void telemetry::set_in_flight(int64_t n) {
+  impl_->in_flight_gauge.Set(static_cast<double>(n));
+}
+
+void telemetry::model_call(const std::string& prompt,
+                           const std::string& outcome, int64_t tokens,
+                           bool fallback, int32_t retries) {
+  auto& i = *impl_;
+  i.model_call_series
+    .get(series_key(prompt, outcome),
+         [&]() -> pm::Counter& {
+           return i.model_calls.Add({{"prompt", prompt},
+                                     {"outcome", outcome}});
+         })
+    .Increment();
+  impl_->tokens_counter.Increment(static_cast<double>(tokens));
+  if (fallback)
+    impl_->fallbacks_counter.Increment();
+  if (retries > 0)
+    impl_->retries_counter.Increment(retries);
+}
+
+void telemetry::actor_restart(const std::string& name) {
+  impl_->restarts.Add({{"actor", name}}).Increment();
+}
+
+void telemetry::ledger_rows(int64_t n) {
+  impl_->ledger_counter.Increment(static_cast<double>(n));
+}
+
+void telemetry::ledger_backlog(int64_t records) {
+  impl_->backlog_gauge.Set(static_cast<double>(records));
+}
+
+void telemetry::sandbox_event(const std::string& event) {
+  impl_->sandbox_events.Add({{"event", event}}).Increment();
+}
+
+void telemetry::sandbox_pool(int64_t size, int64_t ready, int64_t busy,
+                             int64_t queued) {
+  impl_->sandbox_pool.Add({{"state", "size"}}).Set(static_cast<double>(size));
+  impl_->sandbox_pool.Add({{"state", "ready"}})
+    .Set(static_cast<double>(ready));
+  impl_->sandbox_pool.Add({{"state", "busy"}}).Set(static_cast<double>(busy));
+  impl_->sandbox_pool.Add({{"state", "queued"}})
+    .Set(static_cast<double>(queued));
+}
+
+std::string telemetry::render() const {
+  return pm::TextSerializer{}.Serialize(impl_->registry->Collect());
+}
+
+} // namespace candor::actors
