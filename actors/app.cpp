@@ -21,7 +21,7 @@
 #include "data/sales/setup.hpp"
 #include "domain/model/contracts.hpp"
 #include "domain/json_text.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 #include "domain/guard/input_rules.hpp"
 #include "domain/guard/output_guard.hpp"
 #include "domain/guard/response_guard.hpp"
@@ -65,14 +65,14 @@ domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
   if (!fs::exists(path)) {
     // Progress goes to the JSON log on stderr (one line per stage).
     auto kb = std::string{CANDOR_SOURCE_DIR} + "/data/kb";
-    domain::log_event(domain::log_level::info, "index_building",
+    data::log_event(data::log_level::info, "index_building",
                       {{"index", path}, {"kb", kb}});
     size_t last_logged = 0;
     auto report = data::ingest(
       kb, path, opts, [&last_logged](const data::ingest_progress& p) {
         if (p.stage == "index" && p.done != last_logged) {
           last_logged = p.done;
-          domain::log_event(domain::log_level::info, "index_progress",
+          data::log_event(data::log_level::info, "index_progress",
                             {{"chunks", static_cast<int64_t>(p.done)},
                              {"total", static_cast<int64_t>(p.total)}});
         }
@@ -81,7 +81,7 @@ domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
       return startup_error(domain::ec::storage_failed,
                            "cannot build the index '" + path + "' from "
                              + kb + ": " + report.err().message);
-    domain::log_event(domain::log_level::info, "index_built",
+    data::log_event(data::log_level::info, "index_built",
                       {{"index", path},
                        {"summary", data::summary(*report)},
                        {"seconds", report->seconds}});
@@ -117,7 +117,7 @@ struct app::impl {
     auto& p = *this;
     p.metrics->request_done(rec.route, rec.status, rec.http_status,
                             static_cast<double>(rec.latency_us) / 1e6);
-    domain::log_request(rec);
+    data::log_request(rec);
     ledger_actor current;
     bool tell = false;
     {
@@ -170,7 +170,7 @@ app::start(const domain::config& cfg,
   namespace fs = std::filesystem;
   auto p = std::make_unique<impl>();
   p->cfg = cfg;
-  domain::set_log_level(cfg.log.level);
+  data::set_log_level(cfg.log.level);
   if (cfg.llm.provider == "openai" && !transport)
     return startup_error(domain::ec::config_invalid,
                          "llm.provider 'openai' needs an HTTP client; unset "
@@ -244,12 +244,12 @@ app::start(const domain::config& cfg,
       if (pct - last_pct < 10 && stage == last_stage)
         return;
       if (last_pct < 0)
-        domain::log_event(domain::log_level::info, "sales_db_creating",
+        data::log_event(data::log_level::info, "sales_db_creating",
                           {{"path", cfg.data_dir + "/sales.db"},
                            {"seed", cfg.sql.seed}});
       last_pct = pct;
       last_stage = std::string{stage};
-      domain::log_event(domain::log_level::info, "sales_db_progress",
+      data::log_event(data::log_level::info, "sales_db_progress",
                         {{"stage", stage}, {"percent", pct}});
     });
   if (!sales)
@@ -258,7 +258,7 @@ app::start(const domain::config& cfg,
     int64_t total = 0;
     for (auto& t : sales->rows)
       total += t.rows;
-    domain::log_event(domain::log_level::info, "sales_db_ready",
+    data::log_event(data::log_level::info, "sales_db_ready",
                       {{"path", sales->path},
                        {"created", sales->created},
                        {"rows", total}});
@@ -305,7 +305,7 @@ void app::shutdown() {
     return;
   p.stopped = true;
   if (auto n = flush_sync(); !n)
-    domain::log_event(domain::log_level::error, "ledger_flush_failed",
+    data::log_event(data::log_level::error, "ledger_flush_failed",
                       {{"message", n.err().message}});
   caf::anon_send_exit(p.guardian, caf::exit_reason::user_shutdown);
   p.guardian = nullptr;

@@ -12,7 +12,7 @@
 
 #include "actors/nodes/nodes.hpp"
 #include "domain/json_text.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::actors {
 
@@ -225,10 +225,10 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   s.roles.erase(it);
   if (s.retired.erase(dm.source) > 0 || s.stopping)
     return;
-  domain::log_event(domain::log_level::warn, "actor_down",
+  data::log_event(data::log_level::warn, "actor_down",
                     {{"actor", role}, {"reason", caf::to_string(dm.reason)}});
   if (crash_loop(self)) {
-    domain::log_event(domain::log_level::error, "restart_loop",
+    data::log_event(data::log_level::error, "restart_loop",
                       {{"actor", role},
                        {"message", "too many restarts; not restarting"}});
     return;
@@ -273,7 +273,7 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   }
   if (role == "ledger")
     follow_ledger(self);
-  domain::log_event(domain::log_level::info, "actor_restarted",
+  data::log_event(data::log_level::info, "actor_restarted",
                     {{"actor", role}, {"restarts", s.restarts}});
 }
 

@@ -2,7 +2,7 @@
 
 #include <caf/event_based_actor.hpp>
 
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::actors {
 
@@ -42,7 +42,7 @@ void finish_load(self_ptr self, index_load& load) {
   if (!s.waiting.empty())
     start_load(self);
   if (!load.snapshot) {
-    domain::log_event(domain::log_level::error, "reindex_failed",
+    data::log_event(data::log_level::error, "reindex_failed",
                       {{"message", load.err.message},
                        {"serving", s.current
                                      ? s.current->fingerprint(
@@ -58,7 +58,7 @@ void finish_load(self_ptr self, index_load& load) {
   s.info = info;
   s.cell->store(s.current);
   ++s.swaps;
-  domain::log_event(domain::log_level::info, "reindexed",
+  data::log_event(data::log_level::info, "reindexed",
                     {{"fingerprint", info.fingerprint},
                      {"documents", info.documents},
                      {"chunks", info.chunks},

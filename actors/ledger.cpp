@@ -6,7 +6,7 @@
 #include <caf/send.hpp>
 
 #include "data/ledger/writer.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::actors {
 
@@ -77,7 +77,7 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
   self->state.settings = std::move(settings);
   auto store = data::ledger_store::open(self->state.settings.path, true);
   if (!store) {
-    domain::log_event(domain::log_level::error, "ledger_open_failed",
+    data::log_event(data::log_level::error, "ledger_open_failed",
                       {{"path", self->state.settings.path},
                        {"message", store.err().message}});
     self->quit(to_caf(store.err().code, store.err().message));
@@ -177,7 +177,7 @@ ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
   self->state.cost_is_fictional = cost_is_fictional;
   auto store = data::ledger_store::open(path, false);
   if (!store) {
-    domain::log_event(domain::log_level::error, "ledger_open_failed",
+    data::log_event(data::log_level::error, "ledger_open_failed",
                       {{"path", path}, {"message", store.err().message}});
     self->quit(to_caf(store.err().code, store.err().message));
     return ledger_reader_actor::behavior_type::make_empty_behavior();

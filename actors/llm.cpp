@@ -4,7 +4,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
 
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::actors {
 
@@ -144,7 +144,7 @@ void after_failure(llm_ptr self, uint64_t id, attempt_result kind,
     return;
   auto& p = it->second;
   auto& st = self->state;
-  domain::log_event(domain::log_level::warn, "llm_attempt_failed",
+  data::log_event(data::log_level::warn, "llm_attempt_failed",
                     {{"requestId", p.req.request_id},
                      {"prompt", p.req.prompt},
                      {"model", current_model(p)},
@@ -257,7 +257,7 @@ void on_http(llm_ptr self, uint64_t id, int32_t failure, int32_t status,
       if (status == 400 && !p.json_object && !p.req.schema.empty()
           && self->state.settings.response_format == "json_schema") {
         p.json_object = true;
-        domain::log_event(domain::log_level::warn, "llm_json_mode",
+        data::log_event(data::log_level::warn, "llm_json_mode",
                           {{"requestId", p.req.request_id},
                            {"model", current_model(p)}});
         --p.model_attempts; // not a retry: the same attempt, other format

@@ -17,7 +17,7 @@
 #include <boost/json.hpp>
 
 #include "domain/json_text.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::actors {
 
@@ -75,7 +75,7 @@ bool start_process(worker_ptr self) {
   auto& s = self->state;
   auto proc = executor_process::spawn(s.settings.exec);
   if (!proc) {
-    domain::log_event(domain::log_level::error, "sql_executor_start_failed",
+    data::log_event(data::log_level::error, "sql_executor_start_failed",
                       {{"slot", s.slot}, {"message", proc.err().message}});
     notify(self, worker_event::spawn_failed, 0);
     return false;
@@ -143,7 +143,7 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
       auto code = res.err().code;
       rp.deliver(to_caf(code, res.err().message));
       if (!s.proc.running()) {
-        domain::log_event(domain::log_level::warn, "sql_executor_lost",
+        data::log_event(data::log_level::warn, "sql_executor_lost",
                           {{"slot", s.slot},
                            {"pid", static_cast<int64_t>(pid)},
                            {"requestId", req.request_id},
@@ -165,7 +165,7 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
     [self](atom::internal, atom::tick) {
       auto& s = self->state;
       if (s.proc.running() && s.proc.check_gone()) {
-        domain::log_event(domain::log_level::warn, "sql_executor_lost",
+        data::log_event(data::log_level::warn, "sql_executor_lost",
                           {{"slot", s.slot}, {"message", "died while idle"}});
         notify(self, worker_event::crashed, 0);
         start_or_retry(self);
@@ -338,7 +338,7 @@ void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
         auto d = to_domain(err);
         if (err == caf::sec::request_timeout) {
           // The worker is stuck: replace it (its process goes with it).
-          domain::log_event(domain::log_level::error, "sql_worker_stuck",
+          data::log_event(data::log_level::error, "sql_worker_stuck",
                             {{"slot", static_cast<int64_t>(i)}});
           self->send_exit(worker, caf::exit_reason::kill);
           d = domain::make_error(domain::ec::sql_executor_failed,
@@ -425,7 +425,7 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
     for (size_t i = 0; i < s.slots.size(); ++i) {
       if (s.slots[i].worker.address() != dm.source)
         continue;
-      domain::log_event(domain::log_level::warn, "sql_worker_down",
+      data::log_event(data::log_level::warn, "sql_worker_down",
                         {{"slot", static_cast<int64_t>(i)},
                          {"reason", caf::to_string(dm.reason)}});
       spawn_worker(self, i);

@@ -7,7 +7,7 @@
 #include <caf/sec.hpp>
 
 #include "domain/model/contracts.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 #include "domain/records.hpp"
 
 namespace candor::actors {
@@ -75,11 +75,12 @@ void fail(self_ptr self, domain::error err) {
 void deliver(self_ptr self) {
   release_slot(self);
   auto& s = self->state;
-  auto received = s.received_us;
-  s.st->latency_ms = received > 0 ? (data::wall_us() - received) / 1000
-                                  : micros_since(s.started) / 1000;
-  // The trace reaches the ledger with the request row (see completed()).
+  auto latency = latency_us(self);
+  s.st->latency_ms = latency / 1000;
   s.st->trace = std::move(s.trace);
+  auto rec = domain::request_row(s.request, 200, latency);
+  domain::record_outcome(rec, *s.st); // the trace travels with the row
+  record(self, std::move(rec));
   if (auto respond = std::move(s.respond))
     respond(std::move(s.st));
   self->quit();
@@ -134,7 +135,7 @@ void on_error(self_ptr self, node n, clock::time_point t0,
     case domain::ec::llm_unavailable:
       break;
     default:
-      domain::log_event(domain::log_level::error, "node_failed",
+      data::log_event(data::log_level::error, "node_failed",
                         {{"requestId", s.request_id},
                          {"node", domain::to_string(n)},
                          {"error", caf::to_string(err)}});

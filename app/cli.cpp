@@ -1,3 +1,4 @@
+#include "data/config_load.hpp"
 #include "app/cli.hpp"
 
 #include <filesystem>
@@ -58,8 +59,8 @@ configure(const po::variables_map& vm,
     {"http.bind", "--bind"},
     {"http.port", "--port"},
     {"sql.seed", "--seed"}};
-  return domain::load_config(domain::default_config_json(), file,
-                             domain::candor_environment(), flags, names);
+  return data::load_config(domain::default_config_json(), file,
+                             data::candor_environment(), flags, names);
 }
 
 int config_failure(const domain::error& e) {

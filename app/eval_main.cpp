@@ -89,7 +89,7 @@ int cmd_sql_guard(int argc, char** argv) {
                    "also runs in a sandboxed executor process)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
-                      "Usage: candor sql-guard [--db FILE] [options] < "
+                      "Usage: candor-eval sql-guard [--db FILE] [options] < "
                       "statements.jsonl\n\nReads {\"id\": ..., \"sql\": "
                       "...} per line and prints the verdict (allow, block, "
                       "error), the blocking layer and reason, and each "
@@ -154,10 +154,10 @@ int cmd_calibrate(int argc, char** argv) {
   add_eval_options(desc);
   desc.add_options()("write", po::value<std::string>(),
                      "set retrieval.threshold in this JSON config file to "
-                     "the chosen threshold (e.g. conf/candor.json)");
+                     "the chosen threshold (your own config file; nothing else is written)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
-                      "Usage: candor calibrate [--write FILE] [--json] "
+                      "Usage: candor-eval calibrate [--write FILE] [--json] "
                       "[options]\n\nScores the calibration split of the "
                       "labelled set with the configured retrieval "
                       "(retrieval.mode, topK, chunkSize, dimensions), sweeps "
@@ -238,7 +238,7 @@ int cmd_ablation(int argc, char** argv) {
                "for the configured mode and chunk size");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
-                      "Usage: candor ablation [--chunk-sizes N N] [--json] "
+                      "Usage: candor-eval ablation [--chunk-sizes N N] [--json] "
                       "[options]\n\nFor each search mode (tfidf, bm25, "
                       "fusion) and chunk size: recall@3 and MRR over the "
                       "answerable questions of the test split, and refusal "
@@ -337,7 +337,7 @@ int cmd_layers(int argc, char** argv) {
   po::variables_map vm;
   if (auto rc = parse(
         argc, argv, desc, nullptr,
-        "Usage: candor layers [--json] [--attacks FILE] [--db FILE] "
+        "Usage: candor-eval layers [--json] [--attacks FILE] [--db FILE] "
         "[options]\n\nRuns each attack through each defence layer that "
         "applies to it, each layer on its own: input rules and the input "
         "model (direct), the ingestion sanitizer (indirect), the SQL static "
@@ -384,12 +384,11 @@ int cmd_eval(int argc, char** argv) {
     "thresholds", po::value<std::string>(),
     "thresholds file (default: eval/thresholds.json of the source tree)")(
     "report-dir", po::value<std::string>(),
-    "where the Markdown and JSON reports go (default: eval/reports of the "
-    "source tree)")("limit", po::value<int64_t>(),
+    "where the Markdown and JSON reports go (default: <data-dir>/reports)")("limit", po::value<int64_t>(),
                     "run only the first N (at least 1) items of the split");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
-                      "Usage: candor eval [--split test|calibration|all] "
+                      "Usage: candor-eval eval [--split test|calibration|all] "
                       "[--live] [--json] [options]\n\nRuns every golden "
                       "question of the split through the same service as "
                       "the HTTP API, measures route accuracy, recall@3, MRR, "

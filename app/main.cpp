@@ -23,7 +23,7 @@
 #include "domain/api/api_json.hpp"
 #include "domain/config.hpp"
 #include "domain/json_text.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 #include "domain/log_mask.hpp"
 #include "domain/error.hpp"
 #include "net/server.hpp"
@@ -97,15 +97,15 @@ int cmd_serve(int argc, char** argv) {
     std::cerr << "candor: cannot listen: " << port.err().message << "\n";
     return exit_failure;
   }
-  domain::log_event(domain::log_level::info, "listening",
+  data::log_event(data::log_level::info, "listening",
                     {{"address", cfg->http.bind},
                      {"port", static_cast<int64_t>(*port)},
                      {"provider", cfg->llm.provider},
                      {"dataDir", cfg->data_dir}});
   srv.run();
   (*a)->shutdown();
-  domain::log_event(domain::log_level::info, "stopped");
-  domain::flush_log();
+  data::log_event(data::log_level::info, "stopped");
+  data::flush_log();
   return exit_ok;
 }
 

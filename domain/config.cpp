@@ -2,9 +2,7 @@
 
 #include <cerrno>
 #include <charconv>
-#include <filesystem>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -18,8 +16,6 @@
 #include "domain/build_info.hpp"
 #include "domain/embedded.hpp"
 #include "domain/json_text.hpp"
-
-extern char** environ;
 
 namespace candor::domain {
 
@@ -412,7 +408,8 @@ error apply_text(const std::string& key, const std::string& value,
   return {};
 }
 
-error check_consistency(config& cfg, const sources& src) {
+error check_consistency(config& cfg, const sources& src,
+                        const path_kinds& paths) {
   // Names a key by where its value came from, or by the key itself.
   auto from = [&src](const std::string& key) {
     auto it = src.find(key);
@@ -443,14 +440,12 @@ error check_consistency(config& cfg, const sources& src) {
                      "MODE=rules+model) or remove "
                    + from("guardrail.model"));
   if (!cfg.llm.fixtures_dir.empty()) {
-    std::error_code fs_ec;
-    if (!std::filesystem::is_directory(cfg.llm.fixtures_dir, fs_ec))
+    if (!paths.is_directory || !paths.is_directory(cfg.llm.fixtures_dir))
       return invalid(from("llm.fixturesDir") + " '" + cfg.llm.fixtures_dir
                      + "' is not a directory");
   }
   if (!cfg.llm.ca_file.empty()) {
-    std::error_code fs_ec;
-    if (!std::filesystem::is_regular_file(cfg.llm.ca_file, fs_ec))
+    if (!paths.is_file || !paths.is_file(cfg.llm.ca_file))
       return invalid(from("llm.caFile") + " '" + cfg.llm.ca_file
                      + "' is not a file");
   }
@@ -516,20 +511,6 @@ std::string_view default_config_json() {
   return embedded::default_config();
 }
 
-env_lookup candor_environment() {
-  env_lookup out;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv{*e};
-    if (kv.substr(0, 7) != "CANDOR_")
-      continue;
-    auto eq = kv.find('=');
-    if (eq == std::string_view::npos || eq + 1 == kv.size())
-      continue; // an empty variable counts as unset
-    out.emplace(std::string{kv.substr(0, eq)}, std::string{kv.substr(eq + 1)});
-  }
-  return out;
-}
-
 std::string config::fixtures_path() const {
   if (!llm.fixtures_dir.empty())
     return llm.fixtures_dir;
@@ -537,27 +518,18 @@ std::string config::fixtures_path() const {
 }
 
 outcome<config>
-load_config(std::string_view defaults_json, const std::string& config_file,
-            const env_lookup& env,
-            const std::map<std::string, std::string>& flags,
-            const std::map<std::string, std::string>& flag_names) {
+parse_config(std::string_view defaults_json, const config_file* file,
+             const env_lookup& env,
+             const std::map<std::string, std::string>& flags,
+             const std::map<std::string, std::string>& flag_names,
+             const path_kinds& paths) {
   config cfg;
   sources src;
   if (auto e = apply_json(defaults_json, "built-in defaults", false, cfg))
     return e;
-  if (!config_file.empty()) {
-    std::error_code fs_ec;
-    if (std::filesystem::is_directory(config_file, fs_ec))
-      return invalid("config file '" + config_file
-                     + "' is a directory, not a JSON file");
-    std::ifstream in{config_file, std::ios::binary};
-    if (!in)
-      return invalid("cannot read config file '" + config_file + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (auto e = apply_json(ss.str(), config_file, false, cfg, &src))
+  if (file != nullptr)
+    if (auto e = apply_json(file->text, file->name, false, cfg, &src))
       return e;
-  }
   // Environment: every CANDOR_* variable must name a known key.
   for (auto& [name, value] : env) {
     const field* match = nullptr;
@@ -579,7 +551,7 @@ load_config(std::string_view defaults_json, const std::string& config_file,
       return e;
     src[key] = name == flag_names.end() ? key : name->second;
   }
-  if (auto e = check_consistency(cfg, src))
+  if (auto e = check_consistency(cfg, src, paths))
     return e;
   return cfg;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -119,19 +120,32 @@ struct config {
 /// Environment lookup, injectable for tests.
 using env_lookup = std::map<std::string, std::string>;
 
-/// Reads the process environment's CANDOR_* variables (empty ones skipped).
-env_lookup candor_environment();
+/// A configuration file as the caller read it (domain/ reads no files).
+struct config_file {
+  std::string name; ///< the path, for messages
+  std::string text;
+};
 
-/// Builds the configuration: embedded defaults, then `config_file` (if not
-/// empty), then `env`, then `flags` (dotted keys such as "http.port").
-/// Unknown keys, wrong types and out-of-range values are errors that name the
-/// key (`config_invalid`) and where the value came from; `flag_names` maps a
+/// What the configuration's paths are on the caller's file system: the
+/// check that llm.fixturesDir is a directory and llm.caFile a file asks
+/// these instead of looking itself.
+struct path_kinds {
+  std::function<bool(const std::string&)> is_directory;
+  std::function<bool(const std::string&)> is_file;
+};
+
+/// Builds the configuration: embedded defaults, then `file` (if any), then
+/// `env`, then `flags` (dotted keys such as "http.port"). Unknown keys,
+/// wrong types and out-of-range values are errors that name the key
+/// (`config_invalid`) and where the value came from; `flag_names` maps a
 /// key of `flags` to the flag that set it ("http.port" -> "--port").
+/// data::load_config reads the file and the environment for it.
 outcome<config>
-load_config(std::string_view defaults_json, const std::string& config_file,
-            const env_lookup& env,
-            const std::map<std::string, std::string>& flags,
-            const std::map<std::string, std::string>& flag_names = {});
+parse_config(std::string_view defaults_json, const config_file* file,
+             const env_lookup& env,
+             const std::map<std::string, std::string>& flags,
+             const std::map<std::string, std::string>& flag_names,
+             const path_kinds& paths);
 
 /// The embedded conf/candor.json.
 std::string_view default_config_json();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "domain/log.hpp"
 #include "domain/log_mask.hpp"
 
 namespace candor::domain {
@@ -63,32 +62,5 @@ void record_outcome(request_record& rec, const ask_state& st) {
 
 namespace candor::domain {
 
-void log_request(const request_record& rec) {
-  auto level = rec.http_status >= 500 ? log_level::error : log_level::info;
-  log_line(
-    level, "request",
-    [&rec](log_fields& f) {
-      f.text("requestId", rec.request_id);
-      f.text("method", rec.method);
-      f.text("path", rec.path);
-      f.text_or_null("route", rec.route);
-      f.text_or_null("status", rec.status);
-      f.integer("httpStatus", rec.http_status);
-      f.real("latencyMs", static_cast<double>(rec.latency_us) / 1000.0);
-      // 200 bytes hold at most 200 code points: only a longer text is cut.
-      if (rec.question.size() <= 200)
-        f.text("question", rec.question);
-      else
-        f.text("question", cut_utf8(rec.question, 200));
-      f.integer("llmCalls", rec.llm_calls);
-      if (!rec.blocked_by.empty())
-        f.text("blockedBy", rec.blocked_by);
-      if (!rec.error.empty())
-        f.text("error", rec.error);
-      if (!rec.warnings.empty())
-        f.texts("warnings", rec.warnings);
-    },
-    log_delivery::buffered);
-}
 
 } // namespace candor::domain

@@ -119,11 +119,6 @@ std::string cut_utf8(const std::string& text, size_t max_chars);
 namespace candor::domain {
 
 
-/// Writes the per-request JSON log line (event "request": requestId,
-/// method, path, route, status, httpStatus, latencyMs, question cut to 200
-/// characters, llmCalls, and blockedBy, error, warnings when set); level
-/// error for a 5xx. Buffered (see log_delivery).
-void log_request(const request_record& rec);
 
 
 } // namespace candor::domain

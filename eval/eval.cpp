@@ -80,10 +80,10 @@ int run_eval_command(actors::app& service, const domain::config& cfg,
     out << domain::json_text(to_json(*report)) << "\n";
   else
     out << format_markdown(*report);
-  auto paths = write_reports(*report,
-                             or_default(cmd.report_dir,
-                                        std::string{domain::source_dir()}
-                                          + "/eval/reports"));
+  // Reports go to the data directory (or --report-dir), never into the
+  // source tree the binary was built from.
+  auto paths = write_reports(*report, or_default(cmd.report_dir,
+                                                 cfg.data_dir + "/reports"));
   if (!paths) {
     err << "candor: eval: " << paths.err().message << "\n";
     return exit_failure;

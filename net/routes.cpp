@@ -7,7 +7,7 @@
 
 #include "data/clock.hpp"
 #include "domain/api/api_json.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 #include "domain/records.hpp"
 
 namespace candor::net::detail {
@@ -181,7 +181,7 @@ void session::handle_reindex() {
                o);
     return;
   }
-  domain::log_event(domain::log_level::info, "reindex_requested",
+  data::log_event(data::log_level::info, "reindex_requested",
                     {{"requestId", ctx_.request_id}, {"via", "http"}});
   if (!try_begin_service_call())
     return;
@@ -286,7 +286,7 @@ void session::log_read() {
   if (ctx_.recorded)
     return;
   ctx_.recorded = true;
-  domain::log_request(make_record(200, {}));
+  data::log_request(make_record(200, {}));
 }
 
 domain::request_record session::make_record(int status,

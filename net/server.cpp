@@ -22,7 +22,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::net {
 
@@ -53,7 +53,7 @@ void server::impl::on_accept(beast::error_code ec, strand_socket socket) {
   if (stopping || !acceptor.is_open())
     return;
   if (ec) {
-    domain::log_event(domain::log_level::warn, "http_accept_failed",
+    data::log_event(data::log_level::warn, "http_accept_failed",
                       {{"error", ec.message()}});
     do_accept();
     return;
@@ -83,14 +83,14 @@ void server::impl::on_signal(beast::error_code ec, int sig) {
   if (sig == SIGHUP) {
     // Re-index: the service loads the index file and swaps it in while
     // requests keep being served; the outcome goes to the log.
-    domain::log_event(domain::log_level::info, "reindex_requested",
+    data::log_event(data::log_level::info, "reindex_requested",
                       {{"via", "SIGHUP"}});
     svc.reindex([](domain::outcome<std::string> r) {
       if (r)
-        domain::log_event(domain::log_level::info, "reindex_done",
+        data::log_event(data::log_level::info, "reindex_done",
                           {{"via", "SIGHUP"}, {"result", *r}});
       else
-        domain::log_event(domain::log_level::error, "reindex_failed",
+        data::log_event(data::log_level::error, "reindex_failed",
                           {{"via", "SIGHUP"}, {"message", r.err().message}});
     });
     signals.async_wait(beast::bind_front_handler(&impl::on_signal, this));
@@ -105,13 +105,13 @@ void server::impl::request_stop(std::string_view why) {
   if (finished)
     return;
   if (stopping) {
-    domain::log_event(domain::log_level::warn, "http_forced_stop",
+    data::log_event(data::log_level::warn, "http_forced_stop",
                       {{"reason", why}});
     finished = true;
     ioc.stop();
     return;
   }
-  domain::log_event(domain::log_level::info, "http_draining",
+  data::log_event(data::log_level::info, "http_draining",
                     {{"reason", why}});
   stopping = true;
   draining = true;
@@ -195,7 +195,7 @@ void server::run() {
   if (!d.listening) {
     auto r = listen();
     if (!r) {
-      domain::log_event(domain::log_level::error, "http_listen_failed",
+      data::log_event(data::log_level::error, "http_listen_failed",
                         {{"message", r.err().message}});
       return;
     }
@@ -215,7 +215,7 @@ void server::run() {
         d.ioc.run();
         return;
       } catch (const std::exception& e) {
-        domain::log_event(domain::log_level::error, "http_handler_threw",
+        data::log_event(data::log_level::error, "http_handler_threw",
                           {{"what", e.what()}});
       }
     }

@@ -6,7 +6,7 @@
 
 #include "data/clock.hpp"
 #include "domain/api/api_json.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::net::detail {
 
@@ -284,7 +284,7 @@ void session::on_read_error(beast::error_code ec) {
       boost::json::object fields{{"phase", body ? "body" : "header"}};
       if (body)
         fields["requestId"] = ctx_.request_id;
-      domain::log_event(domain::log_level::info, "http_read_timeout",
+      data::log_event(data::log_level::info, "http_read_timeout",
                         std::move(fields));
     }
     do_close(false);

@@ -35,7 +35,7 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include "domain/api/api_json.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 #include "domain/log_mask.hpp"
 #include "domain/records.hpp"
 #include "net/http_util.hpp"

@@ -2,7 +2,7 @@
 
 #include "domain/citations.hpp"
 #include "domain/model/contracts.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::actors {
 
@@ -18,7 +18,7 @@ check_citations(node_actor::stateful_pointer<check_citations_state> self) {
         boost::json::array ids;
         for (auto& id : check.dropped)
           ids.push_back(boost::json::value(id));
-        domain::log_event(domain::log_level::warn, "citation_dropped",
+        data::log_event(data::log_level::warn, "citation_dropped",
                           {{"requestId", st.request.request_id},
                            {"chunkIds", std::move(ids)}});
       }

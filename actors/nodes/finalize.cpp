@@ -4,7 +4,7 @@
 
 #include "domain/api/api_json.hpp"
 #include "domain/model/contracts.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 #include "domain/guard/output_guard.hpp"
 #include "domain/guard/response_guard.hpp"
 
@@ -59,7 +59,7 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
         boost::json::array list;
         for (auto& i : issues)
           list.push_back(boost::json::value(i.path + ": " + i.message));
-        domain::log_event(domain::log_level::error, "response_invalid",
+        data::log_event(data::log_level::error, "response_invalid",
                           {{"requestId", st.request.request_id},
                            {"issues", std::move(list)}});
         st.citations.clear();

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "actors/ledger.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 namespace candor::actors {
 
@@ -26,7 +26,7 @@ bool lower_priority(int levels) {
   if (errno == 0
       && ::setpriority(PRIO_PROCESS, tid, std::min(now + levels, 19)) == 0)
     return true;
-  domain::log_event(domain::log_level::warn, "ledger_priority_unchanged",
+  data::log_event(data::log_level::warn, "ledger_priority_unchanged",
                     {{"levels", levels}, {"message", std::strerror(errno)}});
   return false;
 }
@@ -50,7 +50,7 @@ ledger_writer::ledger_writer(data::ledger_store store,
       // itself: whoever looks for it (ps, the tests) finds it at once.
       pthread_setname_np(catch_up_thread_.native_handle(), "candor.ledger+");
     } catch (const std::system_error& e) {
-      domain::log_event(domain::log_level::warn, "ledger_catch_up_unavailable",
+      data::log_event(data::log_level::warn, "ledger_catch_up_unavailable",
                         {{"message", e.what()}});
     }
   }
@@ -158,7 +158,7 @@ void ledger_writer::commit(const data::ledger_batch& batch) {
     auto err = store_.write(batch);
     if (!err)
       break;
-    domain::log_event(domain::log_level::error, "ledger_write_failed",
+    data::log_event(data::log_level::error, "ledger_write_failed",
                       {{"rows", n},
                        {"attempt", attempt},
                        {"message", err.message}});
@@ -178,7 +178,7 @@ int64_t ledger_writer::commit_row_by_row(const data::ledger_batch& batch) {
   auto one = [&](std::string_view kind, const std::string& request_id,
                  data::ledger_batch single) {
     if (auto err = store_.write(single)) {
-      domain::log_event(domain::log_level::error, "ledger_row_dropped",
+      data::log_event(data::log_level::error, "ledger_row_dropped",
                         {{"kind", kind},
                          {"requestId", request_id},
                          {"message", err.message}});

@@ -1,6 +1,7 @@
 // The actor system through its facade: the guardian's restarts, the llm
 // actor's retry/fallback/chaos paths and the ledger's "nothing lost".
 
+#include "data/config_load.hpp"
 #include "actors/app.hpp"
 
 #include <chrono>
@@ -25,7 +26,7 @@ struct app_fixture {
   app_fixture(std::map<std::string, std::string> flags = {}) {
     flags["dataDir"] = dir + "/var";
     flags["llm.backoffBaseMs"] = "1";
-    auto cfg = domain::load_config(domain::default_config_json(), "", {},
+    auto cfg = data::load_config(domain::default_config_json(), "", {},
                                    flags);
     BOOST_REQUIRE(cfg.ok());
     auto started = actors::app::start(*cfg);

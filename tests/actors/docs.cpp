@@ -2,6 +2,7 @@
 // retrieval, the evidence threshold, the prompt the model sees, citation
 // checks, and the index actor's reload and fingerprint checks.
 
+#include "data/config_load.hpp"
 #include "actors/app.hpp"
 
 #include <algorithm>
@@ -62,7 +63,7 @@ last rental day.
 domain::config make_config(const std::string& data_dir,
                            std::map<std::string, std::string> flags = {}) {
   flags["dataDir"] = data_dir;
-  auto cfg = domain::load_config(domain::default_config_json(), "", {}, flags);
+  auto cfg = data::load_config(domain::default_config_json(), "", {}, flags);
   BOOST_REQUIRE(cfg.ok());
   return *cfg;
 }

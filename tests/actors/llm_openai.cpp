@@ -3,6 +3,7 @@
 // then fallback, all down, authentication errors, truncation, the single
 // parse re-ask, budget, JSON mode, TLS, and the guard classifier.
 
+#include "data/config_load.hpp"
 #include "actors/app.hpp"
 
 #include <algorithm>
@@ -64,7 +65,7 @@ struct openai_app {
     env.try_emplace("CANDOR_LLM_API_KEY", key);
     env.try_emplace("CANDOR_LLM_MODEL", "gpt-4o-mini");
     env.try_emplace("CANDOR_LLM_FALLBACK_MODEL", "m-fallback");
-    auto cfg = domain::load_config(domain::default_config_json(), "", env,
+    auto cfg = data::load_config(domain::default_config_json(), "", env,
                                    flags);
     BOOST_REQUIRE_MESSAGE(cfg.ok(), (cfg.ok() ? "" : cfg.err().message));
     BOOST_REQUIRE_EQUAL(cfg->llm.provider, "openai");

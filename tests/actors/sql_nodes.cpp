@@ -2,6 +2,7 @@
 // llm actor on the scripted fixtures, a real sales database, a fake ledger
 // that keeps the SQL audit rows, and a test-only in-process sandbox.
 
+#include "data/config_load.hpp"
 #include "actors/nodes/nodes.hpp"
 
 #include <algorithm>
@@ -111,7 +112,7 @@ struct fixture {
   llm_actor llm;
 
   fixture() {
-    auto conf = domain::load_config(domain::default_config_json(), "", {},
+    auto conf = data::load_config(domain::default_config_json(), "", {},
                                     {{"llm.backoffBaseMs", "1"}});
     BOOST_REQUIRE(conf.ok());
     auto fx = data::fixture_store::load(conf->fixtures_path());

@@ -5,6 +5,7 @@
 // tested with the authorizer and the statement checks bypassed
 // (`executor_settings::unguarded`).
 
+#include "data/config_load.hpp"
 #include "actors/sql_sandbox.hpp"
 
 #include <atomic>
@@ -244,7 +245,7 @@ std::string cell_text(const domain::cell& c) {
 /// The smallest `sql.executorMemoryMb` the configuration accepts.
 int64_t smallest_accepted_memory_mb() {
   for (int64_t mb = 1; mb <= 1024; ++mb) {
-    auto cfg = domain::load_config(
+    auto cfg = data::load_config(
       domain::default_config_json(), "",
       {{"CANDOR_SQL_EXECUTOR_MEMORY_MB", std::to_string(mb)}}, {});
     if (cfg.ok())

@@ -1,3 +1,4 @@
+#include "data/config_load.hpp"
 #include "domain/config.hpp"
 
 #include <cstdio>
@@ -9,13 +10,14 @@
 #include <boost/test/unit_test.hpp>
 
 using namespace candor::domain;
+namespace data = candor::data;
 
 namespace {
 
 outcome<config> load(const env_lookup& env = {},
                      const std::map<std::string, std::string>& flags = {},
                      const std::string& file = {}) {
-  return load_config(default_config_json(), file, env, flags);
+  return data::load_config(default_config_json(), file, env, flags);
 }
 
 std::string temp_file(const std::string& text) {
@@ -182,7 +184,7 @@ BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
   std::map<std::string, std::string> names{{"sql.seed", "--seed"},
                                            {"http.port", "--port"}};
   for (auto seed : {"-1", "-9223372036854775809", "9223372036854775808"}) {
-    auto cfg = load_config(default_config_json(), {}, {},
+    auto cfg = data::load_config(default_config_json(), {}, {},
                            {{"sql.seed", seed}}, names);
     BOOST_TEST_CONTEXT(seed) {
       BOOST_REQUIRE(!cfg);
@@ -193,11 +195,11 @@ BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
                   != std::string::npos);
     }
   }
-  auto ok = load_config(default_config_json(), {}, {},
+  auto ok = data::load_config(default_config_json(), {}, {},
                         {{"sql.seed", "9223372036854775807"}}, names);
   BOOST_REQUIRE(ok);
   BOOST_CHECK_EQUAL(ok->sql.seed, 9223372036854775807u);
-  auto port = load_config(default_config_json(), {}, {},
+  auto port = data::load_config(default_config_json(), {}, {},
                           {{"http.port", "99999999999999999999"}}, names);
   BOOST_REQUIRE(!port);
   BOOST_CHECK(port.err().message.find("--port") != std::string::npos);

@@ -1,3 +1,4 @@
+#include "data/config_load.hpp"
 #include "eval/ablation.hpp"
 
 #include <algorithm>
@@ -35,7 +36,7 @@ const labelled_set& shipped_set() {
 
 /// conf/candor.json as shipped (the file in the source tree).
 domain::config shipped_config() {
-  auto cfg = domain::load_config(domain::default_config_json(),
+  auto cfg = data::load_config(domain::default_config_json(),
                                  std::string{CANDOR_SOURCE_DIR}
                                    + "/conf/candor.json",
                                  {}, {});

@@ -1,3 +1,4 @@
+#include "data/config_load.hpp"
 #include "eval/calibrate.hpp"
 
 #include <filesystem>
@@ -130,7 +131,7 @@ BOOST_AUTO_TEST_CASE(edge_cases) {
 }
 
 BOOST_AUTO_TEST_CASE(the_shipped_threshold_is_what_calibrate_chooses) {
-  auto cfg = domain::load_config(domain::default_config_json(), conf_path,
+  auto cfg = data::load_config(domain::default_config_json(), conf_path,
                                  {}, {});
   BOOST_REQUIRE(cfg.ok());
   auto set = load_labelled_set(default_labelled_set_path());
@@ -193,7 +194,7 @@ BOOST_AUTO_TEST_CASE(write_threshold_edits_only_that_value) {
   BOOST_TEST(std::count(before.begin(), before.end(), '\n')
              == std::count(after.begin(), after.end(), '\n'));
   // And the result loads as a configuration.
-  auto cfg = domain::load_config(domain::default_config_json(), path, {}, {});
+  auto cfg = data::load_config(domain::default_config_json(), path, {}, {});
   BOOST_REQUIRE(cfg.ok());
   BOOST_TEST(cfg->retrieval.threshold == 0.0321);
   // Errors: a missing file, and a file without retrieval.threshold.
@@ -206,7 +207,7 @@ BOOST_AUTO_TEST_CASE(write_threshold_edits_only_that_value) {
 
 BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
   using candor::test::run_candor_eval;
-  auto cfg = domain::load_config(domain::default_config_json(), conf_path,
+  auto cfg = data::load_config(domain::default_config_json(), conf_path,
                                  {}, {});
   BOOST_REQUIRE(cfg.ok());
   auto r = run_candor_eval({"calibrate", "--help"});
@@ -234,7 +235,7 @@ BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   BOOST_TEST(r.out.find("chosen threshold") != std::string::npos);
   BOOST_TEST(r.out.find("separation") != std::string::npos);
-  auto written = domain::load_config(domain::default_config_json(), copy, {},
+  auto written = data::load_config(domain::default_config_json(), copy, {},
                                      {});
   BOOST_REQUIRE(written.ok());
   BOOST_TEST(written->retrieval.threshold == cfg->retrieval.threshold);

@@ -14,7 +14,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "domain/api/api_json.hpp"
-#include "domain/log.hpp"
+#include "data/log.hpp"
 #include "net/http_util.hpp"
 #include "tests/support/fake_server.hpp"
 #include "tests/support/http_client.hpp"
@@ -402,7 +402,7 @@ BOOST_AUTO_TEST_CASE(every_request_gets_a_log_line_reads_no_ledger_row) {
   // /stats) keeps /ask and every error.
   running_server s;
   sunk_lines.clear();
-  domain::set_log_sink(&sink_line);
+  data::set_log_sink(&sink_line);
   http_client c{s.port};
   auto health = c.request("GET", "/health", {},
                           {{"X-Request-Id", "health-read-1"}});
@@ -413,8 +413,8 @@ BOOST_AUTO_TEST_CASE(every_request_gets_a_log_line_reads_no_ledger_row) {
   BOOST_TEST(metrics->status == 200);
   check_error(c.request("GET", "/nowhere"), 404, "not_found");
   BOOST_REQUIRE(s.svc.wait_records(1));
-  domain::flush_log();
-  domain::set_log_sink(nullptr);
+  data::flush_log();
+  data::set_log_sink(nullptr);
   std::vector<std::string> paths;
   {
     std::lock_guard<std::mutex> guard{sunk_mtx};

@@ -12,6 +12,11 @@
 /// `event`. String values pass through mask_secrets() before they are
 /// written, so a key or bearer token never reaches a log.
 namespace candor::domain {
+struct request_record;
+class json_text_writer;
+} // namespace candor::domain
+
+namespace candor::data {
 
 enum class log_level : int { debug = 0, info = 1, warn = 2, error = 3 };
 
@@ -33,13 +38,11 @@ void log_event(log_level level, std::string_view event,
                boost::json::object fields = {},
                log_delivery delivery = log_delivery::immediate);
 
-class json_text_writer;
-
 /// The fields of a line written by log_line: each string value is masked
 /// as log_event masks it, an empty string can be written as null.
 class log_fields {
 public:
-  explicit log_fields(json_text_writer& w) : w_(w) {
+  explicit log_fields(domain::json_text_writer& w) : w_(w) {
   }
 
   void text(std::string_view key, std::string_view value);
@@ -50,7 +53,7 @@ public:
   void real(std::string_view key, double value);
 
 private:
-  json_text_writer& w_;
+  domain::json_text_writer& w_;
 };
 
 /// Writes one event line like log_event, with the fields written by
@@ -68,4 +71,11 @@ void flush_log();
 /// empty function restores stderr.
 void set_log_sink(void (*sink)(std::string_view line));
 
-} // namespace candor::domain
+
+/// Writes the per-request JSON log line (event "request": requestId,
+/// method, path, route, status, httpStatus, latencyMs, question cut to 200
+/// characters, llmCalls, and blockedBy, error, warnings when set); level
+/// error for a 5xx. Buffered (see log_delivery).
+void log_request(const domain::request_record& rec);
+
+} // namespace candor::data

@@ -1,4 +1,4 @@
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -21,8 +21,11 @@
 
 #include "domain/json_text.hpp"
 #include "domain/log_mask.hpp"
+#include "domain/records.hpp"
 
-namespace candor::domain {
+namespace candor::data {
+
+using namespace candor::domain;
 
 namespace {
 
@@ -349,4 +352,32 @@ void log_line(log_level level, std::string_view event,
   deliver(level, text, delivery);
 }
 
-} // namespace candor::domain
+void log_request(const domain::request_record& rec) {
+  auto level = rec.http_status >= 500 ? log_level::error : log_level::info;
+  log_line(
+    level, "request",
+    [&rec](log_fields& f) {
+      f.text("requestId", rec.request_id);
+      f.text("method", rec.method);
+      f.text("path", rec.path);
+      f.text_or_null("route", rec.route);
+      f.text_or_null("status", rec.status);
+      f.integer("httpStatus", rec.http_status);
+      f.real("latencyMs", static_cast<double>(rec.latency_us) / 1000.0);
+      // 200 bytes hold at most 200 code points: only a longer text is cut.
+      if (rec.question.size() <= 200)
+        f.text("question", rec.question);
+      else
+        f.text("question", cut_utf8(rec.question, 200));
+      f.integer("llmCalls", rec.llm_calls);
+      if (!rec.blocked_by.empty())
+        f.text("blockedBy", rec.blocked_by);
+      if (!rec.error.empty())
+        f.text("error", rec.error);
+      if (!rec.warnings.empty())
+        f.texts("warnings", rec.warnings);
+    },
+    log_delivery::buffered);
+}
+
+} // namespace candor::data

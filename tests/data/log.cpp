@@ -1,7 +1,7 @@
 // JSON log lines on stderr: lines logged by many threads at once share
 // write(2) calls but stay whole, one JSON object per line, none lost.
 
-#include "domain/log.hpp"
+#include "data/log.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -40,7 +40,7 @@ struct stderr_to_file {
     ::dup2(fd, STDERR_FILENO);
   }
   ~stderr_to_file() {
-    domain::flush_log();
+    data::flush_log();
     ::dup2(saved, STDERR_FILENO);
     ::close(saved);
     ::close(fd);
@@ -58,15 +58,15 @@ void log_from_threads(bool buffered) {
   for (int t = 0; t < threads; ++t)
     ts.emplace_back([t, buffered] {
       for (int i = 0; i < per_thread; ++i)
-        domain::log_event(i % 50 == 0 ? domain::log_level::warn
-                                      : domain::log_level::info,
+        data::log_event(i % 50 == 0 ? data::log_level::warn
+                                      : data::log_level::info,
                           "test_line",
                           {{"thread", t},
                            {"seq", i},
                            {"text", std::string(static_cast<size_t>(i % 300),
                                                 'x')}},
-                          buffered ? domain::log_delivery::buffered
-                                   : domain::log_delivery::immediate);
+                          buffered ? data::log_delivery::buffered
+                                   : data::log_delivery::immediate);
     });
   for (auto& th : ts)
     th.join();
@@ -120,9 +120,9 @@ BOOST_AUTO_TEST_CASE(the_flusher_writes_buffered_lines_on_its_own) {
   test::temp_dir dir{"candor-log"};
   auto path = (dir.path / "stderr.log").string();
   stderr_to_file redirect{path};
-  domain::log_event(domain::log_level::info, "test_line",
+  data::log_event(data::log_level::info, "test_line",
                     {{"thread", 0}, {"seq", 0}},
-                    domain::log_delivery::buffered);
+                    data::log_delivery::buffered);
   bool seen = false;
   for (int i = 0; i < 500 && !seen; ++i) { // up to 5 s on a loaded machine
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
@@ -144,10 +144,10 @@ BOOST_AUTO_TEST_CASE(log_line_writes_what_log_event_writes) {
   // The same fields through both entry points: equal lines apart from the
   // timestamp, secrets masked in plain and list fields, empty text as null.
   sunk.clear();
-  domain::set_log_sink(&sink_line);
+  data::set_log_sink(&sink_line);
   const std::string secret = "key sk-proj-abcdefghijklmnopqrstuvwx please";
-  domain::log_line(domain::log_level::info, "request",
-                   [&](domain::log_fields& f) {
+  data::log_line(data::log_level::info, "request",
+                   [&](data::log_fields& f) {
                      f.text("question", secret);
                      f.text_or_null("route", "");
                      f.integer("httpStatus", 200);
@@ -155,16 +155,16 @@ BOOST_AUTO_TEST_CASE(log_line_writes_what_log_event_writes) {
                      f.texts("warnings", {"plain", secret});
                    });
   boost::json::array warnings{"plain", secret};
-  domain::log_event(domain::log_level::info, "request",
+  data::log_event(data::log_level::info, "request",
                     {{"question", secret},
                      {"route", nullptr},
                      {"httpStatus", 200},
                      {"latencyMs", 1.5},
                      {"warnings", warnings}});
   // Below the level: nothing.
-  domain::log_line(domain::log_level::debug, "hidden",
-                   [](domain::log_fields& f) { f.integer("x", 1); });
-  domain::set_log_sink(nullptr);
+  data::log_line(data::log_level::debug, "hidden",
+                   [](data::log_fields& f) { f.integer("x", 1); });
+  data::set_log_sink(nullptr);
   BOOST_REQUIRE_EQUAL(sunk.size(), 2u);
   auto a = boost::json::parse(sunk[0]).as_object();
   auto b = boost::json::parse(sunk[1]).as_object();
