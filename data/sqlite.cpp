@@ -1,8 +1,6 @@
 #include "data/sqlite.hpp"
 
-#include <atomic>
 #include <limits>
-#include <mutex>
 #include <utility>
 
 namespace candor::data {
@@ -31,84 +29,6 @@ domain::error storage_error(sqlite3* db) {
 
 domain::error storage_error(std::string message) {
   return domain::make_error(domain::ec::storage_failed, std::move(message));
-}
-
-// -- allocation budget --------------------------------------------------------
-
-namespace {
-
-/// What the current thread may still allocate; inactive outside an
-/// allocation_budget.
-struct thread_budget {
-  bool armed = false;
-  bool exceeded = false;
-  int64_t limit = 0;
-  int64_t used = 0;
-};
-
-thread_local thread_budget budget_;
-
-sqlite3_mem_methods default_methods_{};
-
-std::atomic<bool> budget_installed_{false};
-
-/// Counts `n` bytes against the thread's budget; false when over it.
-bool charge(int n) noexcept {
-  auto& b = budget_;
-  if (!b.armed)
-    return true;
-  b.used += n;
-  if (b.used <= b.limit)
-    return true;
-  b.exceeded = true;
-  return false;
-}
-
-void* budget_malloc(int n) {
-  return charge(n) ? default_methods_.xMalloc(n) : nullptr;
-}
-
-void* budget_realloc(void* p, int n) {
-  return charge(n) ? default_methods_.xRealloc(p, n) : nullptr;
-}
-
-} // namespace
-
-domain::error install_allocation_budget() {
-  static std::mutex mtx;
-  std::lock_guard<std::mutex> guard{mtx};
-  if (budget_installed_)
-    return {};
-  if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &default_methods_) != SQLITE_OK)
-    return storage_error("cannot read SQLite's allocator");
-  auto methods = default_methods_;
-  methods.xMalloc = budget_malloc;
-  methods.xRealloc = budget_realloc;
-  if (sqlite3_config(SQLITE_CONFIG_MALLOC, &methods) != SQLITE_OK)
-    return storage_error("cannot wrap SQLite's allocator: SQLite was "
-                         "initialised before install_allocation_budget()");
-  budget_installed_ = true;
-  return {};
-}
-
-bool allocation_budget_installed() noexcept {
-  return budget_installed_;
-}
-
-allocation_budget::allocation_budget(int64_t bytes) noexcept {
-  budget_ = thread_budget{true, false, bytes, 0};
-}
-
-allocation_budget::~allocation_budget() {
-  budget_.armed = false;
-}
-
-int64_t allocation_budget::used() const noexcept {
-  return budget_.used;
-}
-
-bool allocation_budget::exceeded() const noexcept {
-  return budget_.exceeded;
 }
 
 // -- database -----------------------------------------------------------------
@@ -388,101 +308,6 @@ std::string statement::column_text(int col) const {
     return {};
   return std::string{reinterpret_cast<const char*>(text),
                      static_cast<size_t>(size)};
-}
-
-// -- transaction --------------------------------------------------------------
-
-namespace {
-
-const char* begin_sql(tx_mode mode) noexcept {
-  return mode == tx_mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED";
-}
-
-/// Runs a prepared statement once and leaves it reset.
-domain::error run_once(statement& stmt) {
-  auto guard = stmt.reset_on_exit();
-  return stmt.run();
-}
-
-} // namespace
-
-domain::outcome<tx_statements> tx_statements::prepare(database& db,
-                                                      tx_mode mode) {
-  tx_statements result;
-  std::pair<statement*, const char*> all[] = {
-    {&result.begin_, begin_sql(mode)},
-    {&result.commit_, "COMMIT"},
-    {&result.rollback_, "ROLLBACK"},
-  };
-  for (auto& [stmt, sql] : all) {
-    auto res = db.prepare(sql);
-    if (!res)
-      return res.err();
-    *stmt = std::move(*res);
-  }
-  return result;
-}
-
-domain::outcome<transaction> transaction::begin(database& db, tx_mode mode) {
-  auto err = db.exec(begin_sql(mode));
-  if (err)
-    return err;
-  return transaction{db};
-}
-
-domain::outcome<transaction> transaction::begin(database& db,
-                                                tx_statements& stmts) {
-  if (!stmts.is_valid())
-    return storage_error("transaction statements are not prepared");
-  if (auto err = run_once(stmts.begin_))
-    return err;
-  return transaction{db, &stmts};
-}
-
-transaction::transaction(transaction&& other) noexcept
-  : db_(std::exchange(other.db_, nullptr)),
-    stmts_(std::exchange(other.stmts_, nullptr)) {
-  // nop
-}
-
-transaction& transaction::operator=(transaction&& other) noexcept {
-  if (this != &other) {
-    rollback();
-    db_ = std::exchange(other.db_, nullptr);
-    stmts_ = std::exchange(other.stmts_, nullptr);
-  }
-  return *this;
-}
-
-transaction::~transaction() {
-  rollback();
-}
-
-domain::error transaction::commit() {
-  if (db_ == nullptr)
-    return storage_error("no transaction is active");
-  auto err = stmts_ != nullptr ? run_once(stmts_->commit_)
-                               : db_->exec("COMMIT");
-  if (err)
-    return err;
-  db_ = nullptr;
-  return {};
-}
-
-void transaction::rollback() noexcept {
-  if (db_ == nullptr)
-    return;
-  // Some errors (SQLITE_FULL, SQLITE_IOERR, ...) already rolled back.
-  if (db_->in_transaction()) {
-    if (stmts_ != nullptr) {
-      // Raw calls: nothing here may allocate (an error value would).
-      auto* stmt = stmts_->rollback_.handle();
-      sqlite3_step(stmt);
-      sqlite3_reset(stmt);
-    } else
-      sqlite3_exec(db_->handle(), "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  db_ = nullptr;
 }
 
 std::string quote_identifier(std::string_view name) {

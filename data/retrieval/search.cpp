@@ -1,7 +1,8 @@
 // Query time of the retrieval snapshot: search modes, posting lists and
 // the scoring of `retrieval_snapshot::search` (TF-IDF cosine, BM25 with
-// its heading and document parts, and their fusion). Building, storing
-// and loading snapshots is data/retrieval/index_store.cpp.
+// its heading and document parts, and their fusion). Building snapshots
+// is data/retrieval/snapshot.cpp; storing and loading them,
+// data/retrieval/index_store.cpp.
 
 #include "data/retrieval/index_store.hpp"
 
