@@ -1,13 +1,14 @@
 // The connection hardening and the SQLite authorizer of the SQL guard
-// (data/sql/guard.hpp): which functions a query may call, the limits and
+// (data/sql/authorizer.hpp): which functions a query may call, the limits and
 // flags every executor connection gets, and the per-action allowlist that
 // runs while a statement compiles. The guard itself: data/sql/guard.cpp.
 
-#include "data/sql/guard.hpp"
+#include "data/sql/authorizer.hpp"
 
 #include <utility>
 
 #include "data/sql/guard_detail.hpp"
+#include "domain/sql/policy.hpp"
 
 namespace candor::data {
 
