@@ -16,7 +16,7 @@ namespace candor::actors {
 /// `clock().cancel_timeouts(this)`, and the thread-safe clock turns each call
 /// into an event for its own thread: a lock, a ring-buffer push and a
 /// wake-up of the clock thread. candor ends one supervisor per request, so
-/// that was about 5 % of an out-of-scope request's CPU (perf, session 5)
+/// that was about 5 % of an out-of-scope request's CPU (measured with perf)
 /// for actors that never armed a timeout at all (supervisors wait with
 /// infinite request timeouts; the request deadline comes from the
 /// guardian's sweep). The clock below remembers which actors armed an

@@ -10,7 +10,7 @@
 #include "domain/error.hpp"
 #include "eval/ablation.hpp"
 
-/// `candor calibrate` (issue #4, item 6): the refusal threshold on
+/// `candor calibrate`: the refusal threshold on
 /// `data::evidence_score`, chosen on the calibration split only as the
 /// middle of the widest run of thresholds with maximal accuracy.
 ///

@@ -7,7 +7,7 @@
 #include "domain/error.hpp"
 #include "domain/types.hpp"
 
-/// The golden set (issue #6, item 1): `eval/golden.v1.json`, questions with
+/// The golden set: `eval/golden.v1.json`, questions with
 /// the route, status, blocking layer, chunks and reference SQL a correct
 /// answer has. `candor eval` runs them through the service.
 namespace candor::eval {

@@ -8,8 +8,8 @@
 
 #include "domain/error.hpp"
 
-/// The attack set of `candor layers` (eval/attacks.v1.json, issue #6 item
-/// 4): hostile questions, document passages, SQL and model replies, each
+/// The attack set of `candor layers` (eval/attacks.v1.json): hostile
+/// questions, document passages, SQL and model replies, each
 /// with the defence layers its author expects to stop it.
 namespace candor::eval {
 
