@@ -1,3 +1,6 @@
+// The guardian actor: spawns, monitors and restarts the service actors and
+// graph nodes, sweeps request deadlines, and spawns one supervisor per request.
+
 #include "actors/guardian.hpp"
 
 #include <filesystem>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares use_lean_scheduler, which installs CAF's scheduler with a clock
+// that cancels timeouts only for actors that armed one.
+
 #include <string_view>
 
 namespace caf {
