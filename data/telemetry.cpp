@@ -1,3 +1,6 @@
+// The Prometheus metrics: request, model-call, ledger, restart and sandbox
+// series, with cached series handles.
+
 #include "data/telemetry.hpp"
 
 #include <charconv>

@@ -1,3 +1,6 @@
+// Query analysis for retrieval: the built-in thesaurus, its compiled form
+// and the expansion of a question's phrases.
+
 #include "data/retrieval/query.hpp"
 
 #include <algorithm>
