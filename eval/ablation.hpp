@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the retrieval ablation: the labelled question set, its splits,
+// the retrieval metrics and `candor ablation`.
+
 #include <cstddef>
 #include <memory>
 #include <string>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares `candor calibrate`, which chooses the documents branch's refusal
+// threshold on the calibration split.
+
 #include <cstddef>
 #include <string>
 #include <vector>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the eval gate: its thresholds, its run over the golden items and
+// its report.
+
 #include <cstddef>
 #include <iosfwd>
 #include <map>

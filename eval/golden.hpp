@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the golden set: questions with the outcome a correct answer has.
+
 #include <string>
 #include <string_view>
 #include <vector>

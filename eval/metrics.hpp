@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the eval gate's metrics as pure functions of golden items and
+// what the service produced for each.
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the core of `candor sql-guard`, its options and its summary.
+
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the attack set of `candor layers`: hostile inputs and the
+// defence layers expected to stop them.
+
 #include <cstddef>
 #include <optional>
 #include <string>
