@@ -1,3 +1,6 @@
+// Tests of `candor calibrate`: threshold choice on plateaus, edge cases,
+// the shipped threshold, and the command line.
+
 #include "eval/calibrate.hpp"
 
 #include <filesystem>

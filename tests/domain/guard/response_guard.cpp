@@ -1,3 +1,6 @@
+// Tests of the response guard: control characters removed from model text,
+// clean responses untouched, checks on the text that leaves.
+
 #include "domain/guard/response_guard.hpp"
 
 #include <string>

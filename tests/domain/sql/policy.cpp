@@ -1,3 +1,6 @@
+// Tests of the static SQL policy: input checks, statement kinds, forbidden
+// names, joins, size limits and the LIMIT rewrite.
+
 #include "domain/sql/policy.hpp"
 
 #include <set>
