@@ -1,3 +1,7 @@
+// The actor-free facade (actors::app): startup (fixtures, prompts, index,
+// sales database, ledger, actor system, guardian), shutdown, and the
+// domain::service calls forwarded to the guardian.
+
 #include "actors/app.hpp"
 
 #include <filesystem>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares actors::app, the CAF-free facade that owns the actor system and
+// implements domain::service for net/ and the CLI.
+
 #include <memory>
 
 #include "data/retrieval/ingest.hpp"

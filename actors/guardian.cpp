@@ -1,3 +1,6 @@
+// The guardian actor: spawns, monitors and restarts the service actors and
+// graph nodes, sweeps request deadlines, and spawns one supervisor per request.
+
 #include "actors/guardian.hpp"
 
 #include <filesystem>
@@ -176,7 +179,7 @@ void spawn_node(self_ptr self, node n) {
       h = self->spawn(check_citations);
       break;
     default:
-      break; // the documents and data branches come with issues #3 and #4
+      break;
   }
   s.g.at(n) = h;
   s.shared_graph = nullptr; // republished on the next request

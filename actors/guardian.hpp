@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the guardian actor and the setup it needs to (re)spawn the
+// service actors.
+
 #include <chrono>
 #include <deque>
 #include <map>

@@ -1,3 +1,6 @@
+// The index actor: serves the current retrieval snapshot and loads a new
+// one on a detached loader when asked to re-index.
+
 #include "actors/index.hpp"
 
 #include <caf/event_based_actor.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the index actor and the snapshot cell through which it
+// publishes the serving retrieval snapshot to the retrieve node.
+
 #include <mutex>
 #include <string>
 #include <vector>

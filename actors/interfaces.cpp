@@ -1,3 +1,6 @@
+// Registers candor's message types and error category with CAF, and
+// converts errors between caf::error and domain::error.
+
 #include "actors/interfaces.hpp"
 
 #include <caf/actor_system_config.hpp>

@@ -1,3 +1,6 @@
+// The ledger actor, its inbox and the ledger reader: batching request,
+// model-call and SQL audit rows to the writer thread, and serving reads.
+
 #include "actors/ledger.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the ledger actor, the ledger inbox that carries request rows to
+// it, and the read-only ledger reader.
+
 #include <chrono>
 #include <cstdint>
 #include <map>

@@ -1,3 +1,6 @@
+// The LLM actor: logical model calls against the scripted provider or an
+// OpenAI-compatible endpoint, with retries, backoff, fallback and chaos modes.
+
 #include "actors/llm.hpp"
 
 #include <caf/actor_cast.hpp>

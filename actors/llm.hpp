@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the LLM actor and its settings.
+
 #include <chrono>
 #include <cstdint>
 #include <memory>

@@ -1,3 +1,6 @@
+// The lean scheduler: CAF's worker loop without its per-job logger cast,
+// and an actor clock that only hears about actors that armed a timeout.
+
 #include "actors/scheduler.hpp"
 
 #include <mutex>

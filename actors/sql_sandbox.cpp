@@ -1,3 +1,6 @@
+// The SQL sandbox actor and its executor workers: a pool of executor
+// processes that run generated SQL with deadlines, respawns and recycling.
+
 #include "actors/sql_sandbox.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the SQL sandbox actor, its executor workers, their settings and
+// the health status it mirrors for /health.
+
 #include <chrono>
 #include <cstdint>
 #include <deque>

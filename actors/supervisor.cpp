@@ -1,3 +1,6 @@
+// The per-request supervisor: runs the graph one node at a time, records
+// the trace, enforces the step cap, model-call budget and deadline.
+
 #include "data/clock.hpp"
 #include "actors/supervisor.hpp"
 

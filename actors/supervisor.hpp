@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the supervisor actor, the graph it drives, the per-request
+// limits and the deadline slot the guardian's sweep reaches it through.
+
 #include <array>
 #include <chrono>
 #include <cstdint>

@@ -1,3 +1,6 @@
+// The clock and the random source: wall-clock microseconds and new
+// request ids.
+
 #include "data/clock.hpp"
 
 #include <chrono>

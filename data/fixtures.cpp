@@ -1,3 +1,6 @@
+// Loading the scripted provider's replies from fixtures/llm/*.json and
+// looking them up by prompt and normalised question.
+
 #include "data/fixtures.hpp"
 
 #include <filesystem>

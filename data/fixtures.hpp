@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the fixture store: the scripted provider's model replies, keyed
+// by prompt name and normalised question.
+
 #include <map>
 #include <string>
 #include <utility>

@@ -1,3 +1,6 @@
+// The progress stream: rewrites one line in place on a terminal, and
+// writes throttled full lines to a file or pipe.
+
 #include "data/progress.hpp"
 
 #include <iostream>

@@ -1,3 +1,6 @@
+// Loading the highest version of every prompt file in a directory
+// (conf/prompts by default).
+
 #include "data/prompts.hpp"
 #include "domain/build_info.hpp"
 

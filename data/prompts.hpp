@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the versioned prompt files (conf/prompts/<name>.v<N>.txt) and
+// their loader.
+
 #include <map>
 #include <string>
 

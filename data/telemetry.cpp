@@ -1,3 +1,6 @@
+// The Prometheus metrics: request, model-call, ledger, restart and sandbox
+// series, with cached series handles.
+
 #include "data/telemetry.hpp"
 
 #include <charconv>
@@ -21,7 +24,7 @@ namespace {
 
 /// Series handles by label values. prometheus-cpp's Family::Add builds a
 /// label map, hashes it and locks the family on every call (about 2 % of an
-/// out-of-scope request's CPU, perf, session 5); a series is never removed,
+/// out-of-scope request's CPU, measured with perf); a series is never removed,
 /// so its address can be kept and found again by a flat key.
 template <class T>
 class series_cache {

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the Prometheus metrics candor exports, updated from Asio and
+// CAF threads alike.
+
 #include <cstdint>
 #include <memory>
 #include <string>

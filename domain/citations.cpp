@@ -1,3 +1,6 @@
+// The citation check of the documents branch: drops citations of passages
+// that were not retrieved and decides whether an answer stands.
+
 #include "domain/citations.hpp"
 
 #include <algorithm>

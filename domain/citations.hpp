@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the citation check of the documents branch and its verdicts.
+
 #include <cstddef>
 #include <string>
 #include <string_view>

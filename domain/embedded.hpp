@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the files from conf/ and net/page/ compiled into the binary, so
+// that candor runs on its defaults from any directory.
+
 #include <string_view>
 
 /// Files from conf/ and net/page/ compiled into the binary (see conf/embed.cmake), so that

@@ -1,3 +1,5 @@
+// Names of the error codes and the single error -> HTTP status mapping.
+
 #include "domain/error.hpp"
 
 #include <ostream>

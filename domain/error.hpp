@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares candor's error codes, validation issues, the error value and
+// the outcome type, and the error -> HTTP status mapping.
+
 #include <cstdint>
 #include <iosfwd>
 #include <optional>

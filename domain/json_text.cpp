@@ -1,3 +1,6 @@
+// Writing JSON text: escaped strings and doubles in their shortest
+// round-trip decimal form, for everything candor writes.
+
 #include "domain/json_text.hpp"
 
 #include "domain/swar.hpp"

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares candor's JSON text writer, which writes doubles in readable
+// decimal form instead of Boost.JSON's exponent form.
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

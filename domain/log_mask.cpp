@@ -1,3 +1,6 @@
+// Masks credential-shaped text (bearer tokens, API keys and the like)
+// before it reaches a log.
+
 #include "domain/log_mask.hpp"
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the credential masking applied to text before it reaches a log.
+
 #include <string>
 #include <string_view>
 

@@ -1,3 +1,6 @@
+// Building ledger request rows from requests and finished graph runs, and
+// the request's log line.
+
 #include "domain/records.hpp"
 
 #include <algorithm>

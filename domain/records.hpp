@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the rows written to the ledger database: requests, model calls,
+// trace steps and SQL audit rows.
+
 #include <cstdint>
 #include <string>
 #include <vector>

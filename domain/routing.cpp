@@ -1,3 +1,6 @@
+// The edges of the answer graph: which node runs next, the least model
+// calls a node makes, and a step's trace outcome.
+
 #include "domain/routing.hpp"
 
 namespace candor::domain {

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the edges of the answer graph as pure functions of the state.
+
 #include <cstdint>
 
 #include "domain/types.hpp"

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares domain::service, the interface the HTTP layer needs from the
+// rest of candor.
+
 #include <functional>
 #include <string>
 

@@ -1,5 +1,8 @@
 #pragma once
 
+// Byte tests on eight bytes at once (SIMD within a register) for the
+// escapers that scan long texts for a few special bytes.
+
 #include <cstdint>
 
 /// Byte tests on eight bytes at once (SIMD within a register), for the

@@ -1,3 +1,6 @@
+// Canonical form of untrusted text: UTF-8 decoding, normalisation, case
+// folding and confusable mapping through a per-code-point table.
+
 #include "domain/text.hpp"
 
 #include "domain/swar.hpp"

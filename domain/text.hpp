@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the canonical text form that input rules, the output guard and
+// the sanitizer match against, and the text-cleaning functions.
+
 #include <string>
 #include <string_view>
 

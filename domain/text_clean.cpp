@@ -1,3 +1,6 @@
+// Cleaning model-written text: decoding HTML character references and
+// removing control and bidirectional-override characters.
+
 #include "domain/text.hpp"
 
 #include "domain/swar.hpp"

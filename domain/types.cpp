@@ -1,3 +1,6 @@
+// Names and parsers of the graph's enumerations, and small helpers on the
+// request state (warnings, usage sums, USD rounding).
+
 #include "domain/types.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the value types that travel between the HTTP layer and the
+// actor graph: nodes, routes, statuses, the request and its state.
+
 #include <cstdint>
 #include <memory>
 #include <string>

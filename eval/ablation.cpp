@@ -1,3 +1,6 @@
+// The retrieval ablation: loading the labelled question set, recall@k and
+// MRR, and the table of search modes by chunk size.
+
 #include "eval/ablation.hpp"
 
 #include <algorithm>

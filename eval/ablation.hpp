@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the retrieval ablation: the labelled question set, its splits,
+// the retrieval metrics and `candor ablation`.
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -12,7 +15,7 @@
 #include "data/retrieval/index_store.hpp"
 #include "domain/error.hpp"
 
-/// The retrieval ablation (issue #4, item 8): the labelled question set
+/// The retrieval ablation: the labelled question set
 /// `eval/retrieval.v1.json`, recall@k and MRR, and `candor ablation`,
 /// which measures every search mode at several chunk sizes on the test
 /// split with a threshold calibrated on the calibration split.
@@ -169,7 +172,7 @@ std::string explain_split(const data::retrieval_snapshot& snap,
                           const labelled_set& set, split_kind split,
                           data::search_mode mode, size_t k, size_t depth);
 
-/// Targets of issue #4 on the test split.
+/// Retrieval targets on the test split.
 inline constexpr double target_recall = 0.95;
 inline constexpr double target_mrr = 0.85;
 inline constexpr double target_refusal = 0.95;

@@ -1,3 +1,6 @@
+// `candor calibrate`: scores the calibration split's evidence and picks
+// the refusal threshold with maximal accuracy.
+
 #include "eval/calibrate.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares `candor calibrate`, which chooses the documents branch's refusal
+// threshold on the calibration split.
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -10,7 +13,7 @@
 #include "domain/error.hpp"
 #include "eval/ablation.hpp"
 
-/// `candor calibrate` (issue #4, item 6): the refusal threshold on
+/// `candor calibrate`: the refusal threshold on
 /// `data::evidence_score`, chosen on the calibration split only as the
 /// middle of the widest run of thresholds with maximal accuracy.
 ///

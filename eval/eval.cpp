@@ -1,3 +1,6 @@
+// `candor eval`: checks the command's options, runs the gate on the golden
+// set and writes the report.
+
 #include "eval/eval.hpp"
 
 #include <ostream>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares `candor eval`, the command around the eval gate.
+
 #include <iosfwd>
 #include <string>
 

@@ -1,3 +1,6 @@
+// The eval gate: asks every golden question through the service, computes
+// the metrics, checks them against the profile's thresholds and reports.
+
 #include "data/clock.hpp"
 #include "eval/gate.hpp"
 

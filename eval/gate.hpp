@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the eval gate: its thresholds, its run over the golden items and
+// its report.
+
 #include <cstddef>
 #include <iosfwd>
 #include <map>
@@ -19,7 +22,7 @@ namespace candor::actors {
 class app;
 } // namespace candor::actors
 
-/// The eval gate (issue #6, item 3): runs golden items through the same
+/// The eval gate: runs golden items through the same
 /// service as the HTTP API, computes the metrics, compares them with the
 /// profile's thresholds and renders the report.
 namespace candor::eval {

@@ -1,3 +1,5 @@
+// Parsing and loading the golden set (eval/golden.v1.json).
+
 #include "eval/golden.hpp"
 
 #include <algorithm>

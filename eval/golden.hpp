@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the golden set: questions with the outcome a correct answer has.
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -7,7 +9,7 @@
 #include "domain/error.hpp"
 #include "domain/types.hpp"
 
-/// The golden set (issue #6, item 1): `eval/golden.v1.json`, questions with
+/// The golden set: `eval/golden.v1.json`, questions with
 /// the route, status, blocking layer, chunks and reference SQL a correct
 /// answer has. `candor eval` runs them through the service.
 namespace candor::eval {

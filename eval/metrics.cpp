@@ -1,3 +1,6 @@
+// The eval gate's metrics (route and refusal accuracy, MRR, citation
+// validity, block rates, SQL execution accuracy) from golden items and outcomes.
+
 #include "eval/metrics.hpp"
 
 #include <algorithm>

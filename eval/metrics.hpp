@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the eval gate's metrics as pure functions of golden items and
+// what the service produced for each.
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -9,7 +12,7 @@
 #include "domain/types.hpp"
 #include "eval/golden.hpp"
 
-/// The metrics of the eval gate (issue #6, item 2), as pure functions of
+/// The metrics of the eval gate, as pure functions of
 /// the golden items and what the service produced for each. No actors, no
 /// database: tested on hand-made outcomes.
 namespace candor::eval {

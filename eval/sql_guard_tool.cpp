@@ -1,3 +1,6 @@
+// The core of `candor sql-guard`: reads statements as JSON lines and prints
+// what every SQL defence layer decides about each.
+
 #include "eval/sql_guard_tool.hpp"
 
 #include <cctype>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the core of `candor sql-guard`, its options and its summary.
+
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -9,7 +11,7 @@
 #include "data/sql/executor.hpp"
 #include "domain/error.hpp"
 
-/// The core of `candor sql-guard` (issue #3 item 7): an operator feeds
+/// The core of `candor sql-guard`: an operator feeds
 /// statements as JSON lines and sees, for each, what every defence layer
 /// in front of model-written SQL decides, without a model in the loop.
 namespace candor::eval {

@@ -1,3 +1,6 @@
+// Pure helpers of the HTTP layer: request targets, percent-decoding, query
+// strings, header values and the route table.
+
 #include "net/http_util.hpp"
 
 #include <charconv>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the pure helpers of the HTTP layer (no Beast).
+
 #include <optional>
 #include <span>
 #include <string>

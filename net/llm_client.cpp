@@ -1,3 +1,6 @@
+// The model endpoint's HTTP client: Beast over its own threads, TLS, a
+// keep-alive pool per host, per-attempt deadlines and response bounds.
+
 #include "net/llm_client.hpp"
 
 #include <chrono>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the model endpoint's HTTP client and its options, without Beast.
+
 #include <cstdint>
 #include <memory>
 #include <string>

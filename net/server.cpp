@@ -1,3 +1,6 @@
+// The HTTP listener: accepting connections, signals, graceful stop, and
+// the server's public interface.
+
 #include "net/server.hpp"
 
 #include "net/server_impl.hpp"

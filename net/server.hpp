@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the HTTP server in front of a domain::service, with Beast and
+// Asio behind the pimpl.
+
 #include <cstdint>
 #include <memory>
 

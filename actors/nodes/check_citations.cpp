@@ -1,3 +1,6 @@
+// The check_citations node: applies domain::check_citations to the model's
+// reply and warns about dropped citations.
+
 #include "actors/nodes/nodes.hpp"
 
 #include "domain/citations.hpp"

@@ -1,3 +1,6 @@
+// The finalize node: fills the service meta, runs the output guard and the
+// response schema check, the one place a response is validated.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <boost/json/monotonic_resource.hpp>

@@ -1,3 +1,6 @@
+// The guard_input node: the deterministic input rules, then the model
+// classifier, which fails closed on any reply that is not "safe".
+
 #include "actors/nodes/nodes.hpp"
 #include "actors/nodes/model_call.hpp"
 

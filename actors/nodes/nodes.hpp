@@ -1,6 +1,6 @@
 #pragma once
 
-// The graph nodes of issue #2. Each node is its own actor with the
+// The graph nodes. Each node is its own actor with the
 // node_actor interface; its body lives in actors/<node>.cpp.
 
 #include <memory>
@@ -94,7 +94,7 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
          std::shared_ptr<const domain::output_guard> guard,
          domain::service_info info);
 
-// -- the data branch (issue #3) ----------------------------------------------
+// -- the data branch --------------------------------------------------------
 
 /// SQL_GENERATE: asks the model for one query (prompt sql_generate) with
 /// the catalog's schema text; the model may abstain with NO_ANSWER.

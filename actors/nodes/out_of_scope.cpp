@@ -1,3 +1,6 @@
+// The out_of_scope node: ends the request with the fixed refusal, without
+// a model call.
+
 #include "actors/nodes/nodes.hpp"
 
 #include "domain/model/contracts.hpp"

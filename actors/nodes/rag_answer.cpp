@@ -1,3 +1,6 @@
+// The rag_answer node: asks the model for an answer over the retrieved
+// passages, with one repair re-ask; an unusable reply is an error.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <caf/event_based_actor.hpp>

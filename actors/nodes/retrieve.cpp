@@ -1,3 +1,6 @@
+// The retrieve node: searches the published snapshot for the question and
+// refuses before any model call when the evidence is too weak.
+
 #include "actors/nodes/nodes.hpp"
 
 #include "actors/index.hpp"

@@ -1,3 +1,6 @@
+// The router node: asks the model which route a question takes (unless the
+// client forced one) and refuses as out of scope when the reply is unusable.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <caf/event_based_actor.hpp>

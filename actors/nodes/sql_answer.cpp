@@ -1,3 +1,6 @@
+// The sql_answer node: has the model explain the query's rows; zero rows
+// or all-NULL rows end as no_results without a model call.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <algorithm>

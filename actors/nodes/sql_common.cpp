@@ -1,3 +1,6 @@
+// Helpers shared by the data-branch nodes: the schema placeholder in
+// prompts and the SQL audit row of a request.
+
 #include "data/clock.hpp"
 #include "actors/nodes/sql_common.hpp"
 

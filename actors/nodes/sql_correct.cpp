@@ -1,3 +1,6 @@
+// The sql_correct node: gives the model the failed query and its error, at
+// most max_corrections times, before ending the request as an error.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <caf/event_based_actor.hpp>

@@ -1,3 +1,6 @@
+// The sql_execute node: runs the validated query through the SQL sandbox
+// and keeps at most 50 rows for the response.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// The sql_generate node: asks the model for one query over the catalog's
+// schema; the model may abstain.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <caf/event_based_actor.hpp>

@@ -1,3 +1,7 @@
+// The sql_validate node: the static SQL policy, the validation connection
+// and the catalog's value domains, in that order, with an audit row for
+// every statement it does not let through.
+
 #include "actors/nodes/nodes.hpp"
 
 #include <caf/event_based_actor.hpp>

@@ -1,3 +1,6 @@
+// Builds the ledger's multi-row INSERT statements and says why they use
+// INSERT OR FAIL.
+
 #include "data/ledger/sql.hpp"
 
 namespace candor::data::ledger_sql {

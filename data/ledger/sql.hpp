@@ -1,5 +1,8 @@
 #pragma once
 
+// The ledger's SQL text: the versioned schema and its migrations, and
+// every statement ledger_store prepares.
+
 #include <cstddef>
 #include <string>
 

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares data::ledger_store, the connection to the ledger database, the
+// batches it writes and the results of its /stats and /runs reads.
+
 #include <cstdint>
 #include <memory>
 #include <string>

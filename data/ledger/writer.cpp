@@ -1,3 +1,6 @@
+// The ledger writer: commits batches on a lowered-priority thread, with
+// retries, a catch-up thread and a row-by-row fallback.
+
 #include "data/ledger/writer.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the ledger writer, which owns the ledger connection and commits
+// batches off the actor threads, in order.
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>

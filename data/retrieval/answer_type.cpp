@@ -1,3 +1,6 @@
+// The expected-answer-type check: what kind of answer a question asks for,
+// and whether a passage states an expression of that kind.
+
 #include "data/retrieval/answer_type.hpp"
 
 #include <algorithm>

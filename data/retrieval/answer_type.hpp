@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the expected answer types of questions and the check that a
+// passage holds an expression of the type asked for.
+
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -1,3 +1,6 @@
+// Cuts Markdown documents into retrieval chunks: by H2/H3 section, then by
+// size with an overlap of whole sentences; also slugify.
+
 #include "data/retrieval/chunker.hpp"
 
 #include <set>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the Markdown chunker, its options and the chunks it produces.
+
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,3 +1,6 @@
+// Computes the evidence score the documents branch's refusal threshold
+// applies to, and its parts.
+
 #include "data/retrieval/evidence.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the evidence score shared by the retrieve node and
+// `candor calibrate`, its options and its parts.
+
 #include <cstddef>
 #include <string>
 #include <string_view>

@@ -1,3 +1,6 @@
+// `candor ingest`: reads the Markdown documents of a directory and updates
+// the retrieval index file incrementally, refitting embedders when needed.
+
 #include "data/retrieval/ingest.hpp"
 
 #include <algorithm>

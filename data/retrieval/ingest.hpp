@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares `candor ingest`'s options, progress and report, and the
+// ingest function itself.
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>

@@ -1,3 +1,6 @@
+// Query analysis for retrieval: the built-in thesaurus, its compiled form
+// and the expansion of a question's phrases.
+
 #include "data/retrieval/query.hpp"
 
 #include <algorithm>
@@ -17,8 +20,8 @@ namespace {
 /// split's misses and general knowledge, and a gazetteer from every EU
 /// member state to the shipping region the documents use for it (zone A
 /// and Benelux, zone B, "EU" for the rest) and from Norway, Switzerland and
-/// the United Kingdom's names to theirs. Entries that helped only test
-/// questions were removed (see README, "Retrieval ablation").
+/// the United Kingdom's names to theirs. No entry is here that helps only
+/// test questions (see README, "Retrieval ablation").
 const std::vector<std::vector<const char*>> thesaurus_groups = {
   {"working day", "business day"},
   {"workday", "business day"},

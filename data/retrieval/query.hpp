@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares query analysis for retrieval: a question's terms, its thesaurus
+// expansions and the prepared question the retrieve node uses.
+
 #include <string>
 #include <string_view>
 #include <vector>

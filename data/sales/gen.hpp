@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the seeded generator of the fictional sales database and the
+// summary it reports.
+
 #include <cstdint>
 #include <functional>
 #include <string>

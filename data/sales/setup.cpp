@@ -1,3 +1,6 @@
+// Startup of the data branch: creates the sales database when absent,
+// checks it against the catalog and counts its rows.
+
 #include "data/sales/setup.hpp"
 
 #include <filesystem>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the data branch's startup (prepare_sales) and what it hands to
+// the actors.
+
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,3 +1,6 @@
+// The catalog's value-domain check on model-written SQL: finds filters
+// that compare a categorical column with a value it never holds.
+
 #include "data/sql/domain_check.hpp"
 
 #include <algorithm>

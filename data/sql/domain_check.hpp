@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the catalog's value-domain check, the last check of
+// sql_validate.
+
 #include <optional>
 #include <string>
 #include <string_view>

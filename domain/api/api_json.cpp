@@ -1,3 +1,6 @@
+// The JSON of the public HTTP API: parsing POST /ask bodies, the /ask
+// response's schema check (validate_response) and the error body.
+
 #include "domain/api/api_json.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the JSON of the public HTTP API: the POST /ask body parser, the
+// /ask response's schema check and the error body.
+
 #include <cstddef>
 #include <string>
 #include <string_view>

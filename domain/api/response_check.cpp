@@ -1,3 +1,6 @@
+// The one-pass schema check of the /ask response, fed the writer calls
+// that produce it, and the replay of a JSON value into it.
+
 #include "domain/api/response_check.hpp"
 
 #include <algorithm>

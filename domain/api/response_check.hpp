@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the one-pass /ask response schema check that finalize runs on
+// every response.
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -1,3 +1,6 @@
+// Parsing and compiling the deterministic input rules
+// (conf/input_rules.json) and matching text against them.
+
 #include "domain/guard/input_rules.hpp"
 
 #include <algorithm>

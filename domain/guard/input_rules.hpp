@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the deterministic input rules, their severities and scopes, and
+// the compiled rule set that judges questions and passages.
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

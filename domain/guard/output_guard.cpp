@@ -1,3 +1,6 @@
+// The output guard: checks text about to leave the server for the canary,
+// protected texts, remote images and links, on normalised text.
+
 #include "domain/guard/output_guard.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the output guard and its configuration: what text leaving the
+// server must not carry.
+
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -1,3 +1,6 @@
+// The output guard applied to a whole /ask response, with the product's
+// guard configuration and the removal of control characters.
+
 #include "domain/guard/response_guard.hpp"
 
 #include <utility>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the output guard as finalize applies it to a whole response,
+// and the product's guard configuration.
+
 #include <string>
 #include <vector>
 

@@ -1,3 +1,6 @@
+// The ingestion sanitizer: splits text into sentences and replaces those
+// that carry embedded instructions with a fixed marker.
+
 #include "domain/guard/sanitizer.hpp"
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the ingestion sanitizer and its sentence splitting.
+
 #include <string>
 #include <string_view>
 #include <vector>

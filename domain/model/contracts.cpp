@@ -1,3 +1,6 @@
+// Parsing and checking the router's and rag_answer's model replies against
+// their contracts.
+
 #include "domain/model/contracts.hpp"
 
 #include <boost/json/parse.hpp>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the schemas of model replies (router, rag_answer) and the fixed
+// texts of deterministic outcomes.
+
 #include <string>
 #include <string_view>
 #include <vector>

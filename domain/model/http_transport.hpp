@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the seam between the LLM actor and the HTTP client: one POST of
+// a model call, its outcome and the asynchronous transport.
+
 #include <chrono>
 #include <cstdint>
 #include <functional>

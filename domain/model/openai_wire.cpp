@@ -1,3 +1,6 @@
+// The OpenAI-compatible chat-completions wire format: request bodies,
+// response parsing, status classification, Retry-After and prices.
+
 #include "domain/model/openai_wire.hpp"
 
 #include <cctype>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the OpenAI-compatible chat-completions wire format as pure
+// functions, with no I/O.
+
 #include <chrono>
 #include <cstdint>
 #include <map>

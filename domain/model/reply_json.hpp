@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the helpers shared by the parsers of model replies: the parse
+// error, fence removal and single-object parsing.
+
 #include <cstddef>
 #include <limits>
 #include <string>

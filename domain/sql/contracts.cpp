@@ -1,3 +1,6 @@
+// Parsing and checking the data branch's model replies (sql_generate,
+// sql_correct, sql_answer) against their contracts.
+
 #include "domain/sql/contracts.hpp"
 
 #include <boost/json/parse.hpp>

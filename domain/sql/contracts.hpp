@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the model contracts of the data branch and the NO_ANSWER
+// abstention sentinel.
+
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,3 +1,6 @@
+// The tokenizer for SQLite's SQL dialect used by the static SQL policy,
+// with SQLite's keyword list.
+
 #include "domain/sql/lexer.hpp"
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the SQLite-dialect tokenizer and its tokens.
+
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>

@@ -1,3 +1,7 @@
+// The static SQL policy's entry point and its statement-level rules: name
+// lists, input checks, lexing and splitting, and the verdict (structural
+// rules: domain/sql/policy_structure.cpp).
+
 #include "domain/sql/policy.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the static SQL policy, the first layer in front of model-written
+// SQL: its options, verdicts and check_sql.
+
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>

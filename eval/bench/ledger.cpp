@@ -1,4 +1,4 @@
-// Ledger write cost (issue #2): microseconds of the ledger writer per
+// Ledger write cost: microseconds of the ledger writer per
 // request, for records shaped like an out-of-scope request (one request
 // row, one model-call row, a trace of four steps), written in batches the
 // way the ledger actor writes them. Single-threaded and CPU-bound, so the

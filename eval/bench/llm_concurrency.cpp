@@ -1,4 +1,4 @@
-// Concurrency of model calls (issue #5, item 7): N concurrent POST /ask
+// Concurrency of model calls: N concurrent POST /ask
 // against `candor serve` whose provider is a loopback OpenAI-compatible stub
 // that answers every call after a fixed delay. Serialised model calls would
 // take N x delay; the target is well under 2 s for 100 x 200 ms.

@@ -1,5 +1,5 @@
 /// candor-bench-retrieval: query latency of the in-memory retrieval
-/// snapshot (issue #4, item 10), on the real corpus (data/kb) and on a
+/// snapshot, on the real corpus (data/kb) and on a
 /// synthetic corpus made by recombining the real corpus's sentences.
 ///
 /// Usage: candor-bench-retrieval [--kb DIR] [--chunks N] [--reps N]
@@ -37,7 +37,7 @@ namespace {
 using namespace candor;
 using clock_type = std::chrono::steady_clock;
 
-/// The latency target of issue #4 item 10.
+/// The query latency target (P99, microseconds).
 constexpr double target_p99_us = 5000.0;
 
 /// Realistic customer and operator questions about Kestrel Cycle Works.

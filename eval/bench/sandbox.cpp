@@ -1,4 +1,4 @@
-// SQL sandbox latency benchmark (issue #3 item 10): one small query through
+// SQL sandbox latency benchmark: one small query through
 // the sandbox against the same query on an in-process read-only connection,
 // measured in the same run with the two interleaved.
 //

@@ -1,3 +1,6 @@
+// Parsing and loading the attack set of `candor layers`
+// (eval/attacks.v1.json).
+
 #include "eval/layers/attacks.hpp"
 
 #include <fstream>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the attack set of `candor layers`: hostile inputs and the
+// defence layers expected to stop them.
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -8,8 +11,8 @@
 
 #include "domain/error.hpp"
 
-/// The attack set of `candor layers` (eval/attacks.v1.json, issue #6 item
-/// 4): hostile questions, document passages, SQL and model replies, each
+/// The attack set of `candor layers` (eval/attacks.v1.json): hostile
+/// questions, document passages, SQL and model replies, each
 /// with the defence layers its author expects to stop it.
 namespace candor::eval {
 

@@ -1,3 +1,6 @@
+// `candor layers` after option parsing: loads the attacks, finds or
+// generates the sales database, runs the layers and prints the matrix.
+
 #include "eval/layers/command.hpp"
 
 #include <chrono>

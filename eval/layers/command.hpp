@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares `candor layers`' options and the function that runs it.
+
 #include <cstdint>
 #include <iosfwd>
 #include <string>

@@ -1,3 +1,6 @@
+// The executor layer for the audit tools: one sandboxed executor process,
+// started on first use and restarted after a statement killed it.
+
 #include "eval/layers/executor_layer.hpp"
 
 #include <chrono>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the executor layer as `candor sql-guard` and `candor layers`
+// run it.
+
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -1,3 +1,6 @@
+// The attack x defence-layer matrix: layer names, the gate over the
+// matrix, and its text and JSON renderings.
+
 #include "eval/layers/matrix.hpp"
 
 #include <algorithm>

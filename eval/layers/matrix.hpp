@@ -1,5 +1,8 @@
 #pragma once
 
+// Declares the attack x defence-layer matrix of `candor layers`, its cells
+// and its gate.
+
 #include <array>
 #include <cstddef>
 #include <string>

@@ -1,3 +1,6 @@
+// Runs each attack through each defence layer on its own, with the code
+// the server runs, and turns the results into matrix cells.
+
 #include "eval/layers/runner.hpp"
 
 #include <chrono>

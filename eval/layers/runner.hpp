@@ -1,5 +1,7 @@
 #pragma once
 
+// Declares the layer runner of `candor layers` and its options.
+
 #include <cstdint>
 #include <functional>
 #include <memory>

@@ -382,7 +382,7 @@ BOOST_FIXTURE_TEST_CASE(startup_refuses_an_index_of_another_embedder,
 BOOST_FIXTURE_TEST_CASE(startup_refuses_an_index_of_another_chunk_size,
                         docs_fixture) {
   // The fixture's index was built at the default retrieval.chunkSize (600);
-  // starting with 400 used to serve the 600-character chunks silently.
+  // starting with 400 must not serve the 600-character chunks silently.
   a.reset();
   auto smaller = make_config(cfg.data_dir, {{"retrieval.chunkSize", "400"}});
   auto started = actors::app::start(smaller);

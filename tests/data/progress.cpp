@@ -1,3 +1,6 @@
+// Tests of the progress stream: occasional full lines off a terminal, text
+// unchanged on one, and the last line written at the end.
+
 #include "data/progress.hpp"
 
 #include <sstream>

@@ -1,3 +1,6 @@
+// Tests of the SQLite wrapper: binding and reading, errors as values,
+// transactions, busy timeouts and the allocation budget.
+
 #include "data/sqlite.hpp"
 
 #include <chrono>

@@ -1,3 +1,6 @@
+// Tests of the citation check: foreign and duplicate ids, refusals, and
+// citation snippets.
+
 #include "domain/citations.hpp"
 
 #include <string>

@@ -1,3 +1,6 @@
+// Tests of log masking: secrets masked with a prefix, ordinary text intact,
+// idempotence and the prefilter.
+
 #include "domain/log_mask.hpp"
 
 #include <cctype>

@@ -1,3 +1,6 @@
+// Tests of the answer graph's edges, minimum model calls and step
+// outcomes, and of UTF-8-safe cutting in request records.
+
 #include "domain/routing.hpp"
 
 #include <boost/test/unit_test.hpp>

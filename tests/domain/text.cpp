@@ -1,3 +1,6 @@
+// Tests of text normalisation, XML escaping, UTF-8 validation, HTML
+// reference decoding and control-character removal.
+
 #include "domain/text.hpp"
 
 #include <algorithm>

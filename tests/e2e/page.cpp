@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(documents_answer_with_citations_trace_and_banner) {
   BOOST_TEST(contains(dom, "<td class=\"node\">guard_input</td>"));
   BOOST_TEST(contains(dom, "<td class=\"node\">retrieve</td>"));
   BOOST_TEST(contains(dom, "(fictional)"));
-  // The scripted-provider banner is shown (no longer hidden).
+  // The scripted-provider banner is shown.
   BOOST_TEST(std::regex_search(
     dom, std::regex{R"(<p id="banner" class="banner" role="status">Scripted provider)"}));
   // The demo chips from GET /demo/questions.

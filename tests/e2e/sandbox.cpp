@@ -144,10 +144,10 @@ BOOST_AUTO_TEST_CASE(executors_die_with_a_killed_server) {
 }
 
 BOOST_AUTO_TEST_CASE(every_accepted_memory_setting_answers_with_the_log_in_a_file) {
-  // The reviewer's case: `candor ask` with its stderr (the JSON log) in a
-  // regular file and sql.executorMemoryMb of 32, 48 or 64 (all accepted)
-  // answered every data question "executor process failed", the executor
-  // killed by SIGXFSZ. run_candor captures stderr in a file.
+  // `candor ask` with its stderr (the JSON log) in a regular file and
+  // sql.executorMemoryMb of 32, 48 or 64 (all accepted) must answer data
+  // questions, not "executor process failed" with the executor killed by
+  // SIGXFSZ. run_candor captures stderr in a file.
   auto dir = test::make_temp_dir("candor-sandbox-memory");
   auto seeded = test::run_candor({"seed", "--data-dir", dir});
   BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);

@@ -1,3 +1,6 @@
+// Tests of the retrieval ablation: the labelled set and its splits,
+// section matching, recall and MRR, and the shipped winner.
+
 #include "data/config_load.hpp"
 #include "eval/ablation.hpp"
 

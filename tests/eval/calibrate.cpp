@@ -1,3 +1,6 @@
+// Tests of `candor-eval calibrate`: threshold choice on plateaus, edge cases,
+// the shipped threshold, and the command line.
+
 #include "data/config_load.hpp"
 #include "eval/calibrate.hpp"
 
@@ -46,7 +49,7 @@ std::string read(const std::string& path) {
           std::istreambuf_iterator<char>{}};
 }
 
-/// What `candor calibrate` computes for a configuration and a set.
+/// What `candor-eval calibrate` computes for a configuration and a set.
 calibration calibrate_like_the_cli(const domain::config& cfg,
                                    const labelled_set& set) {
   data::search_mode mode;
@@ -142,7 +145,7 @@ BOOST_AUTO_TEST_CASE(the_shipped_threshold_is_what_calibrate_chooses) {
   BOOST_TEST(c.separation > 0.0);
   BOOST_TEST(cfg->retrieval.threshold == c.threshold,
              "conf/candor.json has retrieval.threshold "
-               << cfg->retrieval.threshold << " but `candor calibrate` "
+               << cfg->retrieval.threshold << " but `candor-eval calibrate` "
                << "chooses " << c.threshold);
   // The test split plays no part: dropping it changes nothing.
   auto cal_only = *set;

@@ -1,3 +1,5 @@
+// Tests of the eval gate's metrics, thresholds and golden-set validation.
+
 #include "eval/metrics.hpp"
 
 #include <map>

@@ -1,3 +1,6 @@
+// Tests of `candor sql-guard`: one verdict per line, bad and over-long
+// input lines, correctable mistakes and a missing database.
+
 #include "eval/sql_guard_tool.hpp"
 
 #include <sstream>

@@ -1,3 +1,6 @@
+// Tests of the HTTP layer's pure helpers: request ids, media types,
+// percent-decoding, targets, routes, framing and status mapping.
+
 #include "net/http_util.hpp"
 
 #include <sstream>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Test helper: sample /ask states and citations for response tests.
+
 #include <string>
 #include <utility>
 

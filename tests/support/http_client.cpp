@@ -1,3 +1,5 @@
+// Test helper: a small blocking HTTP/1.1 client over POSIX sockets.
+
 #include "tests/support/http_client.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Test helper: declares a small blocking HTTP/1.1 client over POSIX
+// sockets, loopback only.
+
 #include <chrono>
 #include <cstdint>
 #include <map>

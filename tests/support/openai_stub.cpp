@@ -1,3 +1,6 @@
+// Test helper: a scripted OpenAI-compatible endpoint on loopback (HTTP or
+// HTTPS over Beast) whose handler decides every reply.
+
 #include "tests/support/openai_stub.hpp"
 
 #include <atomic>

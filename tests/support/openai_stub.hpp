@@ -1,5 +1,8 @@
 #pragma once
 
+// Test helper: declares the scripted OpenAI-compatible endpoint for tests
+// and benchmarks.
+
 #include <chrono>
 #include <cstdint>
 #include <functional>

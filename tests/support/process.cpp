@@ -1,3 +1,6 @@
+// Test helper: runs the real candor binaries as child processes, with
+// temporary directories and captured stderr.
+
 #include "tests/support/process.hpp"
 
 #include <cerrno>

@@ -1,5 +1,8 @@
 #pragma once
 
+// Test helper: declares running the real candor binaries as child
+// processes for end-to-end tests.
+
 #include <chrono>
 #include <cstdint>
 #include <map>

@@ -1,3 +1,6 @@
+// Test helper: the sales database generated once (seed 42) per test
+// executable.
+
 #include "tests/support/sales_db.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -1,5 +1,7 @@
 #pragma once
 
+// Test helper: declares the shared sales database of a test executable.
+
 #include <string>
 
 namespace candor::test {

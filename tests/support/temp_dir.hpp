@@ -1,5 +1,7 @@
 #pragma once
 
+// Test helper: a temporary directory removed with its contents.
+
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>

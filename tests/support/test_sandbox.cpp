@@ -1,3 +1,6 @@
+// Test helper: the in-process stand-in for the SQL sandbox, running
+// statements on a read-only connection.
+
 #include "tests/support/test_sandbox.hpp"
 
 #include <caf/actor_system.hpp>

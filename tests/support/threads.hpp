@@ -1,5 +1,7 @@
 #pragma once
 
+// Test helper: finds this process's threads by name through /proc.
+
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -1,3 +1,6 @@
+// Tests of the ledger store: schema creation and versions, batches of every
+// kind read back through /runs and /stats, and failing batches writing nothing.
+
 #include "data/ledger/store.hpp"
 
 #include <cstdlib>

@@ -1,3 +1,6 @@
+// Tests of expected answer types: the type a question asks for, passages
+// that state it, and its effect on ranking and evidence.
+
 #include "data/retrieval/answer_type.hpp"
 
 #include <string>

@@ -1,3 +1,6 @@
+// Tests of the Markdown chunker: slugs, sections and ids, splitting with
+// overlap, determinism, and the real corpus's chunks.
+
 #include "data/retrieval/chunker.hpp"
 
 #include <filesystem>

@@ -1,3 +1,6 @@
+// Tests of the embedders: text analysis, SHA-256, vector blobs, TF-IDF and
+// BM25 weights, fingerprints and state round trips.
+
 #include "data/retrieval/embedder.hpp"
 
 #include <cmath>

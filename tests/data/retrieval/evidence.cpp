@@ -1,3 +1,6 @@
+// Tests of the evidence score: its parts, IDF-weighted unknown terms, and
+// thesaurus equivalents.
+
 #include "data/retrieval/evidence.hpp"
 
 #include <cmath>

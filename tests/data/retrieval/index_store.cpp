@@ -1,3 +1,6 @@
+// Tests of retrieval snapshots: search modes and scores, agreement with
+// FTS5, pruning, loading, and refusing mismatched or tampered indexes.
+
 #include "data/retrieval/index_store.hpp"
 
 #include <algorithm>

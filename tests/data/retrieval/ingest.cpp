@@ -1,3 +1,6 @@
+// Tests of `candor ingest`: incremental updates, rebuilds on other options,
+// progress, bad inputs and an empty documents directory.
+
 #include "data/retrieval/ingest.hpp"
 
 #include <cstdlib>

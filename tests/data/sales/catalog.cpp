@@ -1,3 +1,6 @@
+// Tests of the sales catalog: parsing, allow and deny lists, checks against
+// a database, value domains, the schema prompt and metric SQL.
+
 #include "data/sales/catalog.hpp"
 
 #include <cstdlib>

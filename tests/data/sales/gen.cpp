@@ -1,3 +1,6 @@
+// Tests of the sales database generator: determinism and fingerprints,
+// sizes, money, refunds, payments, integrity and the documents' rules.
+
 #include "data/sales/gen.hpp"
 
 #include <cstdlib>

@@ -256,7 +256,7 @@ BOOST_AUTO_TEST_CASE(corpus_fits_the_real_schema_and_has_every_kind) {
   }
   BOOST_TEST(dangerous >= 60);
   BOOST_TEST(legit >= 25);
-  // The kinds issue #3 item 9 names.
+  // The kinds of dangerous statement the corpus must cover.
   for (auto cat :
        {"write", "multi_statement", "attach", "pragma", "extension", "schema",
         "pragma_tvf", "pii_star", "pii_alias", "pii_subquery", "pii_join",

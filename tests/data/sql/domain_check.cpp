@@ -1,3 +1,5 @@
+// Tests of the catalog's value-domain check on model-written SQL.
+
 #include "data/sql/domain_check.hpp"
 
 #include <boost/test/unit_test.hpp>

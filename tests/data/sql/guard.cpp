@@ -1,3 +1,6 @@
+// Tests of the SQL guard: read-only opening, connection hardening, the
+// authorizer and the bytecode audit against legitimate and hostile queries.
+
 #include "data/sql/guard.hpp"
 
 #include <chrono>

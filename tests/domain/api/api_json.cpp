@@ -1,3 +1,6 @@
+// Tests of the public API's JSON: POST /ask body parsing, the /ask
+// response's schema check and error bodies.
+
 #include "domain/api/api_json.hpp"
 
 #include <cmath>

@@ -1,3 +1,6 @@
+// Tests that the one-pass response check agrees with validate_response on
+// states and mutations, and refuses broken call sequences.
+
 #include "domain/api/response_check.hpp"
 
 #include <functional>

@@ -1,3 +1,6 @@
+// Tests of the input rules: the built-in set, its attacks and near misses,
+// obfuscation, scopes, parse errors and bounded matching.
+
 #include "domain/guard/input_rules.hpp"
 
 #include <algorithm>

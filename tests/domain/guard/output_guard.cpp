@@ -1,3 +1,6 @@
+// Tests of the output guard: canaries in any spelling, redacted spans,
+// prompt leaks, allowed echoes, remote images and HTML that fetches.
+
 #include "domain/guard/output_guard.hpp"
 
 #include <filesystem>

@@ -1,3 +1,6 @@
+// Tests of the response guard: control characters removed from model text,
+// clean responses untouched, checks on the text that leaves.
+
 #include "domain/guard/response_guard.hpp"
 
 #include <string>
@@ -29,8 +32,8 @@ bool has_warning(const ask_state& st, const std::string& w) {
 BOOST_AUTO_TEST_SUITE(domain_response_guard)
 
 BOOST_AUTO_TEST_CASE(control_characters_leave_no_model_text) {
-  // The review's answer: NUL, RIGHT-TO-LEFT OVERRIDE and a terminal escape
-  // were answered as written. They are removed from every model-written
+  // NUL, RIGHT-TO-LEFT OVERRIDE and a terminal escape in a model's answer
+  // must not be answered as written. They are removed from every model-written
   // field; \t and \n stay, and the response is not blocked for them.
   auto g = make_guard();
   ask_state st;
@@ -76,7 +79,7 @@ BOOST_AUTO_TEST_CASE(clean_responses_are_left_as_they_are) {
 BOOST_AUTO_TEST_CASE(checks_see_the_text_that_leaves) {
   auto g = make_guard();
   {
-    // The review's canary with a character reference.
+    // The canary with a character reference.
     ask_state st;
     st.answer = "Use code TAILWIND&#45;7731";
     BOOST_TEST(guard_response(g, st) == "canary");

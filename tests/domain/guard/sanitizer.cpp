@@ -1,3 +1,6 @@
+// Tests of the ingestion sanitizer: sentence splitting and the redaction of
+// injected sentences.
+
 #include "domain/guard/sanitizer.hpp"
 #include "domain/build_info.hpp"
 

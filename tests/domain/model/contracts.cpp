@@ -1,3 +1,6 @@
+// Tests of the router and rag_answer reply contracts: valid replies, listed
+// problems, fences, duplicate and unknown fields, bounds.
+
 #include "domain/model/contracts.hpp"
 
 #include <boost/test/unit_test.hpp>

@@ -120,7 +120,7 @@ BOOST_AUTO_TEST_CASE(retry_after_in_seconds_or_as_a_date) {
 
 BOOST_AUTO_TEST_CASE(huge_usage_counts_are_capped) {
   // A hostile endpoint's counts must not overflow the sums (tokens, cost,
-  // /stats): int64 max and 4e18 used to come through as they were.
+  // /stats): int64 max and 4e18 must not come through as they are.
   for (auto n : {"9223372036854775807", "4000000000000000000",
                  "18446744073709551615"}) {
     auto r = parse_chat_response(

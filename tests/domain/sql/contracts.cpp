@@ -1,3 +1,6 @@
+// Tests of the data branch's reply contracts: SQL replies, abstention,
+// listed problems and answer replies.
+
 #include "domain/sql/contracts.hpp"
 
 #include <boost/json/parse.hpp>

@@ -1,3 +1,6 @@
+// Tests of the SQLite-dialect lexer: keywords, token kinds, quoting,
+// comments, errors and offsets.
+
 #include "domain/sql/lexer.hpp"
 
 #include <algorithm>

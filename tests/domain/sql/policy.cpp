@@ -1,3 +1,6 @@
+// Tests of the static SQL policy: input checks, statement kinds, forbidden
+// names, joins, size limits and the LIMIT rewrite.
+
 #include "domain/sql/policy.hpp"
 
 #include <set>
@@ -386,7 +389,7 @@ BOOST_AUTO_TEST_CASE(too_many_selects) {
 
 namespace {
 
-/// The review's generator: CTE a<i> reads a<i-1> once after FROM and
+/// A chain of CTEs: CTE a<i> reads a<i-1> once after FROM and
 /// `refs - 1` times through `n IN a<i-1>`.
 std::string cte_chain(int levels, int refs) {
   std::string sql = "WITH a0(n) AS (SELECT 1)";
