@@ -1,3 +1,6 @@
+// The plumbing both binaries share: common options, parsing with --help,
+// the layered configuration, starting the service and the dispatch of main.
+
 #include "data/config_load.hpp"
 #include "app/cli.hpp"
 

@@ -1,3 +1,6 @@
+// Loading the configuration from disk and the process environment, then
+// handing the texts to domain::parse_config.
+
 #include "data/config_load.hpp"
 
 #include <filesystem>

@@ -1,3 +1,6 @@
+// The JSON log: event lines built and masked here, written to stderr by a
+// shared writer (a flusher thread for the per-request line).
+
 #include "data/log.hpp"
 
 #include <atomic>

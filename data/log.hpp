@@ -1,5 +1,8 @@
 #pragma once
 
+// The JSON log: one masked line per event on stderr, and the line written
+// for every request.
+
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -1,3 +1,6 @@
+// The SQLite wrapper: connections, prepared statements, rows and errors as
+// values (the allocation budget and transactions have their own files).
+
 #include "data/sqlite.hpp"
 
 #include <limits>

@@ -1,5 +1,8 @@
 #pragma once
 
+// A small SQLite wrapper: connections, statements, rows, transactions and
+// the allocation budget, with errors as values.
+
 #include <chrono>
 #include <cstdint>
 #include <memory>

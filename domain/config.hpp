@@ -1,5 +1,8 @@
 #pragma once
 
+// The configuration every part of candor reads, and how it is built from
+// defaults, a file, the environment and flags (pure: the caller reads).
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -75,7 +78,7 @@ struct config {
     std::string model;
   } guardrail;
 
-  /// The data branch (issue #3).
+  /// The data branch.
   struct sql_t {
     uint64_t seed = 42;              ///< sales generator seed
     int32_t max_corrections = 3;
@@ -90,7 +93,7 @@ struct config {
     int32_t executor_cpu_seconds = 10; ///< RLIMIT_CPU of an executor
   } sql;
 
-  /// The documents branch (issue #4).
+  /// The documents branch.
   struct retrieval_t {
     std::string mode = "fusion";     ///< "tfidf", "bm25" or "fusion"
     int32_t top_k = 3;

@@ -1,3 +1,7 @@
+// Text analysis for retrieval (stemming, stopwords, tokens), sparse vector
+// encoding and hashing, and the embedder base classes (tf-idf and BM25 are
+// in tfidf_bm25.cpp).
+
 #include "data/retrieval/embedder.hpp"
 
 #include <algorithm>

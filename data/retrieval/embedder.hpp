@@ -1,5 +1,8 @@
 #pragma once
 
+// Embedders: turn text into vectors for retrieval (tf-idf, BM25),
+// with their saved state and fingerprints.
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -1,3 +1,7 @@
+// The index file (index.db): opening it, checking it matches the configured
+// embedder and chunking, loading it and full-text search over it (building
+// the in-memory snapshot is in snapshot.cpp).
+
 #include "data/retrieval/index_store.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// The retrieval index: its file (index.db) and the in-memory snapshot that
+// searches run on.
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>

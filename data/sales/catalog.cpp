@@ -1,3 +1,6 @@
+// The sales catalog: parsing conf/catalog.json (tables, columns, value
+// domains, sensitive columns) into the allowlist the SQL guard uses.
+
 #include "data/sales/catalog.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// The sales catalog: which tables and columns model-written SQL may use,
+// their value domains, and the schema text given to the model.
+
 #include <map>
 #include <set>
 #include <string>

@@ -1,3 +1,6 @@
+// The parent side of an executor process: starting it sandboxed, sending
+// one statement, enforcing the deadline with SIGKILL and reaping it.
+
 #include "data/sql/executor.hpp"
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #pragma once
 
+// The executor process that runs model-written SQL: its limits, settings,
+// wire protocol and the parent-side handle.
+
 #include <chrono>
 #include <cstdint>
 #include <string>

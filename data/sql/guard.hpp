@@ -1,5 +1,8 @@
 #pragma once
 
+// The SQL guard: a statement compiled on a hardened read-only connection
+// under the authorizer, and its bytecode audited, before anything runs.
+
 #include <map>
 #include <memory>
 #include <set>

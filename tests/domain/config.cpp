@@ -1,3 +1,6 @@
+// Tests of the configuration: precedence of defaults, file, environment and
+// flags, and errors that name the key and where its value came from.
+
 #include "data/config_load.hpp"
 #include "domain/config.hpp"
 
