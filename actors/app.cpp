@@ -70,25 +70,25 @@ domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
     // Progress goes to the JSON log on stderr (one line per stage).
     auto kb = std::string{CANDOR_SOURCE_DIR} + "/data/kb";
     data::log_event(data::log_level::info, "index_building",
-                      {{"index", path}, {"kb", kb}});
+                    {{"index", path}, {"kb", kb}});
     size_t last_logged = 0;
     auto report = data::ingest(
       kb, path, opts, [&last_logged](const data::ingest_progress& p) {
         if (p.stage == "index" && p.done != last_logged) {
           last_logged = p.done;
           data::log_event(data::log_level::info, "index_progress",
-                            {{"chunks", static_cast<int64_t>(p.done)},
-                             {"total", static_cast<int64_t>(p.total)}});
+                          {{"chunks", static_cast<int64_t>(p.done)},
+                           {"total", static_cast<int64_t>(p.total)}});
         }
       });
     if (!report)
       return startup_error(domain::ec::storage_failed,
-                           "cannot build the index '" + path + "' from "
-                             + kb + ": " + report.err().message);
+                           "cannot build the index '" + path + "' from " + kb
+                             + ": " + report.err().message);
     data::log_event(data::log_level::info, "index_built",
-                      {{"index", path},
-                       {"summary", data::summary(*report)},
-                       {"seconds", report->seconds}});
+                    {{"index", path},
+                     {"summary", data::summary(*report)},
+                     {"seconds", report->seconds}});
   }
   auto snap = data::load_snapshot(path, opts.retrieval, opts.chunking);
   if (!snap)
@@ -207,10 +207,10 @@ app::start(const domain::config& cfg,
   setup.output_guard = std::make_shared<const domain::output_guard>(og);
   // Compile the input rules and let RE2 build the first states of its
   // matchers now rather than during the first request (about 40 ms).
-  (void) domain::rule_set::builtin().evaluate(
+  (void)domain::rule_set::builtin().evaluate(
     "Warm-up: ignore the tracking email? <b>What</b> is the price?",
     domain::rule_scope::both);
-  (void) setup.output_guard->check("Warm-up: the answer ![x](y).", {});
+  (void)setup.output_guard->check("Warm-up: the answer ![x](y).", {});
   // Create (or migrate) the ledger schema now, so a broken database is a
   // startup error rather than a dead actor.
   auto ledger_path = cfg.data_dir + "/ledger.db";
@@ -248,13 +248,13 @@ app::start(const domain::config& cfg,
       if (pct - last_pct < 10 && stage == last_stage)
         return;
       if (last_pct < 0)
-        data::log_event(data::log_level::info, "sales_db_creating",
-                          {{"path", cfg.data_dir + "/sales.db"},
-                           {"seed", cfg.sql.seed}});
+        data::log_event(
+          data::log_level::info, "sales_db_creating",
+          {{"path", cfg.data_dir + "/sales.db"}, {"seed", cfg.sql.seed}});
       last_pct = pct;
       last_stage = std::string{stage};
       data::log_event(data::log_level::info, "sales_db_progress",
-                        {{"stage", stage}, {"percent", pct}});
+                      {{"stage", stage}, {"percent", pct}});
     });
   if (!sales)
     return sales.err();
@@ -262,10 +262,9 @@ app::start(const domain::config& cfg,
     int64_t total = 0;
     for (auto& t : sales->rows)
       total += t.rows;
-    data::log_event(data::log_level::info, "sales_db_ready",
-                      {{"path", sales->path},
-                       {"created", sales->created},
-                       {"rows", total}});
+    data::log_event(
+      data::log_level::info, "sales_db_ready",
+      {{"path", sales->path}, {"created", sales->created}, {"rows", total}});
   }
   setup.sales = std::move(*sales);
   p->info.provider = cfg.llm.provider;
@@ -293,10 +292,9 @@ app::start(const domain::config& cfg,
   add_message_types(*p->caf_cfg);
   p->caf_cfg->set("scheduler.max-threads",
                   static_cast<size_t>(cfg.actors.scheduler_threads));
-  p->caf_cfg->set("scheduler.policy",
-                  cfg.actors.scheduler_policy == "stealing"
-                    ? caf::atom("stealing")
-                    : caf::atom("sharing"));
+  p->caf_cfg->set("scheduler.policy", cfg.actors.scheduler_policy == "stealing"
+                                        ? caf::atom("stealing")
+                                        : caf::atom("sharing"));
   use_lean_scheduler(*p->caf_cfg, cfg.actors.scheduler_policy);
   p->sys = std::make_unique<caf::actor_system>(*p->caf_cfg);
   p->guardian = p->sys->spawn(guardian, std::move(setup));
@@ -310,7 +308,7 @@ void app::shutdown() {
   p.stopped = true;
   if (auto n = flush_sync(); !n)
     data::log_event(data::log_level::error, "ledger_flush_failed",
-                      {{"message", n.err().message}});
+                    {{"message", n.err().message}});
   caf::anon_send_exit(p.guardian, caf::exit_reason::user_shutdown);
   p.guardian = nullptr;
   {
@@ -434,11 +432,10 @@ void app::reindex(text_callback cb) {
         cb(r.err());
         return;
       }
-      cb(domain::json_text(
-        boost::json::object{{"fingerprint", r->fingerprint},
-                            {"documents", r->documents},
-                            {"chunks", r->chunks},
-                            {"flagged", r->flagged}}));
+      cb(domain::json_text(boost::json::object{{"fingerprint", r->fingerprint},
+                                               {"documents", r->documents},
+                                               {"chunks", r->chunks},
+                                               {"flagged", r->flagged}}));
     },
     atom::reload_v);
 }

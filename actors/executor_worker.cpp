@@ -81,7 +81,7 @@ bool start_process(worker_ptr self) {
   auto proc = executor_process::spawn(s.settings.exec);
   if (!proc) {
     data::log_event(data::log_level::error, "sql_executor_start_failed",
-                      {{"slot", s.slot}, {"message", proc.err().message}});
+                    {{"slot", s.slot}, {"message", proc.err().message}});
     notify(self, worker_event::spawn_failed, 0);
     return false;
   }
@@ -100,11 +100,10 @@ void start_or_retry(worker_ptr self) {
 
 } // namespace
 
-executor_worker_actor::behavior_type
-executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
-                  self,
-                sandbox_settings settings, int32_t slot,
-                sql_sandbox_actor sandbox, std::shared_ptr<wake_signal> wake) {
+executor_worker_actor::behavior_type executor_worker(
+  executor_worker_actor::stateful_pointer<executor_worker_state> self,
+  sandbox_settings settings, int32_t slot, sql_sandbox_actor sandbox,
+  std::shared_ptr<wake_signal> wake) {
   auto& s = self->state;
   s.settings = std::move(settings);
   s.slot = slot;
@@ -136,8 +135,8 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
         rp.deliver(std::move(*res));
         // RLIMIT_CPU counts the process's whole life: replace it well
         // before a legitimate statement could hit the limit.
-        auto budget = static_cast<int64_t>(s.settings.exec.cpu_seconds)
-                      * 500000;
+        auto budget
+          = static_cast<int64_t>(s.settings.exec.cpu_seconds) * 500000;
         if (s.proc.cpu_us() > budget) {
           s.proc.kill();
           notify(self, worker_event::recycled, 0);
@@ -149,15 +148,16 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
       rp.deliver(to_caf(code, res.err().message));
       if (!s.proc.running()) {
         data::log_event(data::log_level::warn, "sql_executor_lost",
-                          {{"slot", s.slot},
-                           {"pid", static_cast<int64_t>(pid)},
-                           {"requestId", req.request_id},
-                           {"error", domain::to_string(code)},
-                           {"message", res.err().message}});
+                        {{"slot", s.slot},
+                         {"pid", static_cast<int64_t>(pid)},
+                         {"requestId", req.request_id},
+                         {"error", domain::to_string(code)},
+                         {"message", res.err().message}});
         if (code == domain::ec::shutting_down)
           return rp;
-        notify(self, code == domain::ec::sql_timeout ? worker_event::killed
-                                                      : worker_event::crashed,
+        notify(self,
+               code == domain::ec::sql_timeout ? worker_event::killed
+                                               : worker_event::crashed,
                0);
         start_or_retry(self);
       }
@@ -171,7 +171,7 @@ executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
       auto& s = self->state;
       if (s.proc.running() && s.proc.check_gone()) {
         data::log_event(data::log_level::warn, "sql_executor_lost",
-                          {{"slot", s.slot}, {"message", "died while idle"}});
+                        {{"slot", s.slot}, {"message", "died while idle"}});
         notify(self, worker_event::crashed, 0);
         start_or_retry(self);
       }

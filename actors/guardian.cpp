@@ -124,9 +124,7 @@ void spawn_node(self_ptr self, node n) {
       h = self->spawn(router, s.llm, version, text);
       break;
     }
-    case node::out_of_scope:
-      h = self->spawn(out_of_scope);
-      break;
+    case node::out_of_scope: h = self->spawn(out_of_scope); break;
     case node::finalize:
       h = self->spawn(finalize, s.setup.output_guard, s.setup.info);
       break;
@@ -164,8 +162,7 @@ void spawn_node(self_ptr self, node n) {
     case node::retrieve:
       if (s.setup.snapshots)
         h = self->spawn(retrieve,
-                        std::shared_ptr<const snapshot_cell>{
-                          s.setup.snapshots},
+                        std::shared_ptr<const snapshot_cell>{s.setup.snapshots},
                         retrieve_config(s.setup));
       break;
     case node::rag_answer: {
@@ -175,11 +172,8 @@ void spawn_node(self_ptr self, node n) {
         h = self->spawn(rag_answer, s.llm, version, text);
       break;
     }
-    case node::check_citations:
-      h = self->spawn(check_citations);
-      break;
-    default:
-      break;
+    case node::check_citations: h = self->spawn(check_citations); break;
+    default: break;
   }
   s.g.at(n) = h;
   s.shared_graph = nullptr; // republished on the next request
@@ -229,11 +223,11 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   if (s.retired.erase(dm.source) > 0 || s.stopping)
     return;
   data::log_event(data::log_level::warn, "actor_down",
-                    {{"actor", role}, {"reason", caf::to_string(dm.reason)}});
+                  {{"actor", role}, {"reason", caf::to_string(dm.reason)}});
   if (crash_loop(self)) {
-    data::log_event(data::log_level::error, "restart_loop",
-                      {{"actor", role},
-                       {"message", "too many restarts; not restarting"}});
+    data::log_event(
+      data::log_level::error, "restart_loop",
+      {{"actor", role}, {"message", "too many restarts; not restarting"}});
     return;
   }
   ++s.restarts;
@@ -277,7 +271,7 @@ void on_down(self_ptr self, const caf::down_msg& dm) {
   if (role == "ledger")
     follow_ledger(self);
   data::log_event(data::log_level::info, "actor_restarted",
-                    {{"actor", role}, {"restarts", s.restarts}});
+                  {{"actor", role}, {"restarts", s.restarts}});
 }
 
 std::string health_json(self_ptr self, const index_info* kb) {
@@ -293,12 +287,12 @@ std::string health_json(self_ptr self, const index_info* kb) {
     auto n = static_cast<node>(i);
     nodes[domain::to_string(n)] = static_cast<bool>(s.g.at(n));
   }
-  for (auto n : {node::guard_input, node::router, node::out_of_scope,
-                 node::finalize})
+  for (auto n :
+       {node::guard_input, node::router, node::out_of_scope, node::finalize})
     ready = ready && s.g.at(n);
   // The documents branch: the index actor and its three nodes.
-  ready = ready && s.index && s.g.at(node::retrieve)
-          && s.g.at(node::rag_answer) && s.g.at(node::check_citations);
+  ready = ready && s.index && s.g.at(node::retrieve) && s.g.at(node::rag_answer)
+          && s.g.at(node::check_citations);
   boost::json::array models;
   for (auto& m : s.setup.info.models)
     models.push_back(boost::json::value(m));
@@ -315,9 +309,8 @@ std::string health_json(self_ptr self, const index_info* kb) {
     out["embedder"] = nullptr;
   else
     out["embedder"] = s.setup.info.embedder;
-  out["fixtures"] = s.setup.fixtures
-                      ? static_cast<int64_t>(s.setup.fixtures->size())
-                      : 0;
+  out["fixtures"]
+    = s.setup.fixtures ? static_cast<int64_t>(s.setup.fixtures->size()) : 0;
   if (kb)
     out["kb"] = boost::json::object{{"documents", kb->documents},
                                     {"chunks", kb->chunks},
@@ -372,11 +365,11 @@ void arm_sweep(self_ptr self) {
   auto now = std::chrono::steady_clock::now();
   auto due = std::max(s.deadlines.front().first, now + sweep_granularity);
   s.sweep_armed = true;
-  self->delayed_send(self,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(
-                       due - now)
-                       + std::chrono::milliseconds{1},
-                     atom::internal_v, atom::tick_v);
+  self->delayed_send(
+    self,
+    std::chrono::duration_cast<std::chrono::milliseconds>(due - now)
+      + std::chrono::milliseconds{1},
+    atom::internal_v, atom::tick_v);
 }
 
 void sweep(self_ptr self) {
@@ -448,15 +441,12 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
       if (!self->state.index)
         return health_json(self, nullptr);
       auto rp = self->make_response_promise<std::string>();
-      self->request(self->state.index, std::chrono::seconds{5},
-                    atom::health_v)
-        .then(
-          [self, rp](index_info& kb) mutable {
-            rp.deliver(health_json(self, &kb));
-          },
-          [self, rp](caf::error&) mutable {
-            rp.deliver(health_json(self, nullptr));
-          });
+      self->request(self->state.index, std::chrono::seconds{5}, atom::health_v)
+        .then([self, rp](
+                index_info& kb) mutable { rp.deliver(health_json(self, &kb)); },
+              [self, rp](caf::error&) mutable {
+                rp.deliver(health_json(self, nullptr));
+              });
       return rp;
     },
     [self](atom::reload) -> caf::result<index_info> {
@@ -464,8 +454,8 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
         return to_caf(domain::ec::index_unavailable,
                       "the index actor is not running");
       auto rp = self->make_response_promise<index_info>();
-      self->request(self->state.index, std::chrono::seconds{120},
-                    atom::reload_v)
+      self
+        ->request(self->state.index, std::chrono::seconds{120}, atom::reload_v)
         .then([rp](index_info& info) mutable { rp.deliver(std::move(info)); },
               [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
       return rp;
@@ -482,8 +472,7 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
     },
     [self](atom::flush) -> caf::result<int64_t> {
       auto rp = self->make_response_promise<int64_t>();
-      self->request(self->state.ledger, std::chrono::seconds{30},
-                    atom::flush_v)
+      self->request(self->state.ledger, std::chrono::seconds{30}, atom::flush_v)
         .then([rp](int64_t n) mutable { rp.deliver(n); },
               [rp](caf::error& e) mutable { rp.deliver(std::move(e)); });
       return rp;

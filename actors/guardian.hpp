@@ -87,8 +87,8 @@ struct guardian_state {
   bool stopping = false;
   /// Supervisors in start order with their deadlines (all deadlines have
   /// the same length, so this is sorted). One timer sweeps them.
-  std::deque<std::pair<std::chrono::steady_clock::time_point,
-                        deadline_slot_ptr>>
+  std::deque<
+    std::pair<std::chrono::steady_clock::time_point, deadline_slot_ptr>>
     deadlines;
   bool sweep_armed = false;
   /// The SQL sandbox pool's state for /health (set by the sandbox).

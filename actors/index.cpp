@@ -18,8 +18,8 @@ using self_ptr = index_actor::stateful_pointer<index_state>;
 caf::behavior loader(caf::event_based_actor* self, index_actor parent,
                      index_settings settings) {
   index_load out;
-  auto r = data::load_snapshot(settings.path, settings.params,
-                               settings.chunking);
+  auto r
+    = data::load_snapshot(settings.path, settings.params, settings.chunking);
   if (r)
     out.snapshot = std::move(*r);
   else
@@ -45,12 +45,11 @@ void finish_load(self_ptr self, index_load& load) {
   if (!s.waiting.empty())
     start_load(self);
   if (!load.snapshot) {
-    data::log_event(data::log_level::error, "reindex_failed",
-                      {{"message", load.err.message},
-                       {"serving", s.current
-                                     ? s.current->fingerprint(
-                                       s.settings.mode)
-                                     : std::string{}}});
+    data::log_event(
+      data::log_level::error, "reindex_failed",
+      {{"message", load.err.message},
+       {"serving",
+        s.current ? s.current->fingerprint(s.settings.mode) : std::string{}}});
     for (auto& rp : waiting)
       rp.deliver(to_caf(load.err.code, load.err.message));
     return;
@@ -62,12 +61,12 @@ void finish_load(self_ptr self, index_load& load) {
   s.cell->store(s.current);
   ++s.swaps;
   data::log_event(data::log_level::info, "reindexed",
-                    {{"fingerprint", info.fingerprint},
-                     {"documents", info.documents},
-                     {"chunks", info.chunks},
-                     {"flagged", info.flagged},
-                     {"previousChunks", before.chunks},
-                     {"swaps", s.swaps}});
+                  {{"fingerprint", info.fingerprint},
+                   {"documents", info.documents},
+                   {"chunks", info.chunks},
+                   {"flagged", info.flagged},
+                   {"previousChunks", before.chunks},
+                   {"swaps", s.swaps}});
   for (auto& rp : waiting)
     rp.deliver(info);
 }

@@ -16,9 +16,9 @@
 namespace candor::actors {
 
 struct index_settings {
-  std::string path;               ///< <dataDir>/index.db
-  data::retrieval_params params;  ///< the configured embedders
-  data::chunk_options chunking;   ///< the configured chunking
+  std::string path;              ///< <dataDir>/index.db
+  data::retrieval_params params; ///< the configured embedders
+  data::chunk_options chunking;  ///< the configured chunking
   data::search_mode mode = data::search_mode::fusion;
 };
 

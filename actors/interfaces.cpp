@@ -13,18 +13,17 @@ namespace candor::actors {
 void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_types<caf::id_block::candor>();
   // 0.17.6's add_error_category<T> does not compile; pass a renderer.
-  cfg.add_error_category(
-    caf::atom("candor"),
-    [](uint8_t code, caf::atom_value, const caf::message& ctx) {
-      std::string out{"candor: "};
-      out += domain::to_string(static_cast<domain::ec>(code));
-      if (ctx.size() == 1 && ctx.match_element<std::string>(0)) {
-        out += " (";
-        out += ctx.get_as<std::string>(0);
-        out += ")";
-      }
-      return out;
-    });
+  cfg.add_error_category(caf::atom("candor"), [](uint8_t code, caf::atom_value,
+                                                 const caf::message& ctx) {
+    std::string out{"candor: "};
+    out += domain::to_string(static_cast<domain::ec>(code));
+    if (ctx.size() == 1 && ctx.match_element<std::string>(0)) {
+      out += " (";
+      out += ctx.get_as<std::string>(0);
+      out += ")";
+    }
+    return out;
+  });
 }
 
 domain::error to_domain(const caf::error& err) {

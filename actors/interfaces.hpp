@@ -32,15 +32,15 @@ namespace candor::actors {
 /// One logical model call, as a node asks the LLM actor for it.
 struct llm_request {
   std::string request_id;
-  std::string prompt;          ///< prompt name, e.g. "router"
+  std::string prompt; ///< prompt name, e.g. "router"
   std::string prompt_version;
-  std::string key;             ///< fixture key: the question as asked
-  std::string system;          ///< rendered system text (real providers)
-  std::string user;            ///< rendered user text (real providers)
+  std::string key;    ///< fixture key: the question as asked
+  std::string system; ///< rendered system text (real providers)
+  std::string user;   ///< rendered user text (real providers)
   domain::chaos_mode chaos = domain::chaos_mode::none;
-  int32_t budget = 0;          ///< model calls still allowed
+  int32_t budget = 0; ///< model calls still allowed
   int32_t max_tokens = 512;
-  int32_t ordinal = 0;         ///< 0 = first ask, 1 = parse re-ask
+  int32_t ordinal = 0; ///< 0 = first ask, 1 = parse re-ask
   /// JSON schema (as text) of the expected reply, for real providers'
   /// structured output; empty: a plain-text reply (e.g. the guard).
   std::string schema;
@@ -74,8 +74,8 @@ typename Inspector::result_type inspect(Inspector& f, llm_reply& x) {
 struct sql_exec_request {
   std::string request_id;
   std::string sql;
-  int32_t max_rows = 200;     ///< rows kept; more set `truncated`
-  int32_t deadline_ms = 0;    ///< 0: the sandbox's configured deadline
+  int32_t max_rows = 200;  ///< rows kept; more set `truncated`
+  int32_t deadline_ms = 0; ///< 0: the sandbox's configured deadline
 };
 
 template <class Inspector>
@@ -90,9 +90,9 @@ typename Inspector::result_type inspect(Inspector& f, sql_exec_request& x) {
 struct sql_exec_result {
   std::vector<std::string> columns;
   std::vector<std::vector<domain::cell>> rows;
-  int64_t row_count = 0;   ///< rows produced (may exceed rows.size())
-  bool truncated = false;  ///< rows were cut at max_rows
-  int64_t elapsed_us = 0;  ///< inside the executor
+  int64_t row_count = 0;  ///< rows produced (may exceed rows.size())
+  bool truncated = false; ///< rows were cut at max_rows
+  int64_t elapsed_us = 0; ///< inside the executor
 };
 
 template <class Inspector>
@@ -140,18 +140,18 @@ CAF_ERROR_CODE_ENUM(candor::domain::ec, "candor")
 
 CAF_BEGIN_TYPE_ID_BLOCK(candor, caf::first_custom_type_id)
 
-  CAF_ADD_TYPE_ID(candor, (candor::domain::node))
-  CAF_ADD_TYPE_ID(candor, (candor::domain::ask_request))
-  CAF_ADD_TYPE_ID(candor, (candor::domain::ask_box))
-  CAF_ADD_TYPE_ID(candor, (candor::domain::request_record))
-  CAF_ADD_TYPE_ID(candor, (candor::domain::llm_call_record))
-  CAF_ADD_TYPE_ID(candor, (candor::domain::trace_record))
-  CAF_ADD_TYPE_ID(candor, (candor::domain::sql_audit_record))
-  CAF_ADD_TYPE_ID(candor, (candor::actors::llm_request))
-  CAF_ADD_TYPE_ID(candor, (candor::actors::llm_reply))
-  CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_request))
-  CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_result))
-  CAF_ADD_TYPE_ID(candor, (candor::actors::index_info))
+CAF_ADD_TYPE_ID(candor, (candor::domain::node))
+CAF_ADD_TYPE_ID(candor, (candor::domain::ask_request))
+CAF_ADD_TYPE_ID(candor, (candor::domain::ask_box))
+CAF_ADD_TYPE_ID(candor, (candor::domain::request_record))
+CAF_ADD_TYPE_ID(candor, (candor::domain::llm_call_record))
+CAF_ADD_TYPE_ID(candor, (candor::domain::trace_record))
+CAF_ADD_TYPE_ID(candor, (candor::domain::sql_audit_record))
+CAF_ADD_TYPE_ID(candor, (candor::actors::llm_request))
+CAF_ADD_TYPE_ID(candor, (candor::actors::llm_reply))
+CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_request))
+CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_result))
+CAF_ADD_TYPE_ID(candor, (candor::actors::index_info))
 
 CAF_END_TYPE_ID_BLOCK(candor)
 

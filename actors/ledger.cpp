@@ -80,15 +80,15 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
   self->state.settings = std::move(settings);
   auto store = data::ledger_store::open(self->state.settings.path, true);
   if (!store) {
-    data::log_event(data::log_level::error, "ledger_open_failed",
-                      {{"path", self->state.settings.path},
-                       {"message", store.err().message}});
+    data::log_event(
+      data::log_level::error, "ledger_open_failed",
+      {{"path", self->state.settings.path}, {"message", store.err().message}});
     self->quit(to_caf(store.err().code, store.err().message));
     return ledger_actor::behavior_type::make_empty_behavior();
   }
   const auto& ls = self->state.settings;
-  self->state.writer = std::make_unique<ledger_writer>(
-    std::move(*store), std::move(metrics), ls);
+  self->state.writer = std::make_unique<ledger_writer>(std::move(*store),
+                                                       std::move(metrics), ls);
   // Hands the batch to the writer; with a ticket, the writer reports back.
   auto hand_over = [self](uint64_t ticket) {
     auto& s = self->state;
@@ -181,7 +181,7 @@ ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
   auto store = data::ledger_store::open(path, false);
   if (!store) {
     data::log_event(data::log_level::error, "ledger_open_failed",
-                      {{"path", path}, {"message", store.err().message}});
+                    {{"path", path}, {"message", store.err().message}});
     self->quit(to_caf(store.err().code, store.err().message));
     return ledger_reader_actor::behavior_type::make_empty_behavior();
   }

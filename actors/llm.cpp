@@ -47,16 +47,14 @@ int64_t now_us() {
 /// The chaos modes decide whether the endpoint "fails" this attempt.
 attempt_result injected_failure(const pending_call& p) {
   switch (p.req.chaos) {
-    case chaos_mode::none:
-      return attempt_result::ok;
+    case chaos_mode::none: return attempt_result::ok;
     case chaos_mode::primary_timeout_once:
       return p.model_index == 0 && p.attempts == 1 ? attempt_result::timeout
                                                    : attempt_result::ok;
     case chaos_mode::primary_down:
       return p.model_index == 0 ? attempt_result::unavailable
                                 : attempt_result::ok;
-    case chaos_mode::all_down:
-      return attempt_result::unavailable;
+    case chaos_mode::all_down: return attempt_result::unavailable;
   }
   return attempt_result::ok;
 }
@@ -97,9 +95,8 @@ void finish(llm_ptr self, uint64_t id, const std::string& outcome,
     rec.cost_usd = result->usage.cost_usd;
   }
   if (st.metrics)
-    st.metrics->model_call(rec.prompt, outcome,
-                           rec.tokens_in + rec.tokens_out, rec.fallback_used,
-                           rec.retries);
+    st.metrics->model_call(rec.prompt, outcome, rec.tokens_in + rec.tokens_out,
+                           rec.fallback_used, rec.retries);
   if (st.ledger)
     self->send(st.ledger, atom::put_v, std::move(rec));
   if (result)
@@ -119,10 +116,10 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
   u.retries = p.retries;
   u.fallback_used = p.model_index > 0;
   p.tokens_estimated = tokens_in < 0 || tokens_out < 0;
-  u.tokens_in = tokens_in >= 0 ? tokens_in
-                               : estimate_tokens(p.req.system)
-                                   + estimate_tokens(p.req.user)
-                                   + estimate_tokens(p.req.key);
+  u.tokens_in = tokens_in >= 0
+                  ? tokens_in
+                  : estimate_tokens(p.req.system) + estimate_tokens(p.req.user)
+                      + estimate_tokens(p.req.key);
   u.tokens_out = tokens_out >= 0 ? tokens_out : estimate_tokens(reply.text);
   domain::model_price fallback{st.settings.price_in_per_mtok,
                                st.settings.price_out_per_mtok};
@@ -148,21 +145,21 @@ void after_failure(llm_ptr self, uint64_t id, attempt_result kind,
   auto& p = it->second;
   auto& st = self->state;
   data::log_event(data::log_level::warn, "llm_attempt_failed",
-                    {{"requestId", p.req.request_id},
-                     {"prompt", p.req.prompt},
-                     {"model", current_model(p)},
-                     {"attempt", std::to_string(p.attempts)},
-                     {"reason", why}});
-  bool retryable = kind == attempt_result::timeout
-                   || kind == attempt_result::unavailable;
+                  {{"requestId", p.req.request_id},
+                   {"prompt", p.req.prompt},
+                   {"model", current_model(p)},
+                   {"attempt", std::to_string(p.attempts)},
+                   {"reason", why}});
+  bool retryable
+    = kind == attempt_result::timeout || kind == attempt_result::unavailable;
   if (retryable && p.model_attempts <= st.settings.max_retries) {
     ++p.retries;
     auto base = st.settings.backoff_base.count();
     auto exp = base << std::min(p.model_attempts - 1, 10);
     auto jitter = base > 0 ? static_cast<int64_t>(st.rng() % base) : 0;
     auto delay = std::max<int64_t>(exp + jitter, min_delay_ms);
-    self->delayed_send(self, std::chrono::milliseconds{delay},
-                       atom::internal_v, atom::call_v, id);
+    self->delayed_send(self, std::chrono::milliseconds{delay}, atom::internal_v,
+                       atom::call_v, id);
     return;
   }
   if (p.model_index + 1 < p.models.size()) {
@@ -192,22 +189,21 @@ void send_http(llm_ptr self, uint64_t id, pending_call& p) {
   spec.max_tokens = p.req.max_tokens;
   spec.schema_name = p.req.prompt;
   spec.schema = p.req.schema;
-  spec.response_format = p.json_object ? "json_object"
-                                       : st.settings.response_format;
+  spec.response_format
+    = p.json_object ? "json_object" : st.settings.response_format;
   domain::http_call call;
   call.url = st.settings.base_url + "/chat/completions";
   call.body = domain::make_chat_body(spec);
   // An attempt never waits past the call's deadline.
   auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
     std::chrono::steady_clock::now() - p.started);
-  call.timeout = std::max(std::chrono::milliseconds{1},
-                          std::min(st.settings.attempt_timeout,
-                                   st.settings.call_deadline - spent));
+  call.timeout = std::max(
+    std::chrono::milliseconds{1},
+    std::min(st.settings.attempt_timeout, st.settings.call_deadline - spent));
   call.headers.emplace_back("Content-Type", "application/json");
   call.headers.emplace_back("Accept", "application/json");
   if (!st.settings.api_key.empty())
-    call.headers.emplace_back("Authorization",
-                              "Bearer " + st.settings.api_key);
+    call.headers.emplace_back("Authorization", "Bearer " + st.settings.api_key);
   auto me = caf::actor_cast<llm_actor>(self);
   st.transport->post(std::move(call), [me, id](domain::http_result r) {
     auto text = r.failure == domain::transport_failure::none
@@ -229,8 +225,7 @@ void on_http(llm_ptr self, uint64_t id, int32_t failure, int32_t status,
   auto& p = it->second;
   using domain::transport_failure;
   switch (static_cast<transport_failure>(failure)) {
-    case transport_failure::none:
-      break;
+    case transport_failure::none: break;
     case transport_failure::timeout:
       after_failure(self, id, attempt_result::timeout, "timeout");
       return;
@@ -245,9 +240,9 @@ void on_http(llm_ptr self, uint64_t id, int32_t failure, int32_t status,
   auto why = "HTTP " + std::to_string(status);
   switch (domain::classify_status(status)) {
     case domain::status_action::retry: {
-      auto wait = domain::retry_after_ms(
-        retry_after, std::chrono::system_clock::now(),
-        self->state.settings.max_retry_after.count());
+      auto wait
+        = domain::retry_after_ms(retry_after, std::chrono::system_clock::now(),
+                                 self->state.settings.max_retry_after.count());
       after_failure(self, id,
                     status == 408 ? attempt_result::timeout
                                   : attempt_result::unavailable,
@@ -260,17 +255,16 @@ void on_http(llm_ptr self, uint64_t id, int32_t failure, int32_t status,
       if (status == 400 && !p.json_object && !p.req.schema.empty()
           && self->state.settings.response_format == "json_schema") {
         p.json_object = true;
-        data::log_event(data::log_level::warn, "llm_json_mode",
-                          {{"requestId", p.req.request_id},
-                           {"model", current_model(p)}});
+        data::log_event(
+          data::log_level::warn, "llm_json_mode",
+          {{"requestId", p.req.request_id}, {"model", current_model(p)}});
         --p.model_attempts; // not a retry: the same attempt, other format
         attempt(self, id);
         return;
       }
       after_failure(self, id, attempt_result::rejected, why);
       return;
-    case domain::status_action::ok:
-      break;
+    case domain::status_action::ok: break;
   }
   auto parsed = domain::parse_chat_response(body);
   if (!parsed) {

@@ -32,8 +32,8 @@ struct llm_settings {
   double price_in_per_mtok = 0;
   double price_out_per_mtok = 0;
   // openai provider
-  std::string base_url;       ///< without the trailing slash
-  std::string api_key;        ///< secret: only ever sent as a header
+  std::string base_url; ///< without the trailing slash
+  std::string api_key;  ///< secret: only ever sent as a header
   std::string response_format = "json_schema";
   std::chrono::milliseconds attempt_timeout{20000};
   /// Longest Retry-After honoured; longer ones are cut to this.
@@ -48,10 +48,10 @@ struct llm_settings {
 /// How one attempt on one model went.
 enum class attempt_result : uint8_t {
   ok,
-  timeout,      ///< retryable
-  unavailable,  ///< 5xx / connection refused: retryable
+  timeout,     ///< retryable
+  unavailable, ///< 5xx / connection refused: retryable
   fixture_missing,
-  rejected,     ///< 4xx, TLS or a bad URL: the next model, no retry
+  rejected, ///< 4xx, TLS or a bad URL: the next model, no retry
 };
 
 /// A logical call in progress: attempts, retries, fallback.
@@ -59,9 +59,9 @@ struct pending_call {
   llm_request req;
   caf::typed_response_promise<llm_reply> rp;
   std::vector<std::string> models; ///< primary (or override), fallback
-  size_t model_index = 0;     ///< 0 primary, 1 fallback
-  int32_t attempts = 0;       ///< over all models
-  int32_t model_attempts = 0; ///< on the current model
+  size_t model_index = 0;          ///< 0 primary, 1 fallback
+  int32_t attempts = 0;            ///< over all models
+  int32_t model_attempts = 0;      ///< on the current model
   int32_t retries = 0;
   std::chrono::steady_clock::time_point started;
   int64_t started_us = 0;

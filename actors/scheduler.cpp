@@ -22,7 +22,7 @@
 // The worker loop below is CAF 0.17.6's (caf/scheduler/worker.hpp) less one
 // line; another CAF version may have changed it.
 #if CAF_VERSION != 1706
-#  error "actors/scheduler.cpp copies CAF 0.17.6's worker loop: check it"
+#error "actors/scheduler.cpp copies CAF 0.17.6's worker loop: check it"
 #endif
 
 namespace candor::actors::detail {

@@ -27,7 +27,6 @@ namespace candor::actors {
 /// those only; everything else is CAF's clock unchanged. Delayed messages
 /// (`delayed_send`) are not per-actor timeouts and were never cancelled at
 /// exit.
-void use_lean_scheduler(caf::actor_system_config& cfg,
-                        std::string_view policy);
+void use_lean_scheduler(caf::actor_system_config& cfg, std::string_view policy);
 
 } // namespace candor::actors

@@ -38,14 +38,10 @@ namespace {
 
 std::string_view slot_state_name(slot_state st) {
   switch (st) {
-    case slot_state::starting:
-      return "starting";
-    case slot_state::idle:
-      return "ready";
-    case slot_state::busy:
-      return "busy";
-    case slot_state::down:
-      return "down";
+    case slot_state::starting: return "starting";
+    case slot_state::idle: return "ready";
+    case slot_state::busy: return "busy";
+    case slot_state::down: return "down";
   }
   return "down";
 }
@@ -129,15 +125,13 @@ void drain(sandbox_ptr self) {
 /// Fails every queued statement when no worker can take one.
 void fail_queue_if_all_down(sandbox_ptr self) {
   auto& s = self->state;
-  bool any = std::any_of(s.slots.begin(), s.slots.end(), [](auto& sl) {
-    return sl.state != slot_state::down;
-  });
+  bool any = std::any_of(s.slots.begin(), s.slots.end(),
+                         [](auto& sl) { return sl.state != slot_state::down; });
   if (any)
     return;
   while (!s.queue.empty()) {
-    s.queue.front().rp.deliver(
-      to_caf(domain::ec::sql_executor_failed,
-             "no SQL executor process is available"));
+    s.queue.front().rp.deliver(to_caf(domain::ec::sql_executor_failed,
+                                      "no SQL executor process is available"));
     s.queue.pop_front();
   }
 }
@@ -187,7 +181,7 @@ void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
         if (err == caf::sec::request_timeout) {
           // The worker is stuck: replace it (its process goes with it).
           data::log_event(data::log_level::error, "sql_worker_stuck",
-                            {{"slot", static_cast<int64_t>(i)}});
+                          {{"slot", static_cast<int64_t>(i)}});
           self->send_exit(worker, caf::exit_reason::kill);
           d = domain::make_error(domain::ec::sql_executor_failed,
                                  "the SQL executor did not answer");
@@ -258,8 +252,8 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
   settings.pool_size = std::clamp(settings.pool_size, 1, 64);
   settings.max_rows = std::max(settings.max_rows, 1);
   settings.deadline_ms = std::max<int64_t>(settings.deadline_ms, 1);
-  settings.max_deadline_ms = std::max(settings.max_deadline_ms,
-                                      settings.deadline_ms);
+  settings.max_deadline_ms
+    = std::max(settings.max_deadline_ms, settings.deadline_ms);
   s.settings = std::move(settings);
   s.wake = std::make_shared<wake_signal>();
   s.slots.resize(static_cast<size_t>(s.settings.pool_size));
@@ -274,8 +268,8 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       if (s.slots[i].worker.address() != dm.source)
         continue;
       data::log_event(data::log_level::warn, "sql_worker_down",
-                        {{"slot", static_cast<int64_t>(i)},
-                         {"reason", caf::to_string(dm.reason)}});
+                      {{"slot", static_cast<int64_t>(i)},
+                       {"reason", caf::to_string(dm.reason)}});
       spawn_worker(self, i);
       publish(self);
     }
@@ -285,13 +279,14 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
     s.stopping = true;
     s.wake->signal();
     for (auto& p : s.queue)
-      p.rp.deliver(to_caf(domain::ec::shutting_down,
-                          "the SQL sandbox is stopping"));
+      p.rp.deliver(
+        to_caf(domain::ec::shutting_down, "the SQL sandbox is stopping"));
     s.queue.clear();
     for (auto& sl : s.slots) {
       if (sl.inflight && *sl.inflight) {
-        (*sl.inflight)->deliver(to_caf(domain::ec::shutting_down,
-                                       "the SQL sandbox is stopping"));
+        (*sl.inflight)
+          ->deliver(
+            to_caf(domain::ec::shutting_down, "the SQL sandbox is stopping"));
         sl.inflight->reset();
       }
       self->send_exit(sl.worker, msg.reason);
@@ -299,12 +294,10 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
     self->quit(msg.reason);
   });
   return {
-    [self](atom::exec,
-           sql_exec_request& req) -> caf::result<sql_exec_result> {
+    [self](atom::exec, sql_exec_request& req) -> caf::result<sql_exec_result> {
       auto& s = self->state;
       if (s.stopping)
-        return to_caf(domain::ec::shutting_down,
-                      "the SQL sandbox is stopping");
+        return to_caf(domain::ec::shutting_down, "the SQL sandbox is stopping");
       if (req.sql.empty() || req.sql.size() > executor_max_sql)
         return to_caf(domain::ec::invalid_request,
                       "the statement is empty or longer than "
@@ -328,8 +321,7 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
             idle = i;
       if (idle == s.slots.size() && s.queue.size() >= s.settings.queue_limit) {
         ++s.rejected;
-        return to_caf(domain::ec::overloaded,
-                      "the SQL sandbox queue is full");
+        return to_caf(domain::ec::overloaded, "the SQL sandbox queue is full");
       }
       auto rp = self->make_response_promise<sql_exec_result>();
       sql_sandbox_state::pending p{std::move(req), rp};

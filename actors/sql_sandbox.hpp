@@ -127,11 +127,10 @@ struct executor_worker_state {
   bool started_once = false;
 };
 
-executor_worker_actor::behavior_type
-executor_worker(executor_worker_actor::stateful_pointer<executor_worker_state>
-                  self,
-                sandbox_settings settings, int32_t slot,
-                sql_sandbox_actor sandbox, std::shared_ptr<wake_signal> wake);
+executor_worker_actor::behavior_type executor_worker(
+  executor_worker_actor::stateful_pointer<executor_worker_state> self,
+  sandbox_settings settings, int32_t slot, sql_sandbox_actor sandbox,
+  std::shared_ptr<wake_signal> wake);
 
 // -- the sandbox --------------------------------------------------------------
 

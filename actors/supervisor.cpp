@@ -114,8 +114,8 @@ void on_error(self_ptr self, node n, clock::time_point t0,
               const caf::error& err) {
   auto& s = self->state;
   auto e = to_domain(err);
-  s.trace.push_back({n, "error:" + std::string{domain::to_string(e.code)},
-                     micros_since(t0)});
+  s.trace.push_back(
+    {n, "error:" + std::string{domain::to_string(e.code)}, micros_since(t0)});
   switch (e.code) {
     case domain::ec::llm_budget_exceeded: {
       // The node kept the state; start again from the request.
@@ -135,13 +135,12 @@ void on_error(self_ptr self, node n, clock::time_point t0,
                   + " ms passed in node " + std::string{domain::to_string(n)};
       break;
     case domain::ec::fixture_missing:
-    case domain::ec::llm_unavailable:
-      break;
+    case domain::ec::llm_unavailable: break;
     default:
       data::log_event(data::log_level::error, "node_failed",
-                        {{"requestId", s.request_id},
-                         {"node", domain::to_string(n)},
-                         {"error", caf::to_string(err)}});
+                      {{"requestId", s.request_id},
+                       {"node", domain::to_string(n)},
+                       {"error", caf::to_string(err)}});
       e = domain::make_error(domain::ec::internal,
                              "node " + std::string{domain::to_string(n)}
                                + " failed");
@@ -188,10 +187,9 @@ void dispatch(self_ptr self, node n) {
   s.current_since = t0;
   // No per-request timeout: the deadline tick covers the whole request.
   self->request(handle, caf::infinite, atom::step_v, std::move(s.st))
-    .then([self, n, t0](ask_box& next) {
-            on_reply(self, n, t0, std::move(next));
-          },
-          [self, n, t0](caf::error& err) { on_error(self, n, t0, err); });
+    .then(
+      [self, n, t0](ask_box& next) { on_reply(self, n, t0, std::move(next)); },
+      [self, n, t0](caf::error& err) { on_error(self, n, t0, err); });
 }
 
 } // namespace
@@ -199,8 +197,7 @@ void dispatch(self_ptr self, node n) {
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph_ptr g, limits lim, domain::ask_request req,
                          std::shared_ptr<const domain::service_info> info,
-                         ask_responder respond,
-                         deadline_slot_ptr slot) {
+                         ask_responder respond, deadline_slot_ptr slot) {
   auto& s = self->state;
   if (slot) {
     slot->set(caf::actor_cast<caf::actor>(self));
@@ -216,8 +213,8 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   s.request_id = req.request_id;
   s.received_us = req.received_us;
   s.request = req;
-  s.info = info ? std::move(info)
-                : std::make_shared<const domain::service_info>();
+  s.info
+    = info ? std::move(info) : std::make_shared<const domain::service_info>();
   auto& st = *s.st;
   st.request = std::move(req);
   st.warnings = st.request.warnings;

@@ -29,7 +29,9 @@ struct graph {
   /// request, when it ends (unset: nothing is recorded).
   std::function<void(domain::request_record)> record;
 
-  node_actor& at(domain::node n) { return nodes[static_cast<size_t>(n)]; }
+  node_actor& at(domain::node n) {
+    return nodes[static_cast<size_t>(n)];
+  }
   const node_actor& at(domain::node n) const {
     return nodes[static_cast<size_t>(n)];
   }
@@ -110,7 +112,6 @@ struct supervisor_state {
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph_ptr g, limits lim, domain::ask_request req,
                          std::shared_ptr<const domain::service_info> info,
-                         ask_responder respond,
-                         deadline_slot_ptr slot);
+                         ask_responder respond, deadline_slot_ptr slot);
 
 } // namespace candor::actors

@@ -20,7 +20,8 @@ po::options_description common_options() {
     "data-dir", po::value<std::string>(),
     "directory for databases (default: var/, created on first start)")(
     "config", po::value<std::string>(),
-    "JSON file overriding the built-in defaults (same keys as conf/candor.json)");
+    "JSON file overriding the built-in defaults (same keys as "
+    "conf/candor.json)");
   return d;
 }
 
@@ -63,7 +64,7 @@ configure(const po::variables_map& vm,
     {"http.port", "--port"},
     {"sql.seed", "--seed"}};
   return data::load_config(domain::default_config_json(), file,
-                             data::candor_environment(), flags, names);
+                           data::candor_environment(), flags, names);
 }
 
 int config_failure(const domain::error& e) {

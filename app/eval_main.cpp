@@ -59,8 +59,8 @@ domain::outcome<std::string> prepare_sales_db(const domain::config& cfg) {
   std::filesystem::create_directories(cfg.data_dir, ec);
   if (ec)
     return domain::make_error(domain::ec::storage_failed,
-                              "cannot create data directory '"
-                                + cfg.data_dir + "': " + ec.message());
+                              "cannot create data directory '" + cfg.data_dir
+                                + "': " + ec.message());
   auto cat = data::catalog::load_default();
   if (!cat)
     return cat.err();
@@ -152,9 +152,10 @@ int cmd_sql_guard(int argc, char** argv) {
 int cmd_calibrate(int argc, char** argv) {
   auto desc = common_options();
   add_eval_options(desc);
-  desc.add_options()("write", po::value<std::string>(),
-                     "set retrieval.threshold in this JSON config file to "
-                     "the chosen threshold (your own config file; nothing else is written)");
+  desc.add_options()(
+    "write", po::value<std::string>(),
+    "set retrieval.threshold in this JSON config file to "
+    "the chosen threshold (your own config file; nothing else is written)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor-eval calibrate [--write FILE] [--json] "
@@ -191,9 +192,9 @@ int cmd_calibrate(int argc, char** argv) {
     std::cerr << "candor: calibrate: " << snap.err().message << "\n";
     return exit_code_of(snap.err());
   }
-  auto scored = eval::score_split(**snap, *set, eval::split_kind::calibration,
-                                  mode,
-                                  static_cast<size_t>(cfg->retrieval.top_k));
+  auto scored
+    = eval::score_split(**snap, *set, eval::split_kind::calibration, mode,
+                        static_cast<size_t>(cfg->retrieval.top_k));
   if (scored.empty()) {
     std::cerr << "candor: calibrate: the calibration split is empty\n";
     return exit_usage;
@@ -237,16 +238,17 @@ int cmd_ablation(int argc, char** argv) {
                "question (rank of the expected section, evidence, top hits) "
                "for the configured mode and chunk size");
   po::variables_map vm;
-  if (auto rc = parse(argc, argv, desc, nullptr,
-                      "Usage: candor-eval ablation [--chunk-sizes N N] [--json] "
-                      "[options]\n\nFor each search mode (tfidf, bm25, "
-                      "fusion) and chunk size: recall@3 and MRR over the "
-                      "answerable questions of the test split, and refusal "
-                      "accuracy on the test split with the threshold "
-                      "calibrated for that configuration on the calibration "
-                      "split. Marks the winner (targets met first, then the "
-                      "highest sum of the three figures).\n",
-                      vm);
+  if (auto rc
+      = parse(argc, argv, desc, nullptr,
+              "Usage: candor-eval ablation [--chunk-sizes N N] [--json] "
+              "[options]\n\nFor each search mode (tfidf, bm25, "
+              "fusion) and chunk size: recall@3 and MRR over the "
+              "answerable questions of the test split, and refusal "
+              "accuracy on the test split with the threshold "
+              "calibrated for that configuration on the calibration "
+              "split. Marks the winner (targets met first, then the "
+              "highest sum of the three figures).\n",
+              vm);
       rc >= 0)
     return rc;
   auto cfg = configure(vm, {});
@@ -281,14 +283,13 @@ int cmd_ablation(int argc, char** argv) {
       return exit_usage;
     }
     auto snap = eval::build_snapshot(
-      opts.kb_dir, static_cast<size_t>(cfg->retrieval.chunk_size),
-      opts.params);
+      opts.kb_dir, static_cast<size_t>(cfg->retrieval.chunk_size), opts.params);
     if (!snap) {
       std::cerr << "candor: ablation: " << snap.err().message << "\n";
       return exit_code_of(snap.err());
     }
-    std::cout << eval::explain_split(**snap, *set, opts.measure, mode,
-                                     opts.k, 10);
+    std::cout << eval::explain_split(**snap, *set, opts.measure, mode, opts.k,
+                                     10);
     return exit_ok;
   }
   if (vm.count("chunk-sizes")) {
@@ -384,8 +385,9 @@ int cmd_eval(int argc, char** argv) {
     "thresholds", po::value<std::string>(),
     "thresholds file (default: eval/thresholds.json of the source tree)")(
     "report-dir", po::value<std::string>(),
-    "where the Markdown and JSON reports go (default: <data-dir>/reports)")("limit", po::value<int64_t>(),
-                    "run only the first N (at least 1) items of the split");
+    "where the Markdown and JSON reports go (default: <data-dir>/reports)")(
+    "limit", po::value<int64_t>(),
+    "run only the first N (at least 1) items of the split");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor-eval eval [--split test|calibration|all] "
@@ -435,7 +437,8 @@ int cmd_eval(int argc, char** argv) {
   return rc;
 }
 
-const char* top_help = R"(candor-eval - measures candor: the golden questions, the retrieval
+const char* top_help
+  = R"(candor-eval - measures candor: the golden questions, the retrieval
 calibration and ablation, the attack x layer matrix and the SQL guard.
 
 Usage: candor-eval <command> [options]

@@ -36,7 +36,8 @@ using namespace candor::cli;
 
 namespace {
 
-const char* top_help = R"(candor - answers questions about Kestrel Cycle Works' documents and sales
+const char* top_help
+  = R"(candor - answers questions about Kestrel Cycle Works' documents and sales
 data, and refuses rather than guess.
 
 Usage: candor <command> [options]
@@ -98,10 +99,10 @@ int cmd_serve(int argc, char** argv) {
     return exit_failure;
   }
   data::log_event(data::log_level::info, "listening",
-                    {{"address", cfg->http.bind},
-                     {"port", static_cast<int64_t>(*port)},
-                     {"provider", cfg->llm.provider},
-                     {"dataDir", cfg->data_dir}});
+                  {{"address", cfg->http.bind},
+                   {"port", static_cast<int64_t>(*port)},
+                   {"provider", cfg->llm.provider},
+                   {"dataDir", cfg->data_dir}});
   srv.run();
   (*a)->shutdown();
   data::log_event(data::log_level::info, "stopped");
@@ -113,8 +114,8 @@ int cmd_ask(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("question", po::value<std::string>(),
                      "the question (3 to 500 characters)")(
-    "json", "print the full JSON response")(
-    "route", po::value<std::string>(), "force a route: docs or data");
+    "json", "print the full JSON response")("route", po::value<std::string>(),
+                                            "force a route: docs or data");
   po::positional_options_description pos;
   pos.add("question", 1);
   po::variables_map vm;
@@ -140,8 +141,7 @@ int cmd_ask(int argc, char** argv) {
                : i.path == "forceRoute" ? std::string{"--route"}
                                         : i.path;
     if (!err.issues.empty())
-      err.message = err.issues.front().path + " "
-                    + err.issues.front().message;
+      err.message = err.issues.front().path + " " + err.issues.front().message;
     for (auto& i : err.issues)
       std::cerr << "candor: ask: " << i.path << " " << i.message << "\n";
     if (err.issues.empty())
@@ -192,8 +192,7 @@ int cmd_seed(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("seed", po::value<std::string>(),
                      "generator seed, 0 to 9223372036854775807 (default: "
-                     "sql.seed, 42)")(
-    "force", "replace an existing database");
+                     "sql.seed, 42)")("force", "replace an existing database");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor seed [--seed N] [--force] [options]\n\n"
@@ -232,8 +231,7 @@ int cmd_seed(int argc, char** argv) {
     data::progress_stream progress{std::cerr, data::is_terminal(std::cerr)};
     summary = data::generate_sales(
       path, cfg->sql.seed,
-      [&last, &out = progress.get()](std::string_view stage,
-                                     double fraction) {
+      [&last, &out = progress.get()](std::string_view stage, double fraction) {
         int pct = static_cast<int>(fraction * 100);
         if (pct != last) {
           last = pct;
@@ -282,8 +280,8 @@ int cmd_ingest(int argc, char** argv) {
     kb, cfg->data_dir + "/index.db", data::ingest_options_from(*cfg),
     [&out = progress.get()](const data::ingest_progress& p) {
       if (p.stage == "scan")
-        out << "\ringest: scanning " << p.done << "/" << p.total
-            << "          " << std::flush;
+        out << "\ringest: scanning " << p.done << "/" << p.total << "          "
+            << std::flush;
       else if (p.stage == "index")
         out << "\ringest: indexing " << p.done << "/" << p.total
             << " chunks     " << std::flush;

@@ -32,18 +32,20 @@ namespace candor::cli {
 
 std::string version_text(const char* program) {
   std::ostringstream out;
-  out << program << " " << domain::version() << " (commit "
-      << domain::commit() << ")\n";
+  out << program << " " << domain::version() << " (commit " << domain::commit()
+      << ")\n";
   auto line = [&out](const char* lib, const std::string& v, const char* how) {
     out << "  " << lib << " " << v << " (" << how << ")\n";
   };
-  line("CAF", std::to_string(CAF_VERSION / 10000) + "."
-                + std::to_string(CAF_VERSION / 100 % 100) + "."
-                + std::to_string(CAF_VERSION % 100),
+  line("CAF",
+       std::to_string(CAF_VERSION / 10000) + "."
+         + std::to_string(CAF_VERSION / 100 % 100) + "."
+         + std::to_string(CAF_VERSION % 100),
        "built against");
-  line("Boost", std::to_string(BOOST_VERSION / 100000) + "."
-                  + std::to_string(BOOST_VERSION / 100 % 1000) + "."
-                  + std::to_string(BOOST_VERSION % 100),
+  line("Boost",
+       std::to_string(BOOST_VERSION / 100000) + "."
+         + std::to_string(BOOST_VERSION / 100 % 1000) + "."
+         + std::to_string(BOOST_VERSION % 100),
        "built against");
   line("SQLite", sqlite3_libversion(), "running");
   line("OpenSSL", OpenSSL_version(OPENSSL_VERSION), "running");
@@ -53,14 +55,15 @@ std::string version_text(const char* program) {
   u_versionToString(icu, icu_text);
   line("ICU", icu_text, "running");
   const auto* sc = seccomp_version();
-  line("libseccomp", std::to_string(sc->major) + "." + std::to_string(sc->minor)
-                       + "." + std::to_string(sc->micro),
+  line("libseccomp",
+       std::to_string(sc->major) + "." + std::to_string(sc->minor) + "."
+         + std::to_string(sc->micro),
        "running");
   int tc_major = 0, tc_minor = 0;
   const char* tc_patch = "";
   tc_version(&tc_major, &tc_minor, &tc_patch);
-  line("tcmalloc", std::to_string(tc_major) + "." + std::to_string(tc_minor)
-                     + tc_patch,
+  line("tcmalloc",
+       std::to_string(tc_major) + "." + std::to_string(tc_minor) + tc_patch,
        "running");
   line("RE2", CANDOR_RE2_VERSION, "built against");
   line("libstemmer", CANDOR_STEMMER_VERSION, "built against");

@@ -62,8 +62,8 @@ load_config(std::string_view defaults_json, const std::string& config_file,
     return std::filesystem::is_regular_file(p, ec);
   };
   return domain::parse_config(defaults_json,
-                              config_file.empty() ? nullptr : &file, env,
-                              flags, flag_names, paths);
+                              config_file.empty() ? nullptr : &file, env, flags,
+                              flag_names, paths);
 }
 
 } // namespace candor::data

@@ -72,8 +72,8 @@ domain::outcome<fixture_store> fixture_store::load(const std::string& dir) {
         return bad(at, "missing string 'question'");
       std::string finish = "stop";
       if (auto* f = o.if_contains("finishReason")) {
-        if (!f->is_string() || (f->as_string() != "stop"
-                                && f->as_string() != "length"))
+        if (!f->is_string()
+            || (f->as_string() != "stop" && f->as_string() != "length"))
           return bad(at, "'finishReason' must be \"stop\" or \"length\"");
         finish = std::string{f->as_string()};
       }
@@ -89,8 +89,8 @@ domain::outcome<fixture_store> fixture_store::load(const std::string& dir) {
       auto key = domain::normalize(q->as_string());
       if (key.empty())
         return bad(at, "the question normalises to nothing");
-      auto [it, added] = out.entries_.emplace(std::pair{prompt, key},
-                                              std::move(replies));
+      auto [it, added]
+        = out.entries_.emplace(std::pair{prompt, key}, std::move(replies));
       if (!added)
         return bad(at, "duplicate question (normalised: '" + key + "')");
     }

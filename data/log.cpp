@@ -57,8 +57,7 @@ std::string iso_now() {
   if (secs != cached_secs) {
     std::tm tm{};
     gmtime_r(&secs, &tm);
-    cached_len = std::strftime(cached, sizeof cached, "%Y-%m-%dT%H:%M:%S",
-                               &tm);
+    cached_len = std::strftime(cached, sizeof cached, "%Y-%m-%dT%H:%M:%S", &tm);
     cached_secs = secs;
   }
   char buf[32];
@@ -178,7 +177,7 @@ struct line_writer {
       std::atexit([] { stderr_writer().stop(); });
       return true;
     }();
-    (void) registered;
+    (void)registered;
     return true;
   }
 
@@ -241,8 +240,8 @@ void mask_strings(boost::json::value& v) {
 } // namespace
 
 void set_log_level(std::string_view level) {
-  for (auto l : {log_level::debug, log_level::info, log_level::warn,
-                 log_level::error})
+  for (auto l :
+       {log_level::debug, log_level::info, log_level::warn, log_level::error})
     if (level == level_name(l))
       min_level = static_cast<int>(l);
 }
@@ -262,8 +261,7 @@ bool enabled(log_level level) {
 }
 
 /// Hands a finished line (with its newline) to the sink or stderr.
-void deliver(log_level level, const std::string& text,
-             log_delivery delivery) {
+void deliver(log_level level, const std::string& text, log_delivery delivery) {
   if (auto* sink = sink_fn.load()) {
     sink(text);
     return;

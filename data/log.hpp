@@ -45,8 +45,7 @@ void log_event(log_level level, std::string_view event,
 /// as log_event masks it, an empty string can be written as null.
 class log_fields {
 public:
-  explicit log_fields(domain::json_text_writer& w) : w_(w) {
-  }
+  explicit log_fields(domain::json_text_writer& w) : w_(w) {}
 
   void text(std::string_view key, std::string_view value);
   /// `null` when `value` is empty.
@@ -73,7 +72,6 @@ void flush_log();
 /// Redirects log lines to a callback instead of stderr (tests). Passing an
 /// empty function restores stderr.
 void set_log_sink(void (*sink)(std::string_view line));
-
 
 /// Writes the per-request JSON log line (event "request": requestId,
 /// method, path, route, status, httpStatus, latencyMs, question cut to 200

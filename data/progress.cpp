@@ -20,7 +20,7 @@ bool is_terminal(const std::ostream& s) {
 class progress_stream::filter : public std::streambuf {
 public:
   filter(std::ostream& dest, std::chrono::milliseconds every)
-    : dest_(dest), every_(every), last_(std::chrono::steady_clock::now()) {
+      : dest_(dest), every_(every), last_(std::chrono::steady_clock::now()) {
     // nop
   }
 
@@ -77,7 +77,7 @@ private:
 
 progress_stream::progress_stream(std::ostream& dest, bool terminal,
                                  std::chrono::milliseconds every)
-  : dest_(dest) {
+    : dest_(dest) {
   if (terminal)
     return;
   buf_ = std::make_unique<filter>(dest, every);

@@ -30,7 +30,9 @@ public:
   progress_stream& operator=(const progress_stream&) = delete;
 
   /// Where to write progress.
-  std::ostream& get() noexcept { return out_ ? *out_ : dest_; }
+  std::ostream& get() noexcept {
+    return out_ ? *out_ : dest_;
+  }
 
   /// Ends the progress: a newline on a terminal; elsewhere the held-back
   /// line, if any (no empty line when there was no progress).

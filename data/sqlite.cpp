@@ -13,8 +13,8 @@ namespace {
 /// True when `text` holds only whitespace and semicolons.
 bool blank(std::string_view text) noexcept {
   for (auto c : text)
-    if (c != ';' && c != ' ' && c != '\t' && c != '\n' && c != '\r'
-        && c != '\f' && c != '\v')
+    if (c != ';' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f'
+        && c != '\v')
       return false;
   return true;
 }
@@ -25,9 +25,9 @@ constexpr size_t max_length = std::numeric_limits<int>::max();
 } // namespace
 
 domain::error storage_error(sqlite3* db) {
-  return domain::make_error(domain::ec::storage_failed,
-                            db != nullptr ? sqlite3_errmsg(db)
-                                          : "out of memory");
+  return domain::make_error(domain::ec::storage_failed, db != nullptr
+                                                          ? sqlite3_errmsg(db)
+                                                          : "out of memory");
 }
 
 domain::error storage_error(std::string message) {
@@ -226,9 +226,8 @@ domain::error statement::bind_text_with(int index, std::string_view value,
   }
   // A null data pointer would bind NULL; an empty view must bind ''.
   auto data = value.data() != nullptr ? value.data() : "";
-  return bind_result(sqlite3_bind_text(stmt_.get(), index, data,
-                                       static_cast<int>(value.size()),
-                                       lifetime));
+  return bind_result(sqlite3_bind_text(
+    stmt_.get(), index, data, static_cast<int>(value.size()), lifetime));
 }
 
 domain::error statement::bind_null(int index) {

@@ -55,11 +55,15 @@ public:
   // -- properties -------------------------------------------------------------
 
   /// True unless default-constructed or moved from.
-  bool is_open() const noexcept { return db_ != nullptr; }
+  bool is_open() const noexcept {
+    return db_ != nullptr;
+  }
 
   /// The raw handle, for what this wrapper does not cover (authorizer,
   /// `sqlite3_limit`, `sqlite3_db_config`). Stays owned by this object.
-  sqlite3* handle() const noexcept { return db_.get(); }
+  sqlite3* handle() const noexcept {
+    return db_.get();
+  }
 
   /// The most recent error on this connection as a `storage_failed` error.
   domain::error last_error() const;
@@ -127,7 +131,9 @@ public:
     explicit reset_guard(statement& stmt) noexcept : stmt_(&stmt) {}
     reset_guard(const reset_guard&) = delete;
     reset_guard& operator=(const reset_guard&) = delete;
-    ~reset_guard() { stmt_->reset(); }
+    ~reset_guard() {
+      stmt_->reset();
+    }
 
   private:
     statement* stmt_;
@@ -142,8 +148,12 @@ public:
 
   // -- properties -------------------------------------------------------------
 
-  bool is_valid() const noexcept { return stmt_ != nullptr; }
-  sqlite3_stmt* handle() const noexcept { return stmt_.get(); }
+  bool is_valid() const noexcept {
+    return stmt_ != nullptr;
+  }
+  sqlite3_stmt* handle() const noexcept {
+    return stmt_.get();
+  }
 
   /// The SQL text this statement was prepared from.
   std::string sql() const;
@@ -251,7 +261,9 @@ public:
   tx_statements() = default;
 
   /// True once prepared.
-  bool is_valid() const noexcept { return begin_.is_valid(); }
+  bool is_valid() const noexcept {
+    return begin_.is_valid();
+  }
 
 private:
   friend class transaction;
@@ -270,8 +282,7 @@ public:
 
   /// Like `begin(db, mode)` with `stmts` (prepared on `db`) for BEGIN,
   /// COMMIT and ROLLBACK; `stmts` must outlive the transaction.
-  static domain::outcome<transaction> begin(database& db,
-                                            tx_statements& stmts);
+  static domain::outcome<transaction> begin(database& db, tx_statements& stmts);
 
   transaction(transaction&& other) noexcept;
   transaction& operator=(transaction&& other) noexcept;
@@ -287,11 +298,13 @@ public:
   void rollback() noexcept;
 
   /// True until committed or rolled back.
-  bool active() const noexcept { return db_ != nullptr; }
+  bool active() const noexcept {
+    return db_ != nullptr;
+  }
 
 private:
   explicit transaction(database& db, tx_statements* stmts = nullptr) noexcept
-    : db_(&db), stmts_(stmts) {}
+      : db_(&db), stmts_(stmts) {}
 
   database* db_ = nullptr;
   tx_statements* stmts_ = nullptr; ///< null: the SQL text is run each time

@@ -55,8 +55,8 @@ domain::outcome<transaction> transaction::begin(database& db,
 }
 
 transaction::transaction(transaction&& other) noexcept
-  : db_(std::exchange(other.db_, nullptr)),
-    stmts_(std::exchange(other.stmts_, nullptr)) {
+    : db_(std::exchange(other.db_, nullptr)),
+      stmts_(std::exchange(other.stmts_, nullptr)) {
   // nop
 }
 
@@ -76,8 +76,8 @@ transaction::~transaction() {
 domain::error transaction::commit() {
   if (db_ == nullptr)
     return storage_error("no transaction is active");
-  auto err = stmts_ != nullptr ? run_once(stmts_->commit_)
-                               : db_->exec("COMMIT");
+  auto err
+    = stmts_ != nullptr ? run_once(stmts_->commit_) : db_->exec("COMMIT");
   if (err)
     return err;
   db_ = nullptr;

@@ -62,57 +62,69 @@ const std::string http_error_status = "http_error";
 
 struct telemetry::impl {
   std::shared_ptr<pm::Registry> registry = std::make_shared<pm::Registry>();
-  pm::Family<pm::Counter>& requests = pm::BuildCounter()
-    .Name("candor_http_requests_total")
-    .Help("HTTP requests by answer route, answer status and HTTP status code")
-    .Register(*registry);
-  pm::Family<pm::Histogram>& latency = pm::BuildHistogram()
-    .Name("candor_http_request_duration_seconds")
-    .Help("Time from request arrival to response, by answer route")
-    .Register(*registry);
-  pm::Family<pm::Gauge>& in_flight = pm::BuildGauge()
-    .Name("candor_http_in_flight_requests")
-    .Help("Requests being processed right now")
-    .Register(*registry);
+  pm::Family<pm::Counter>& requests
+    = pm::BuildCounter()
+        .Name("candor_http_requests_total")
+        .Help(
+          "HTTP requests by answer route, answer status and HTTP status code")
+        .Register(*registry);
+  pm::Family<pm::Histogram>& latency
+    = pm::BuildHistogram()
+        .Name("candor_http_request_duration_seconds")
+        .Help("Time from request arrival to response, by answer route")
+        .Register(*registry);
+  pm::Family<pm::Gauge>& in_flight
+    = pm::BuildGauge()
+        .Name("candor_http_in_flight_requests")
+        .Help("Requests being processed right now")
+        .Register(*registry);
   pm::Gauge& in_flight_gauge = in_flight.Add({});
-  pm::Family<pm::Counter>& model_calls = pm::BuildCounter()
-    .Name("candor_model_calls_total")
-    .Help("Logical model calls by prompt and outcome")
-    .Register(*registry);
-  pm::Family<pm::Counter>& model_tokens = pm::BuildCounter()
-    .Name("candor_model_tokens_total")
-    .Help("Tokens used by model calls (estimated on the scripted provider)")
-    .Register(*registry);
+  pm::Family<pm::Counter>& model_calls
+    = pm::BuildCounter()
+        .Name("candor_model_calls_total")
+        .Help("Logical model calls by prompt and outcome")
+        .Register(*registry);
+  pm::Family<pm::Counter>& model_tokens
+    = pm::BuildCounter()
+        .Name("candor_model_tokens_total")
+        .Help("Tokens used by model calls (estimated on the scripted provider)")
+        .Register(*registry);
   pm::Family<pm::Counter>& model_retries = pm::BuildCounter()
-    .Name("candor_model_retries_total")
-    .Help("Retried model attempts")
-    .Register(*registry);
-  pm::Family<pm::Counter>& model_fallbacks = pm::BuildCounter()
-    .Name("candor_model_fallbacks_total")
-    .Help("Logical model calls answered by the fallback model")
-    .Register(*registry);
-  pm::Family<pm::Counter>& restarts = pm::BuildCounter()
-    .Name("candor_actor_restarts_total")
-    .Help("Service actors restarted by the guardian")
-    .Register(*registry);
-  pm::Family<pm::Counter>& ledger = pm::BuildCounter()
-    .Name("candor_ledger_rows_total")
-    .Help("Rows committed to the ledger database")
-    .Register(*registry);
-  pm::Family<pm::Gauge>& ledger_backlog = pm::BuildGauge()
-    .Name("candor_ledger_backlog_records")
-    .Help("Records handed to the ledger writer and not committed yet")
-    .Register(*registry);
-  pm::Family<pm::Counter>& sandbox_events = pm::BuildCounter()
-    .Name("candor_sql_sandbox_events_total")
-    .Help("SQL sandbox executor processes killed at their deadline (kill), "
-          "dead of another cause (crash) and replaced (respawn)")
-    .Register(*registry);
-  pm::Family<pm::Gauge>& sandbox_pool = pm::BuildGauge()
-    .Name("candor_sql_sandbox_executors")
-    .Help("SQL sandbox pool: executor processes by state, and queued "
-          "statements")
-    .Register(*registry);
+                                             .Name("candor_model_retries_total")
+                                             .Help("Retried model attempts")
+                                             .Register(*registry);
+  pm::Family<pm::Counter>& model_fallbacks
+    = pm::BuildCounter()
+        .Name("candor_model_fallbacks_total")
+        .Help("Logical model calls answered by the fallback model")
+        .Register(*registry);
+  pm::Family<pm::Counter>& restarts
+    = pm::BuildCounter()
+        .Name("candor_actor_restarts_total")
+        .Help("Service actors restarted by the guardian")
+        .Register(*registry);
+  pm::Family<pm::Counter>& ledger
+    = pm::BuildCounter()
+        .Name("candor_ledger_rows_total")
+        .Help("Rows committed to the ledger database")
+        .Register(*registry);
+  pm::Family<pm::Gauge>& ledger_backlog
+    = pm::BuildGauge()
+        .Name("candor_ledger_backlog_records")
+        .Help("Records handed to the ledger writer and not committed yet")
+        .Register(*registry);
+  pm::Family<pm::Counter>& sandbox_events
+    = pm::BuildCounter()
+        .Name("candor_sql_sandbox_events_total")
+        .Help("SQL sandbox executor processes killed at their deadline (kill), "
+              "dead of another cause (crash) and replaced (respawn)")
+        .Register(*registry);
+  pm::Family<pm::Gauge>& sandbox_pool
+    = pm::BuildGauge()
+        .Name("candor_sql_sandbox_executors")
+        .Help("SQL sandbox pool: executor processes by state, and queued "
+              "statements")
+        .Register(*registry);
   pm::Counter& ledger_counter = ledger.Add({});
   pm::Gauge& backlog_gauge = ledger_backlog.Add({});
   pm::Counter& retries_counter = model_retries.Add({});
@@ -142,11 +154,11 @@ void telemetry::request_done(const std::string& route,
   std::string code{digits, end};
   auto& i = *impl_;
   i.request_series
-    .get(series_key(r, st, std::string_view{code}),
-         [&]() -> pm::Counter& {
-           return i.requests.Add({{"route", r}, {"status", st},
-                                  {"code", code}});
-         })
+    .get(
+      series_key(r, st, std::string_view{code}),
+      [&]() -> pm::Counter& {
+        return i.requests.Add({{"route", r}, {"status", st}, {"code", code}});
+      })
     .Increment();
   static const pm::Histogram::BucketBoundaries buckets{
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
@@ -170,8 +182,7 @@ void telemetry::model_call(const std::string& prompt,
   i.model_call_series
     .get(series_key(prompt, outcome),
          [&]() -> pm::Counter& {
-           return i.model_calls.Add({{"prompt", prompt},
-                                     {"outcome", outcome}});
+           return i.model_calls.Add({{"prompt", prompt}, {"outcome", outcome}});
          })
     .Increment();
   impl_->tokens_counter.Increment(static_cast<double>(tokens));
@@ -200,8 +211,7 @@ void telemetry::sandbox_event(const std::string& event) {
 void telemetry::sandbox_pool(int64_t size, int64_t ready, int64_t busy,
                              int64_t queued) {
   impl_->sandbox_pool.Add({{"state", "size"}}).Set(static_cast<double>(size));
-  impl_->sandbox_pool.Add({{"state", "ready"}})
-    .Set(static_cast<double>(ready));
+  impl_->sandbox_pool.Add({{"state", "ready"}}).Set(static_cast<double>(ready));
   impl_->sandbox_pool.Add({{"state", "busy"}}).Set(static_cast<double>(busy));
   impl_->sandbox_pool.Add({{"state", "queued"}})
     .Set(static_cast<double>(queued));

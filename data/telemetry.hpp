@@ -36,8 +36,7 @@ public:
   void sandbox_event(const std::string& event);
   /// The SQL sandbox pool: processes, idle ready ones, busy ones, queued
   /// statements.
-  void sandbox_pool(int64_t size, int64_t ready, int64_t busy,
-                    int64_t queued);
+  void sandbox_pool(int64_t size, int64_t ready, int64_t busy, int64_t queued);
 
   /// Text exposition format 0.0.4.
   std::string render() const;

@@ -56,8 +56,8 @@ std::string make_snippet(std::string_view text, size_t max_chars) {
   auto cut = flat.rfind(' ');
   if (cut != std::string::npos && cut > flat.size() / 2)
     flat.resize(cut);
-  while (!flat.empty() && (flat.back() == ',' || flat.back() == ';'
-                           || flat.back() == ':'))
+  while (!flat.empty()
+         && (flat.back() == ',' || flat.back() == ';' || flat.back() == ':'))
     flat.pop_back();
   return flat + "\u2026";
 }

@@ -29,14 +29,16 @@ namespace {
 
 using namespace config_detail;
 
-#define CANDOR_MEMBER(path) [](config & c) -> auto& { return c.path; }
+#define CANDOR_MEMBER(path)                                                    \
+  [](config & c) -> auto& {                                                    \
+    return c.path;                                                             \
+  }
 
 const std::vector<field>& fields() {
   static const std::vector<field> table = [] {
     std::vector<field> t;
     t.push_back(make_string("dataDir", CANDOR_MEMBER(data_dir), non_empty));
-    t.push_back(make_string("http.bind", CANDOR_MEMBER(http.bind),
-                            ip_address));
+    t.push_back(make_string("http.bind", CANDOR_MEMBER(http.bind), ip_address));
     t.push_back(make_int("http.port", CANDOR_MEMBER(http.port), 0, 65535));
     t.push_back(make_int("http.threads", CANDOR_MEMBER(http.threads), 1, 64));
     t.push_back(make_int("http.bodyLimitBytes",
@@ -59,29 +61,29 @@ const std::vector<field>& fields() {
     t.push_back(make_string("actors.schedulerPolicy",
                             CANDOR_MEMBER(actors.scheduler_policy),
                             {"sharing", "stealing"}));
-    t.push_back(make_int("graph.stepCap", CANDOR_MEMBER(graph.step_cap), 1,
-                         1000));
+    t.push_back(
+      make_int("graph.stepCap", CANDOR_MEMBER(graph.step_cap), 1, 1000));
     t.push_back(make_int("graph.llmCallBudget",
                          CANDOR_MEMBER(graph.llm_call_budget), 0, 100));
     t.push_back(make_int("graph.requestDeadlineMs",
-                         CANDOR_MEMBER(graph.request_deadline_ms), 1,
-                         3600000));
+                         CANDOR_MEMBER(graph.request_deadline_ms), 1, 3600000));
     t.push_back(make_string("llm.provider", CANDOR_MEMBER(llm.provider),
                             {"fake", "openai"}));
-    t.push_back(make_string("llm.fixturesDir", CANDOR_MEMBER(llm.fixtures_dir)));
+    t.push_back(
+      make_string("llm.fixturesDir", CANDOR_MEMBER(llm.fixtures_dir)));
     t.push_back(make_string("llm.model", CANDOR_MEMBER(llm.model)));
-    t.push_back(make_string("llm.fallbackModel",
-                            CANDOR_MEMBER(llm.fallback_model)));
+    t.push_back(
+      make_string("llm.fallbackModel", CANDOR_MEMBER(llm.fallback_model)));
     t.push_back(make_string("llm.baseUrl", CANDOR_MEMBER(llm.base_url)));
     {
       auto f = make_string("llm.apiKey", CANDOR_MEMBER(llm.api_key));
       f.secret = true;
       t.push_back(std::move(f));
     }
-    t.push_back(make_int("llm.maxRetries", CANDOR_MEMBER(llm.max_retries), 0,
-                         10));
-    t.push_back(make_int("llm.backoffBaseMs", CANDOR_MEMBER(llm.backoff_base_ms),
-                         0, 60000));
+    t.push_back(
+      make_int("llm.maxRetries", CANDOR_MEMBER(llm.max_retries), 0, 10));
+    t.push_back(make_int("llm.backoffBaseMs",
+                         CANDOR_MEMBER(llm.backoff_base_ms), 0, 60000));
     t.push_back(make_int("llm.attemptTimeoutMs",
                          CANDOR_MEMBER(llm.attempt_timeout_ms), 10, 600000));
     t.push_back(make_bool("llm.allowChaos", CANDOR_MEMBER(llm.allow_chaos)));
@@ -100,8 +102,8 @@ const std::vector<field>& fields() {
                          67108864));
     t.push_back(make_int("llm.maxIdleConnections",
                          CANDOR_MEMBER(llm.max_idle_connections), 0, 1024));
-    t.push_back(make_int("llm.clientThreads",
-                         CANDOR_MEMBER(llm.client_threads), 1, 16));
+    t.push_back(
+      make_int("llm.clientThreads", CANDOR_MEMBER(llm.client_threads), 1, 16));
     {
       auto f = make_string("guardrail.model", CANDOR_MEMBER(guardrail.model));
       f.env = "CANDOR_GUARD_MODEL";
@@ -109,28 +111,29 @@ const std::vector<field>& fields() {
     }
     t.push_back(make_string("guardrail.mode", CANDOR_MEMBER(guardrail.mode),
                             {"rules", "rules+model", "off"}));
-    t.push_back(make_string("guardrail.canary", CANDOR_MEMBER(guardrail.canary)));
+    t.push_back(
+      make_string("guardrail.canary", CANDOR_MEMBER(guardrail.canary)));
     t.push_back(make_int("sql.seed", CANDOR_MEMBER(sql.seed), 0,
                          std::numeric_limits<int64_t>::max()));
     t.push_back(make_int("sql.maxCorrections",
                          CANDOR_MEMBER(sql.max_corrections), 0, 10));
     t.push_back(make_int("sql.maxRows", CANDOR_MEMBER(sql.max_rows), 1, 200));
-    t.push_back(make_int("sql.rowsToModel", CANDOR_MEMBER(sql.rows_to_model),
-                         0, 200));
-    t.push_back(make_int("sql.executorPool", CANDOR_MEMBER(sql.executor_pool),
-                         1, 64));
-    t.push_back(make_int("sql.deadlineMs", CANDOR_MEMBER(sql.deadline_ms), 10,
-                         600000));
+    t.push_back(
+      make_int("sql.rowsToModel", CANDOR_MEMBER(sql.rows_to_model), 0, 200));
+    t.push_back(
+      make_int("sql.executorPool", CANDOR_MEMBER(sql.executor_pool), 1, 64));
+    t.push_back(
+      make_int("sql.deadlineMs", CANDOR_MEMBER(sql.deadline_ms), 10, 600000));
     t.push_back(make_int("sql.executorMemoryMb",
                          CANDOR_MEMBER(sql.executor_memory_mb), 32, 65536));
-    t.push_back(make_int("sql.heapLimitMb", CANDOR_MEMBER(sql.heap_limit_mb),
-                         1, 65536));
+    t.push_back(
+      make_int("sql.heapLimitMb", CANDOR_MEMBER(sql.heap_limit_mb), 1, 65536));
     t.push_back(make_int("sql.executorCpuSeconds",
                          CANDOR_MEMBER(sql.executor_cpu_seconds), 1, 3600));
     t.push_back(make_string("retrieval.mode", CANDOR_MEMBER(retrieval.mode),
                             {"tfidf", "bm25", "fusion"}));
-    t.push_back(make_int("retrieval.topK", CANDOR_MEMBER(retrieval.top_k), 1,
-                         3));
+    t.push_back(
+      make_int("retrieval.topK", CANDOR_MEMBER(retrieval.top_k), 1, 3));
     t.push_back(make_int("retrieval.chunkSize",
                          CANDOR_MEMBER(retrieval.chunk_size), 200, 4000));
     t.push_back(make_int("retrieval.dimensions",
@@ -146,10 +149,10 @@ const std::vector<field>& fields() {
     }
     t.push_back(make_int("ledger.flushIntervalMs",
                          CANDOR_MEMBER(ledger.flush_interval_ms), 1, 60000));
-    t.push_back(make_int("ledger.maxBatch", CANDOR_MEMBER(ledger.max_batch), 1,
-                         100000));
-    t.push_back(make_int("ledger.writerNice",
-                         CANDOR_MEMBER(ledger.writer_nice), 0, 19));
+    t.push_back(
+      make_int("ledger.maxBatch", CANDOR_MEMBER(ledger.max_batch), 1, 100000));
+    t.push_back(
+      make_int("ledger.writerNice", CANDOR_MEMBER(ledger.writer_nice), 0, 19));
     t.push_back(make_string("log.level", CANDOR_MEMBER(log.level),
                             {"debug", "info", "warn", "error"}));
     return t;
@@ -200,7 +203,8 @@ error apply_json(std::string_view text, std::string_view origin,
   std::function<error(const json::object&, const std::string&)> walk;
   walk = [&](const json::object& obj, const std::string& prefix) -> error {
     for (auto& [k, v] : obj) {
-      auto key = prefix.empty() ? std::string{k} : prefix + "." + std::string{k};
+      auto key
+        = prefix.empty() ? std::string{k} : prefix + "." + std::string{k};
       if (auto* f = find_field(key)) {
         if (f->secret && !allow_secrets)
           return invalid(std::string{origin} + ": key '" + key
@@ -244,18 +248,17 @@ error check_consistency(config& cfg, const sources& src,
     return it == src.end() ? key : it->second;
   };
   // Names a key with its environment variable, for "set ..." hints.
-  auto hint = [](const std::string& key) {
-    return key + " (" + env_name(key) + ")";
-  };
+  auto hint
+    = [](const std::string& key) { return key + " (" + env_name(key) + ")"; };
   // A base URL or a key means a real model endpoint.
   if (!cfg.llm.base_url.empty() || !cfg.llm.api_key.empty())
     cfg.llm.provider = "openai";
   if (cfg.llm.provider == "openai" && cfg.llm.base_url.empty())
-    return invalid((cfg.llm.api_key.empty() ? from("llm.provider")
-                                            : from("llm.apiKey"))
-                   + " selects the 'openai' provider but no endpoint is "
-                     "set: set "
-                   + hint("llm.baseUrl"));
+    return invalid(
+      (cfg.llm.api_key.empty() ? from("llm.provider") : from("llm.apiKey"))
+      + " selects the 'openai' provider but no endpoint is "
+        "set: set "
+      + hint("llm.baseUrl"));
   if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider == "fake")
     return invalid(from("guardrail.mode")
                    + " is 'rules+model', which needs a real model "
@@ -285,11 +288,13 @@ error check_consistency(config& cfg, const sources& src,
       return invalid(url_from + " must start with http:// or https://");
     if (url.find_first_of(" \t\r\n?#") != std::string::npos
         || url.size() > 2048)
-      return invalid(url_from + " must be a plain URL without spaces, query "
-                                "or fragment");
+      return invalid(url_from
+                     + " must be a plain URL without spaces, query "
+                       "or fragment");
     if (url.find('@') != std::string::npos)
-      return invalid(url_from + " must not carry credentials: use "
-                                "CANDOR_LLM_API_KEY");
+      return invalid(url_from
+                     + " must not carry credentials: use "
+                       "CANDOR_LLM_API_KEY");
     // The key goes into a header: visible ASCII only (no CR/LF injection).
     for (char c : cfg.llm.api_key)
       if (c <= ' ' || c > '~')
@@ -300,8 +305,8 @@ error check_consistency(config& cfg, const sources& src,
     // A key never travels in clear text to another machine.
     auto host = url.substr(https ? 8 : 7);
     host = host.substr(0, host.find_first_of(":/"));
-    bool loopback = host == "127.0.0.1" || host == "localhost"
-                    || host == "[::1]";
+    bool loopback
+      = host == "127.0.0.1" || host == "localhost" || host == "[::1]";
     if (!https && !cfg.llm.api_key.empty() && !loopback)
       return invalid("CANDOR_LLM_API_KEY would be sent in clear text: "
                      + url_from
@@ -309,9 +314,8 @@ error check_consistency(config& cfg, const sources& src,
                        "loopback");
     // The scripted model names mean nothing to a real endpoint.
     if (cfg.llm.model.empty() || cfg.llm.model.rfind("scripted-", 0) == 0)
-      return invalid("llm.provider is 'openai' (" + url_from
-                     + " is set): set " + hint("llm.model")
-                     + " to the endpoint's model name");
+      return invalid("llm.provider is 'openai' (" + url_from + " is set): set "
+                     + hint("llm.model") + " to the endpoint's model name");
     if (cfg.llm.fallback_model.rfind("scripted-", 0) == 0)
       cfg.llm.fallback_model.clear(); // no fallback unless one is named
   }
@@ -366,8 +370,8 @@ parse_config(std::string_view defaults_json, const config_file* file,
         match = &f;
     if (!match)
       return invalid("unknown environment variable " + name);
-    if (auto e = apply_text(match->key, value, "environment variable " + name,
-                            cfg))
+    if (auto e
+        = apply_text(match->key, value, "environment variable " + name, cfg))
       return e;
     src[match->key] = name;
   }

@@ -80,28 +80,28 @@ struct config {
 
   /// The data branch.
   struct sql_t {
-    uint64_t seed = 42;              ///< sales generator seed
+    uint64_t seed = 42; ///< sales generator seed
     int32_t max_corrections = 3;
-    int32_t max_rows = 200;          ///< rows kept from an execution
-    int32_t rows_to_model = 50;      ///< rows shown to sql_answer's model
-    int32_t executor_pool = 2;       ///< pre-started executor processes
-    int64_t deadline_ms = 5000;      ///< SIGKILL after this long
+    int32_t max_rows = 200;     ///< rows kept from an execution
+    int32_t rows_to_model = 50; ///< rows shown to sql_answer's model
+    int32_t executor_pool = 2;  ///< pre-started executor processes
+    int64_t deadline_ms = 5000; ///< SIGKILL after this long
     /// What an executor may allocate beyond its own mapped image (its
     /// RLIMIT_AS is that image plus this).
     int64_t executor_memory_mb = 256;
-    int64_t heap_limit_mb = 64;      ///< sqlite3_hard_heap_limit64
+    int64_t heap_limit_mb = 64;        ///< sqlite3_hard_heap_limit64
     int32_t executor_cpu_seconds = 10; ///< RLIMIT_CPU of an executor
   } sql;
 
   /// The documents branch.
   struct retrieval_t {
-    std::string mode = "fusion";     ///< "tfidf", "bm25" or "fusion"
+    std::string mode = "fusion"; ///< "tfidf", "bm25" or "fusion"
     int32_t top_k = 3;
-    int32_t chunk_size = 600;        ///< target characters per chunk
-    int32_t dimensions = 262144;     ///< hashed TF-IDF features
+    int32_t chunk_size = 600;    ///< target characters per chunk
+    int32_t dimensions = 262144; ///< hashed TF-IDF features
     /// Refusal threshold on the top passage's score (set by calibrate).
     double threshold = 0.1;
-    std::string admin_token;         ///< environment only (re-index)
+    std::string admin_token; ///< environment only (re-index)
   } retrieval;
 
   struct ledger_t {

@@ -36,8 +36,8 @@ inline std::string type_error(const char* expected) {
 /// Builds a field for an integer member reached through `get`.
 template <class Get>
 field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
-  auto range = "must be between " + std::to_string(lo) + " and "
-               + std::to_string(hi);
+  auto range
+    = "must be between " + std::to_string(lo) + " and " + std::to_string(hi);
   auto check = [lo, hi, range](int64_t v) -> std::string {
     if (v < lo || v > hi)
       return range;
@@ -45,8 +45,8 @@ field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
   };
   field f;
   f.key = std::move(key);
-  f.from_json = [get, check, range](const json::value& v,
-                                   config& c) -> std::string {
+  f.from_json
+    = [get, check, range](const json::value& v, config& c) -> std::string {
     if (!v.is_int64() && !v.is_uint64())
       return type_error("an integer");
     // Beyond int64_t every range here is exceeded.
@@ -59,8 +59,8 @@ field make_int(std::string key, Get get, int64_t lo, int64_t hi) {
     get(c) = static_cast<std::remove_reference_t<decltype(get(c))>>(x);
     return {};
   };
-  f.from_text = [get, check, range](const std::string& s,
-                                   config& c) -> std::string {
+  f.from_text
+    = [get, check, range](const std::string& s, config& c) -> std::string {
     int64_t x = 0;
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
     if (ec == std::errc::result_out_of_range && p == s.data() + s.size())
@@ -86,8 +86,7 @@ template <class Get>
 field make_double(std::string key, Get get, double lo, double hi) {
   auto check = [lo, hi](double v) -> std::string {
     if (!(v >= lo && v <= hi))
-      return "must be between " + number_text(lo) + " and "
-             + number_text(hi);
+      return "must be between " + number_text(lo) + " and " + number_text(hi);
     return {};
   };
   field f;

@@ -61,5 +61,4 @@ int http_status(ec code) noexcept {
   }
 }
 
-
 } // namespace candor::domain

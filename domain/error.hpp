@@ -88,7 +88,9 @@ struct error {
   /// Set by the request's supervisor; stays in this process (not inspected).
   std::optional<spent_so_far> spent;
 
-  explicit operator bool() const noexcept { return code != ec::none; }
+  explicit operator bool() const noexcept {
+    return code != ec::none;
+  }
 };
 
 template <class Inspector>
@@ -106,15 +108,33 @@ class outcome {
 public:
   outcome(T value) : v_(std::move(value)) {}
   outcome(error err) : v_(std::move(err)) {}
-  bool ok() const noexcept { return v_.index() == 0; }
-  explicit operator bool() const noexcept { return ok(); }
-  T& value() { return std::get<0>(v_); }
-  const T& value() const { return std::get<0>(v_); }
-  T& operator*() { return value(); }
-  const T& operator*() const { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  const domain::error& err() const { return std::get<1>(v_); }
+  bool ok() const noexcept {
+    return v_.index() == 0;
+  }
+  explicit operator bool() const noexcept {
+    return ok();
+  }
+  T& value() {
+    return std::get<0>(v_);
+  }
+  const T& value() const {
+    return std::get<0>(v_);
+  }
+  T& operator*() {
+    return value();
+  }
+  const T& operator*() const {
+    return value();
+  }
+  T* operator->() {
+    return &value();
+  }
+  const T* operator->() const {
+    return &value();
+  }
+  const domain::error& err() const {
+    return std::get<1>(v_);
+  }
 
 private:
   std::variant<T, domain::error> v_;

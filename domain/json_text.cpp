@@ -122,30 +122,16 @@ void append_double(std::string& out, double x) {
 
 void append_json(std::string& out, const boost::json::value& v) {
   switch (v.kind()) {
-    case boost::json::kind::null:
-      out.append("null");
-      return;
+    case boost::json::kind::null: out.append("null"); return;
     case boost::json::kind::bool_:
       out.append(v.get_bool() ? "true" : "false");
       return;
-    case boost::json::kind::int64:
-      append_number(out, v.get_int64());
-      return;
-    case boost::json::kind::uint64:
-      append_number(out, v.get_uint64());
-      return;
-    case boost::json::kind::double_:
-      append_double(out, v.get_double());
-      return;
-    case boost::json::kind::string:
-      append_string(out, v.get_string());
-      return;
-    case boost::json::kind::array:
-      append_json(out, v.get_array());
-      return;
-    case boost::json::kind::object:
-      append_json(out, v.get_object());
-      return;
+    case boost::json::kind::int64: append_number(out, v.get_int64()); return;
+    case boost::json::kind::uint64: append_number(out, v.get_uint64()); return;
+    case boost::json::kind::double_: append_double(out, v.get_double()); return;
+    case boost::json::kind::string: append_string(out, v.get_string()); return;
+    case boost::json::kind::array: append_json(out, v.get_array()); return;
+    case boost::json::kind::object: append_json(out, v.get_object()); return;
   }
 }
 
@@ -228,10 +214,10 @@ std::optional<std::string> duplicate_member(std::string_view text) {
   // names: comparing each with its object's earlier names would be
   // quadratic). Paths are built only for the duplicate reported.
   struct container {
-    int parent;            ///< index in `containers`, -1 for the root
-    bool in_object;        ///< its parent is an object (else an array)
-    std::string_view key;  ///< its name in a parent object
-    size_t index;          ///< its position in a parent array
+    int parent;           ///< index in `containers`, -1 for the root
+    bool in_object;       ///< its parent is an object (else an array)
+    std::string_view key; ///< its name in a parent object
+    size_t index;         ///< its position in a parent array
   };
   struct open {
     int id;
@@ -265,8 +251,8 @@ std::optional<std::string> duplicate_member(std::string_view text) {
             k.index = stack.back().index;
         }
         containers.push_back(k);
-        stack.push_back(open{static_cast<int>(containers.size()) - 1,
-                             c == '{'});
+        stack.push_back(
+          open{static_cast<int>(containers.size()) - 1, c == '{'});
         break;
       }
       case '}':
@@ -308,8 +294,7 @@ std::optional<std::string> duplicate_member(std::string_view text) {
             break;
           ++i; // an escaped quote: look further
         }
-        if (stack.empty() || !stack.back().object
-            || !stack.back().expect_name)
+        if (stack.empty() || !stack.back().object || !stack.back().expect_name)
           break;
         auto token = text.substr(start, i + 1 - start);
         std::string_view n = token.substr(1, token.size() - 2);

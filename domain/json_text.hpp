@@ -49,8 +49,7 @@ std::optional<std::string> duplicate_member(std::string_view text);
 /// same escapes, same numbers. The caller keeps the structure balanced.
 class json_text_writer {
 public:
-  explicit json_text_writer(std::string& out) : out_(out) {
-  }
+  explicit json_text_writer(std::string& out) : out_(out) {}
 
   // The structural calls and `key` are defined below, in the header: a
   // response writes some forty keys, and inlined with a literal name the

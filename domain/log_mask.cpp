@@ -4,6 +4,7 @@
 #include "domain/log_mask.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -63,9 +64,10 @@ std::vector<masker> make_maskers() {
   for (auto& [pattern, rewrite] : specs) {
     auto re = std::make_unique<RE2>(pattern, opts);
     if (!re->ok()) {
-      std::fprintf(stderr, "candor: invalid log mask pattern %s: %s\n",
-                   pattern.c_str(), re->error().c_str());
-      std::abort();
+      // Built-in patterns: a bad one is a defect; the runtime reports the
+      // uncaught exception's text and ends the process.
+      throw std::logic_error("candor: invalid log mask pattern " + pattern
+                             + ": " + re->error());
     }
     out.push_back(masker{std::move(re), rewrite});
   }
@@ -105,8 +107,7 @@ bool word_at(std::string_view text, size_t at, std::string_view word,
     return false;
   for (size_t i = 0; i < word.size(); ++i) {
     char c = lower(text[at + i]);
-    if (word[i] == '?' ? any.find(c) == std::string_view::npos
-                       : c != word[i])
+    if (word[i] == '?' ? any.find(c) == std::string_view::npos : c != word[i])
       return false;
   }
   return true;
@@ -124,9 +125,9 @@ namespace {
 struct pair_table {
   uint64_t bits[65536 / 64] = {};
   constexpr pair_table() {
-    constexpr std::string_view starts[] = {
-      "au", "ak", "as", "ai", "be", "ba", "cr", "ey", "gh", "gi",
-      "ke", "pa", "pw", "sk", "se", "si", "to", "xo"};
+    constexpr std::string_view starts[]
+      = {"au", "ak", "as", "ai", "be", "ba", "cr", "ey", "gh",
+         "gi", "ke", "pa", "pw", "sk", "se", "si", "to", "xo"};
     for (auto s : starts)
       for (int upper_a = 0; upper_a < 2; ++upper_a)
         for (int upper_b = 0; upper_b < 2; ++upper_b)
@@ -154,8 +155,7 @@ bool word_starts_at(std::string_view text, size_t i) noexcept {
     case 'a':
       return word_at(text, i, "authorization") || word_at(text, i, "akia")
              || word_at(text, i, "asia") || word_at(text, i, "aiza");
-    case 'b':
-      return word_at(text, i, "bearer") || word_at(text, i, "basic");
+    case 'b': return word_at(text, i, "bearer") || word_at(text, i, "basic");
     case 'c': return word_at(text, i, "credential");
     case 'e': return word_at(text, i, "eyj");
     case 'g':

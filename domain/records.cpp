@@ -63,7 +63,4 @@ void record_outcome(request_record& rec, const ask_state& st) {
 
 } // namespace candor::domain
 
-namespace candor::domain {
-
-
-} // namespace candor::domain
+namespace candor::domain {} // namespace candor::domain

@@ -16,16 +16,16 @@ namespace candor::domain {
 /// every HTTP error, whatever the route.
 struct request_record {
   std::string request_id;
-  int64_t ts_us = 0;     ///< arrival, microseconds since the epoch
+  int64_t ts_us = 0; ///< arrival, microseconds since the epoch
   std::string method;
   std::string path;
-  std::string route;     ///< docs|data|out_of_scope, empty when unrouted
-  std::string status;    ///< answered|refused|...; empty for HTTP errors
+  std::string route;  ///< docs|data|out_of_scope, empty when unrouted
+  std::string status; ///< answered|refused|...; empty for HTTP errors
   std::string blocked_by;
   int32_t http_status = 0;
-  std::string error;     ///< error code name for HTTP errors
+  std::string error; ///< error code name for HTTP errors
   int64_t latency_us = 0;
-  std::string question;  ///< cut to 200 characters
+  std::string question; ///< cut to 200 characters
   int32_t llm_calls = 0;
   int64_t tokens = 0;
   double cost_usd = 0;
@@ -61,14 +61,14 @@ request_record request_row(const ask_request& req, int http_status,
 struct llm_call_record {
   std::string request_id;
   int64_t ts_us = 0;
-  std::string prompt;        ///< prompt name, e.g. "router"
+  std::string prompt; ///< prompt name, e.g. "router"
   std::string prompt_version;
   std::string provider;
-  std::string model;         ///< the model that answered (or last tried)
+  std::string model; ///< the model that answered (or last tried)
   int32_t attempts = 0;
   int32_t retries = 0;
   bool fallback_used = false;
-  std::string outcome;       ///< ok | fixture_missing | unavailable | ...
+  std::string outcome; ///< ok | fixture_missing | unavailable | ...
   int64_t tokens_in = 0;
   int64_t tokens_out = 0;
   bool tokens_estimated = true;
@@ -101,8 +101,8 @@ struct sql_audit_record {
   std::string request_id;
   int64_t ts_us = 0;
   std::string sql;
-  std::string verdict;   ///< allow | block | error
-  std::string layer;     ///< the deciding layer
+  std::string verdict; ///< allow | block | error
+  std::string layer;   ///< the deciding layer
   std::string reason;
   int64_t rows = 0;
   int64_t latency_us = 0;
@@ -119,9 +119,4 @@ std::string cut_utf8(const std::string& text, size_t max_chars);
 
 } // namespace candor::domain
 
-namespace candor::domain {
-
-
-
-
-} // namespace candor::domain
+namespace candor::domain {} // namespace candor::domain

@@ -11,8 +11,7 @@ node next_node(node current, const ask_state& st) noexcept {
   if (st.finished())
     return node::finalize;
   switch (current) {
-    case node::guard_input:
-      return node::router;
+    case node::guard_input: return node::router;
     case node::router:
       switch (st.route) {
         case route_kind::docs: return node::retrieve;
@@ -21,27 +20,19 @@ node next_node(node current, const ask_state& st) noexcept {
         case route_kind::none: return node::finalize;
       }
       return node::finalize;
-    case node::out_of_scope:
-      return node::finalize;
-    case node::retrieve:
-      return node::rag_answer;
-    case node::rag_answer:
-      return node::check_citations;
-    case node::check_citations:
-      return node::finalize;
-    case node::sql_generate:
-      return node::sql_validate;
+    case node::out_of_scope: return node::finalize;
+    case node::retrieve: return node::rag_answer;
+    case node::rag_answer: return node::check_citations;
+    case node::check_citations: return node::finalize;
+    case node::sql_generate: return node::sql_validate;
     case node::sql_validate:
       return st.pending_error.empty() ? node::sql_execute : node::sql_correct;
-    case node::sql_correct:
-      return node::sql_validate;
+    case node::sql_correct: return node::sql_validate;
     case node::sql_execute:
       return st.pending_error.empty() ? node::sql_answer : node::sql_correct;
-    case node::sql_answer:
-      return node::finalize;
+    case node::sql_answer: return node::finalize;
     case node::finalize:
-    case node::done:
-      return node::done;
+    case node::done: return node::done;
   }
   return node::finalize;
 }
@@ -55,10 +46,8 @@ int32_t min_model_calls(node n, const ask_state& st) noexcept {
     case node::rag_answer:
     case node::sql_generate:
     case node::sql_correct:
-    case node::sql_answer:
-      return 1;
-    default:
-      return 0;
+    case node::sql_answer: return 1;
+    default: return 0;
   }
 }
 

@@ -6,6 +6,7 @@
 #include "domain/swar.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -191,9 +192,12 @@ const icu::Normalizer2& nfkd_instance() {
     UErrorCode st = U_ZERO_ERROR;
     auto* n = icu::Normalizer2::getNFKDInstance(st);
     if (U_FAILURE(st) || n == nullptr) {
-      std::fprintf(stderr, "candor: ICU NFKD data unavailable: %s\n",
-                   u_errorName(st));
-      std::abort();
+      // ICU's data ships with the library: without it nothing can be
+      // checked, and the process ends with this text (the runtime prints
+      // it).
+      throw std::runtime_error(std::string{"candor: ICU NFKD data "
+                                           "unavailable: "}
+                               + u_errorName(st));
     }
     return n;
   }();
@@ -213,9 +217,9 @@ struct bmp_table {
     UErrorCode st = U_ZERO_ERROR;
     USpoofChecker* sc = uspoof_open(&st);
     if (U_FAILURE(st)) {
-      std::fprintf(stderr, "candor: ICU spoof checker unavailable: %s\n",
-                   u_errorName(st));
-      std::abort();
+      throw std::runtime_error(std::string{"candor: ICU spoof checker "
+                                           "unavailable: "}
+                               + u_errorName(st));
     }
     std::unordered_map<std::string, uint32_t> seen;
     for (UChar32 c = 0; c < 0x10000; ++c) {

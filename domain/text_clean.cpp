@@ -144,8 +144,8 @@ constexpr size_t max_reference_name = 21;
 
 /// Names a browser also decodes without the ';' (legacy references).
 bool decodes_without_semicolon(std::string_view name) noexcept {
-  for (std::string_view x : {"AMP", "GT", "LT", "QUOT", "amp", "gt", "lt",
-                             "nbsp", "quot"})
+  for (std::string_view x :
+       {"AMP", "GT", "LT", "QUOT", "amp", "gt", "lt", "nbsp", "quot"})
     if (name == x)
       return true;
   return false;
@@ -153,11 +153,11 @@ bool decodes_without_semicolon(std::string_view name) noexcept {
 
 /// What a browser shows for `&#128;`..`&#159;` (HTML's numeric reference
 /// table: Windows-1252); 0 where it keeps the C1 control.
-constexpr char32_t windows_1252_c1[32] = {
-  0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
-  0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0,      0x017D, 0,
-  0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
-  0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
+constexpr char32_t windows_1252_c1[32]
+  = {0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+     0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0,      0x017D, 0,
+     0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+     0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
 
 void append_utf8(std::string& out, char32_t c) {
   if (c < 0x80) {
@@ -201,9 +201,8 @@ size_t decode_numeric(std::string_view text, size_t i, std::string& out) {
     if (d < 0)
       break;
     // Saturates past the last code point: any larger number is invalid.
-    value = std::min<uint32_t>(value * (hex ? 16 : 10)
-                                 + static_cast<uint32_t>(d),
-                               0x110000);
+    value = std::min<uint32_t>(
+      value * (hex ? 16 : 10) + static_cast<uint32_t>(d), 0x110000);
   }
   if (j == first)
     return 0;
@@ -234,11 +233,9 @@ size_t decode_named(std::string_view text, size_t i, std::string& out) {
   bool semicolon = j < text.size() && text[j] == ';';
   if (!semicolon && !decodes_without_semicolon(name))
     return 0;
-  auto it = std::lower_bound(std::begin(named_references),
-                             std::end(named_references), name,
-                             [](const named_reference& r, std::string_view n) {
-                               return r.name < n;
-                             });
+  auto it = std::lower_bound(
+    std::begin(named_references), std::end(named_references), name,
+    [](const named_reference& r, std::string_view n) { return r.name < n; });
   if (it == std::end(named_references) || it->name != name)
     return 0;
   append_utf8(out, it->code_point);

@@ -112,8 +112,7 @@ struct citation {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, citation& x) {
-  return f(x.chunk_id, x.doc_title, x.heading, x.score, x.snippet,
-           x.sanitized);
+  return f(x.chunk_id, x.doc_title, x.heading, x.score, x.snippet, x.sanitized);
 }
 
 /// One passage the retrieve node found, as the documents branch carries it
@@ -161,8 +160,8 @@ struct sql_block {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sql_block& x) {
-  return f(x.query, x.original_query, x.corrections, x.limit_applied,
-           x.columns, x.rows, x.row_count, x.truncated, x.last_error);
+  return f(x.query, x.original_query, x.corrections, x.limit_applied, x.columns,
+           x.rows, x.row_count, x.truncated, x.last_error);
 }
 
 struct guardrail_info {
@@ -215,10 +214,10 @@ void accumulate(llm_usage& total, const llm_usage& other);
 
 /// Static facts about the running service, copied into `meta`.
 struct service_info {
-  std::string provider;           ///< "fake" or "openai"
+  std::string provider;            ///< "fake" or "openai"
   std::vector<std::string> models; ///< primary first
-  std::string embedder;           ///< fingerprint, empty until indexed
-  std::string guardrail_mode;     ///< "rules", "rules+model", "off"
+  std::string embedder;            ///< fingerprint, empty until indexed
+  std::string guardrail_mode;      ///< "rules", "rules+model", "off"
   bool cost_is_fictional = true;
 };
 
@@ -269,7 +268,9 @@ struct ask_state {
   /// checks states without it itself.
   bool validated = false;
 
-  bool finished() const noexcept { return status != status_kind::pending; }
+  bool finished() const noexcept {
+    return status != status_kind::pending;
+  }
 };
 
 template <class Inspector>
@@ -278,8 +279,7 @@ typename Inspector::result_type inspect(Inspector& f, ask_state& x) {
            x.blocked_by, x.answer, x.citations, x.has_sql, x.sql, x.follow_ups,
            x.guardrail, x.warnings, x.usage, x.llm_budget, x.trace,
            x.redacted_spans, x.pending_error, x.passages, x.cited_ids,
-           x.confident, x.model_refused, x.service, x.latency_ms,
-           x.validated);
+           x.confident, x.model_refused, x.service, x.latency_ms, x.validated);
 }
 
 // -- an owning box for the state ----------------------------------------------
@@ -303,7 +303,7 @@ public:
   indirect() : ptr_(std::make_unique<T>()) {}
   explicit indirect(T value) : ptr_(std::make_unique<T>(std::move(value))) {}
   indirect(const indirect& other)
-    : ptr_(other.ptr_ ? std::make_unique<T>(*other.ptr_) : nullptr) {}
+      : ptr_(other.ptr_ ? std::make_unique<T>(*other.ptr_) : nullptr) {}
   indirect(indirect&&) noexcept = default;
 
   indirect& operator=(const indirect& other) {
@@ -314,12 +314,22 @@ public:
   }
   indirect& operator=(indirect&&) noexcept = default;
 
-  T& operator*() noexcept { return *ptr_; }
-  const T& operator*() const noexcept { return *ptr_; }
-  T* operator->() noexcept { return ptr_.get(); }
-  const T* operator->() const noexcept { return ptr_.get(); }
+  T& operator*() noexcept {
+    return *ptr_;
+  }
+  const T& operator*() const noexcept {
+    return *ptr_;
+  }
+  T* operator->() noexcept {
+    return ptr_.get();
+  }
+  const T* operator->() const noexcept {
+    return ptr_.get();
+  }
 
-  bool valueless_after_move() const noexcept { return ptr_ == nullptr; }
+  bool valueless_after_move() const noexcept {
+    return ptr_ == nullptr;
+  }
 
 private:
   std::unique_ptr<T> ptr_;

@@ -66,8 +66,8 @@ domain::outcome<labelled_set> parse_labelled_set(std::string_view text) {
   labelled_set out;
   if (auto* n = string_member(*root, "name"))
     out.name = std::string{*n};
-  if (auto* cs = root->if_contains("chunkSize"); cs && cs->is_int64()
-                                                 && cs->as_int64() > 0)
+  if (auto* cs = root->if_contains("chunkSize");
+      cs && cs->is_int64() && cs->as_int64() > 0)
     out.chunk_size = static_cast<size_t>(cs->as_int64());
   auto* qs = root->if_contains("questions");
   if (qs == nullptr || !qs->is_array())
@@ -121,8 +121,9 @@ domain::outcome<labelled_set> parse_labelled_set(std::string_view text) {
     if (q.answerable && q.expected.empty())
       return invalid(at + ": an answerable question needs expected passages");
     if (!q.answerable && !q.expected.empty())
-      return invalid(at + ": an unanswerable question has no expected "
-                          "passages");
+      return invalid(at
+                     + ": an unanswerable question has no expected "
+                       "passages");
     out.questions.push_back(std::move(q));
   }
   return out;
@@ -236,12 +237,12 @@ domain::outcome<ablation_report> run_ablation(const labelled_set& set,
       std::vector<size_t> ranks;
       for (auto* q : test)
         if (q->answerable)
-          ranks.push_back(first_match_rank(
-            *q, ranked_ids(**snap, q->question, mode,
-                           std::max(opts.depth, opts.k))));
+          ranks.push_back(
+            first_match_rank(*q, ranked_ids(**snap, q->question, mode,
+                                            std::max(opts.depth, opts.k))));
       row.ranking = ranking_quality(ranks, opts.k);
-      auto cal = calibrate(score_split(**snap, set, split_kind::calibration,
-                                       mode, opts.k));
+      auto cal = calibrate(
+        score_split(**snap, set, split_kind::calibration, mode, opts.k));
       row.threshold = cal.threshold;
       row.calibration_accuracy = cal.best_accuracy;
       auto scored = score_split(**snap, set, opts.measure, mode, opts.k);
@@ -259,9 +260,8 @@ domain::outcome<ablation_report> run_ablation(const labelled_set& set,
   for (size_t i = 1; i < report.rows.size(); ++i) {
     const auto& a = report.rows[i];
     const auto& b = report.rows[report.winner];
-    bool better = a.meets_targets != b.meets_targets
-                    ? a.meets_targets
-                    : key(a) > key(b) + 1e-12;
+    bool better = a.meets_targets != b.meets_targets ? a.meets_targets
+                                                     : key(a) > key(b) + 1e-12;
     if (better)
       report.winner = i;
   }
@@ -289,8 +289,8 @@ std::string explain_split(const data::retrieval_snapshot& snap,
     }
     out << q->id << " " << (q->answerable ? "A" : "U") << " rank " << rank
         << " ev " << fixed(evidence, 4) << " cos " << fixed(ev.cosine, 3)
-        << " cov " << fixed(ev.coverage, 3) << " oov "
-        << fixed(ev.oov_share, 3) << " type " << data::to_string(ev.type)
+        << " cov " << fixed(ev.coverage, 3) << " oov " << fixed(ev.oov_share, 3)
+        << " type " << data::to_string(ev.type)
         << (ev.type_found ? "" : " (none stated)");
     for (const auto& m : ev.missing_names)
       out << " -name:" << m;
@@ -344,14 +344,13 @@ std::string format_table(const ablation_report& report) {
   for (size_t i = 0; i < report.rows.size(); ++i) {
     const auto& r = report.rows[i];
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "| %-6s | %10zu | %6zu | %8s | %5s | %9s | %12s | %-7s |",
-                  std::string{data::to_string(r.mode)}.c_str(), r.chunk_size,
-                  r.chunks, fixed(r.ranking.recall_at_k, 3).c_str(),
-                  fixed(r.ranking.mrr, 3).c_str(),
-                  fixed(r.threshold, 4).c_str(),
-                  fixed(r.refusal_accuracy, 3).c_str(),
-                  r.meets_targets ? "met" : "missed");
+    std::snprintf(
+      line, sizeof line,
+      "| %-6s | %10zu | %6zu | %8s | %5s | %9s | %12s | %-7s |",
+      std::string{data::to_string(r.mode)}.c_str(), r.chunk_size, r.chunks,
+      fixed(r.ranking.recall_at_k, 3).c_str(), fixed(r.ranking.mrr, 3).c_str(),
+      fixed(r.threshold, 4).c_str(), fixed(r.refusal_accuracy, 3).c_str(),
+      r.meets_targets ? "met" : "missed");
     out << line << (i == report.winner ? " <- winner" : "") << "\n";
   }
   return out.str();

@@ -37,8 +37,7 @@ double median(std::vector<double> xs) {
 
 /// Correct decisions when every item with evidence > `below` is answered
 /// (the threshold lies just above `below`).
-size_t correct_above(const std::vector<scored_question>& items,
-                     double below) {
+size_t correct_above(const std::vector<scored_question>& items, double below) {
   size_t n = 0;
   for (const auto& x : items)
     n += x.answerable == (x.evidence > below) ? 1 : 0;
@@ -94,8 +93,8 @@ calibration calibrate(const std::vector<scored_question>& items,
   size_t best = 0;
   for (const auto& x : cands)
     best = std::max(best, x.correct);
-  c.best_accuracy = static_cast<double>(best)
-                    / static_cast<double>(items.size());
+  c.best_accuracy
+    = static_cast<double>(best) / static_cast<double>(items.size());
   // Widest run of adjacent best candidates; ties go to the lower run.
   double best_width = -1;
   for (size_t i = 0; i < cands.size();) {
@@ -116,15 +115,15 @@ calibration calibrate(const std::vector<scored_question>& items,
   }
   auto mid = (c.plateau_low + c.plateau_high) / 2;
   auto rounded = std::round(mid * 1e4) / 1e4;
-  c.threshold = rounded > c.plateau_low && rounded <= c.plateau_high
-                  ? rounded
-                  : mid;
+  c.threshold
+    = rounded > c.plateau_low && rounded <= c.plateau_high ? rounded : mid;
   // Even grid over [floor, highest value] for the printed sweep.
   auto top = values.back();
   auto rows = std::max<size_t>(sweep_rows, 2);
   for (size_t i = 0; i < rows; ++i) {
-    auto t = floor + (top - floor) * static_cast<double>(i)
-                       / static_cast<double>(rows - 1);
+    auto t = floor
+             + (top - floor) * static_cast<double>(i)
+                 / static_cast<double>(rows - 1);
     c.sweep.push_back({t, refusal_accuracy(items, t)});
   }
   return c;
@@ -137,8 +136,8 @@ std::vector<scored_question> score_split(const data::retrieval_snapshot& snap,
   std::vector<scored_question> out;
   for (const auto* q : set.of(split)) {
     auto hits = snap.search(q->question, k, mode);
-    out.push_back({data::evidence_score(snap, q->question, hits),
-                   q->answerable});
+    out.push_back(
+      {data::evidence_score(snap, q->question, hits), q->answerable});
   }
   return out;
 }
@@ -162,10 +161,9 @@ std::string format_calibration(const calibration& c) {
     rows.push_back({c.threshold, c.best_accuracy, "  <- chosen"});
     rows.push_back({c.plateau_high, c.best_accuracy, "  plateau ends"});
   }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const row& a, const row& b) {
-                     return a.threshold < b.threshold;
-                   });
+  std::stable_sort(rows.begin(), rows.end(), [](const row& a, const row& b) {
+    return a.threshold < b.threshold;
+  });
   for (const auto& r : rows) {
     bool in = r.threshold > c.plateau_low && r.threshold <= c.plateau_high;
     out << fixed(r.threshold, 4) << "     "
@@ -173,11 +171,11 @@ std::string format_calibration(const calibration& c) {
         << (*r.note ? r.note : (in ? "  *" : "")) << "\n";
   }
   out << "\nmedian evidence: answerable " << fixed(c.median_answerable, 4)
-      << ", unanswerable " << fixed(c.median_unanswerable, 4)
-      << ", separation " << fixed(c.separation, 4) << "\n"
-      << "best accuracy " << fixed(c.best_accuracy, 3)
-      << " on the plateau (" << fixed(c.plateau_low, 4) << ", "
-      << fixed(c.plateau_high, 4) << "] (marked above)\n"
+      << ", unanswerable " << fixed(c.median_unanswerable, 4) << ", separation "
+      << fixed(c.separation, 4) << "\n"
+      << "best accuracy " << fixed(c.best_accuracy, 3) << " on the plateau ("
+      << fixed(c.plateau_low, 4) << ", " << fixed(c.plateau_high, 4)
+      << "] (marked above)\n"
       << "chosen threshold: " << fixed(c.threshold, 4) << "\n";
   return out.str();
 }
@@ -185,8 +183,8 @@ std::string format_calibration(const calibration& c) {
 json::value to_json(const calibration& c) {
   json::array sweep;
   for (const auto& r : c.sweep)
-    sweep.push_back(json::object{{"threshold", r.threshold},
-                                 {"accuracy", r.accuracy}});
+    sweep.push_back(
+      json::object{{"threshold", r.threshold}, {"accuracy", r.accuracy}});
   return json::object{
     {"answerable", c.answerable},
     {"unanswerable", c.unanswerable},
@@ -204,8 +202,8 @@ json::value to_json(const calibration& c) {
 domain::error write_threshold(const std::string& path, double threshold) {
   auto fail = [&](std::string why) {
     return domain::make_error(domain::ec::config_invalid,
-                              "cannot set retrieval.threshold in " + path
-                                + ": " + std::move(why));
+                              "cannot set retrieval.threshold in " + path + ": "
+                                + std::move(why));
   };
   std::string text;
   {
@@ -220,8 +218,7 @@ domain::error write_threshold(const std::string& path, double threshold) {
   if (ec || !v.is_object())
     return fail("not a JSON object");
   auto* r = v.as_object().if_contains("retrieval");
-  if (r == nullptr || !r->is_object()
-      || !r->as_object().contains("threshold"))
+  if (r == nullptr || !r->is_object() || !r->as_object().contains("threshold"))
     return fail("no retrieval.threshold key");
   // Edit the number in place so the file keeps its layout: find the
   // "threshold" key after the "retrieval" key and replace its value.
@@ -254,8 +251,8 @@ domain::error write_threshold(const std::string& path, double threshold) {
   if (ec || !check.is_object())
     return fail("the edit did not give valid JSON");
   auto* t = check.as_object().if_contains("retrieval");
-  auto* tv = t && t->is_object() ? t->as_object().if_contains("threshold")
-                                 : nullptr;
+  auto* tv
+    = t && t->is_object() ? t->as_object().if_contains("threshold") : nullptr;
   if (tv == nullptr || !tv->is_number() || tv->to_number<double>() != threshold)
     return fail("the edit did not land on retrieval.threshold");
   auto tmp = path + ".tmp";

@@ -49,24 +49,23 @@ domain::error check_eval_command(const eval_command& cmd,
 int run_eval_command(actors::app& service, const domain::config& cfg,
                      const eval_command& cmd, std::ostream& out,
                      std::ostream& err) {
-  auto golden = load_golden_set(or_default(cmd.golden_path,
-                                           default_golden_path()));
+  auto golden
+    = load_golden_set(or_default(cmd.golden_path, default_golden_path()));
   if (!golden) {
     err << "candor: " << golden.err().message << "\n";
     return exit_usage;
   }
   auto profile = cmd.gate.live ? "live" : "scripted";
-  auto bounds = load_thresholds(or_default(cmd.thresholds_path,
-                                           default_thresholds_path()),
-                                profile);
+  auto bounds = load_thresholds(
+    or_default(cmd.thresholds_path, default_thresholds_path()), profile);
   if (!bounds) {
     err << "candor: " << bounds.err().message << "\n";
     return exit_usage;
   }
   auto items = select_split(*golden, cmd.gate.split);
   if (items.empty()) {
-    err << "candor: the " << cmd.gate.split << " split of "
-        << golden->name << " is empty\n";
+    err << "candor: the " << cmd.gate.split << " split of " << golden->name
+        << " is empty\n";
     return exit_usage;
   }
   auto report = [&] {
@@ -85,14 +84,14 @@ int run_eval_command(actors::app& service, const domain::config& cfg,
     out << format_markdown(*report);
   // Reports go to the data directory (or --report-dir), never into the
   // source tree the binary was built from.
-  auto paths = write_reports(*report, or_default(cmd.report_dir,
-                                                 cfg.data_dir + "/reports"));
+  auto paths = write_reports(
+    *report, or_default(cmd.report_dir, cfg.data_dir + "/reports"));
   if (!paths) {
     err << "candor: eval: " << paths.err().message << "\n";
     return exit_failure;
   }
-  err << "eval: reports written to " << (*paths)[0] << " and "
-      << (*paths)[1] << "\n";
+  err << "eval: reports written to " << (*paths)[0] << " and " << (*paths)[1]
+      << "\n";
   return report->passed() ? exit_ok : exit_failure;
 }
 

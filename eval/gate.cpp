@@ -25,13 +25,12 @@ namespace json = boost::json;
 namespace {
 
 domain::error bad_thresholds(const std::string& what) {
-  return domain::make_error(domain::ec::config_invalid,
-                            "thresholds: " + what);
+  return domain::make_error(domain::ec::config_invalid, "thresholds: " + what);
 }
 
 std::string utc_now() {
-  auto t = std::chrono::system_clock::to_time_t(
-    std::chrono::system_clock::now());
+  auto t
+    = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
@@ -50,15 +49,12 @@ domain::cell cell_of(const data::statement& st, int col) {
       c.kind = domain::cell::real;
       c.r = st.column_double(col);
       break;
-    case SQLITE_NULL:
-      break;
+    case SQLITE_NULL: break;
     case SQLITE_BLOB:
       c.kind = domain::cell::blob;
       c.s = st.column_text(col);
       break;
-    default:
-      c.kind = domain::cell::text;
-      c.s = st.column_text(col);
+    default: c.kind = domain::cell::text; c.s = st.column_text(col);
   }
   return c;
 }
@@ -104,8 +100,7 @@ observed ask_one(actors::app& service, const golden_item& it) {
     o.error = std::string{domain::to_string(result.err().code)} + ": "
               + result.err().message;
   }
-  o.latency_ms
-    = std::chrono::duration<double, std::milli>(elapsed).count();
+  o.latency_ms = std::chrono::duration<double, std::milli>(elapsed).count();
   return o;
 }
 
@@ -138,8 +133,8 @@ latency_by_route(const std::vector<observed>& outcomes) {
 
 const std::vector<std::string>& metric_keys() {
   static const std::vector<std::string> keys{
-    "routeAccuracy",    "recallAt3",          "mrr",
-    "refusalAccuracy",  "citationValidity",   "sqlExecutionAccuracy",
+    "routeAccuracy",      "recallAt3",        "mrr",
+    "refusalAccuracy",    "citationValidity", "sqlExecutionAccuracy",
     "injectionBlockRate", "falseBlockRate"};
   return keys;
 }
@@ -156,8 +151,8 @@ domain::outcome<threshold_map> parse_thresholds(std::string_view text,
     return bad_thresholds("expected an object");
   auto* p = doc.as_object().if_contains(profile);
   if (!p || !p->is_object())
-    return bad_thresholds("no object for the profile '"
-                          + std::string{profile} + "'");
+    return bad_thresholds("no object for the profile '" + std::string{profile}
+                          + "'");
   threshold_map out;
   auto& keys = metric_keys();
   for (auto& [key, v] : p->as_object()) {
@@ -228,8 +223,8 @@ bool gate_report::passed() const {
 domain::outcome<std::vector<result_row>>
 run_reference_sql(const std::string& db_path, const std::string& sql,
                   size_t max_rows) {
-  auto db = data::database::open(db_path,
-                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  auto db
+    = data::database::open(db_path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
   if (!db)
     return db.err();
   auto st = db->prepare(sql);
@@ -279,8 +274,8 @@ run_gate(actors::app& service, const std::vector<const golden_item*>& items,
   size_t n = 0;
   for (auto* it : r.items) {
     ++n;
-    progress << "\reval: " << n << "/" << r.items.size() << " " << it->id
-             << " " << it->category << "                    " << std::flush;
+    progress << "\reval: " << n << "/" << r.items.size() << " " << it->id << " "
+             << it->category << "                    " << std::flush;
     auto o = ask_one(service, *it);
     if (!it->reference_sql.empty()) {
       auto rows = run_reference_sql(sales_db, it->reference_sql);
@@ -292,13 +287,13 @@ run_gate(actors::app& service, const std::vector<const golden_item*>& items,
     r.outcomes.push_back(std::move(o));
   }
   progress << "\n";
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now()
-                                            - started)
-                .count();
+  r.seconds
+    = std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+        .count();
   metric_options mo;
   mo.live = opts.live;
-  r.metrics = apply_thresholds(compute_metrics(r.items, r.outcomes, mo),
-                               bounds);
+  r.metrics
+    = apply_thresholds(compute_metrics(r.items, r.outcomes, mo), bounds);
   r.latency = latency_by_route(r.outcomes);
   return r;
 }

@@ -127,7 +127,7 @@ std::string format_markdown(const gate_report& r);
 boost::json::value to_json(const gate_report& r);
 
 /// Writes `<dir>/<profile>-<split>.md` and `.json`; returns both paths.
-domain::outcome<std::vector<std::string>>
-write_reports(const gate_report& r, const std::string& dir);
+domain::outcome<std::vector<std::string>> write_reports(const gate_report& r,
+                                                        const std::string& dir);
 
 } // namespace candor::eval

@@ -115,11 +115,18 @@ domain::error parse_item(const json::object& o, golden_item& it) {
 } // namespace
 
 const std::vector<std::string>& golden_categories() {
-  static const std::vector<std::string> names{
-    "docs_answerable", "docs_unanswerable", "data_answered",
-    "data_corrected", "data_corrections_exhausted", "data_no_results",
-    "sql_attack", "out_of_scope", "injection_direct", "injection_indirect",
-    "benign_lookalike", "hybrid"};
+  static const std::vector<std::string> names{"docs_answerable",
+                                              "docs_unanswerable",
+                                              "data_answered",
+                                              "data_corrected",
+                                              "data_corrections_exhausted",
+                                              "data_no_results",
+                                              "sql_attack",
+                                              "out_of_scope",
+                                              "injection_direct",
+                                              "injection_indirect",
+                                              "benign_lookalike",
+                                              "hybrid"};
   return names;
 }
 

@@ -80,10 +80,10 @@ bool sql_matches(const golden_item& it, const observed& o, double tol) {
     return rows_equal(o.rows, want, it.order_matters, tol);
   // The response carries only the first rows of a long result.
   if (it.order_matters) {
-    std::vector<result_row> prefix(want.begin(),
-                                   want.begin()
-                                     + static_cast<std::ptrdiff_t>(
-                                       std::min(want.size(), o.rows.size())));
+    std::vector<result_row> prefix(
+      want.begin(),
+      want.begin()
+        + static_cast<std::ptrdiff_t>(std::min(want.size(), o.rows.size())));
     return rows_equal(o.rows, prefix, true, tol);
   }
   return rows_within(o.rows, want, tol);
@@ -100,21 +100,18 @@ metric make(std::string key, std::string name, metric_kind kind,
 }
 
 void finish(metric& m) {
-  m.value = m.total == 0 ? 0.0
-                         : static_cast<double>(m.hits)
-                             / static_cast<double>(m.total);
+  m.value = m.total == 0
+              ? 0.0
+              : static_cast<double>(m.hits) / static_cast<double>(m.total);
 }
 
 } // namespace
 
 std::string_view to_string(metric_kind x) noexcept {
   switch (x) {
-    case metric_kind::mechanism:
-      return "mechanism";
-    case metric_kind::contract:
-      return "contract (fixture)";
-    case metric_kind::live:
-      return "live model";
+    case metric_kind::mechanism: return "mechanism";
+    case metric_kind::contract: return "contract (fixture)";
+    case metric_kind::live: return "live model";
   }
   return "?";
 }
@@ -154,16 +151,16 @@ compute_metrics(const std::vector<const golden_item*>& items,
                      kind(mk::mechanism));
   auto mrr = make("mrr", "MRR", kind(mk::mechanism));
   double rr_sum = 0;
-  auto refusal = make("refusalAccuracy", "refusal accuracy",
-                      kind(mk::contract));
-  auto citation = make("citationValidity", "citation validity",
-                       kind(mk::contract));
+  auto refusal
+    = make("refusalAccuracy", "refusal accuracy", kind(mk::contract));
+  auto citation
+    = make("citationValidity", "citation validity", kind(mk::contract));
   auto sql = make("sqlExecutionAccuracy", "SQL execution accuracy",
                   kind(mk::contract));
-  auto inject = make("injectionBlockRate", "injection block rate",
-                     kind(mk::mechanism));
-  auto false_block = make("falseBlockRate", "false block rate",
-                          kind(mk::mechanism), false);
+  auto inject
+    = make("injectionBlockRate", "injection block rate", kind(mk::mechanism));
+  auto false_block
+    = make("falseBlockRate", "false block rate", kind(mk::mechanism), false);
   for (size_t i = 0; i < items.size() && i < outcomes.size(); ++i) {
     auto& it = *items[i];
     auto& o = outcomes[i];
@@ -207,14 +204,13 @@ compute_metrics(const std::vector<const golden_item*>& items,
       false_block.hits += blocked;
     }
   }
-  std::vector<metric> out{route, recall, mrr, refusal, citation,
-                          sql, inject, false_block};
+  std::vector<metric> out{route,    recall, mrr,    refusal,
+                          citation, sql,    inject, false_block};
   for (auto& m : out)
     finish(m);
   // MRR is the mean reciprocal rank, not a share of hits (`hits` counts
   // the questions with the expected chunk first).
-  out[2].value = mrr.total == 0 ? 0.0
-                                : rr_sum / static_cast<double>(mrr.total);
+  out[2].value = mrr.total == 0 ? 0.0 : rr_sum / static_cast<double>(mrr.total);
   return out;
 }
 

@@ -64,9 +64,9 @@ struct metric {
 
 /// Options of the metric computation.
 struct metric_options {
-  size_t k = 3;              ///< recall@k and MRR depth
-  double tolerance = 0.01;   ///< numbers equal within this
-  bool live = false;         ///< label every metric `live`
+  size_t k = 3;            ///< recall@k and MRR depth
+  double tolerance = 0.01; ///< numbers equal within this
+  bool live = false;       ///< label every metric `live`
 };
 
 /// Computes every metric over `items` and their `outcomes` (same order and

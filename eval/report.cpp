@@ -64,20 +64,15 @@ std::string expected_text(const golden_item& it) {
 
 bool as_expected(const golden_item& it, const observed& o) {
   return !o.failed && o.route == it.expected_route
-         && o.status == it.expected_status
-         && o.blocked_by == it.blocking_layer;
+         && o.status == it.expected_status && o.blocked_by == it.blocking_layer;
 }
 
 json::value cell_json(const domain::cell& c) {
   switch (c.kind) {
-    case domain::cell::integer:
-      return c.i;
-    case domain::cell::real:
-      return c.r;
-    case domain::cell::null:
-      return nullptr;
-    default:
-      return json::value(c.s);
+    case domain::cell::integer: return c.i;
+    case domain::cell::real: return c.r;
+    case domain::cell::null: return nullptr;
+    default: return json::value(c.s);
   }
 }
 
@@ -176,14 +171,14 @@ json::value to_json(const gate_report& r) {
   o["passed"] = r.passed();
   json::array metrics;
   for (auto& g : r.metrics) {
-    json::object m{{"key", g.m.key},
-                   {"name", g.m.name},
-                   {"kind", to_string(g.m.kind)},
-                   {"value", g.m.total == 0 ? json::value{}
-                                            : json::value(g.m.value)},
-                   {"hits", g.m.hits},
-                   {"total", g.m.total},
-                   {"pass", g.pass}};
+    json::object m{
+      {"key", g.m.key},
+      {"name", g.m.name},
+      {"kind", to_string(g.m.kind)},
+      {"value", g.m.total == 0 ? json::value{} : json::value(g.m.value)},
+      {"hits", g.m.hits},
+      {"total", g.m.total},
+      {"pass", g.pass}};
     if (g.bound)
       m[g.bound->is_min ? "min" : "max"] = g.bound->bound;
     metrics.push_back(std::move(m));
@@ -238,8 +233,8 @@ write_reports(const gate_report& r, const std::string& dir) {
                               "cannot create '" + dir + "': " + ec.message());
   auto base = (fs::path{dir} / (r.profile + "-" + r.split)).string();
   std::vector<std::string> paths{base + ".md", base + ".json"};
-  std::string bodies[] = {format_markdown(r),
-                          domain::json_text(to_json(r)) + "\n"};
+  std::string bodies[]
+    = {format_markdown(r), domain::json_text(to_json(r)) + "\n"};
   for (size_t i = 0; i < 2; ++i) {
     std::ofstream out{paths[i], std::ios::binary | std::ios::trunc};
     out << bodies[i];

@@ -99,8 +99,8 @@ json::object executor_json(const executor_verdict& v) {
   // json::value(nullptr), not json::value{nullptr}: braces pick the
   // initializer-list constructor and make the array [null].
   obj["rule"] = v.rule.empty() ? json::value(nullptr) : json::value(v.rule);
-  obj["message"] = v.message.empty() ? json::value(nullptr)
-                                     : json::value(v.message);
+  obj["message"]
+    = v.message.empty() ? json::value(nullptr) : json::value(v.message);
   if (v.ran()) {
     obj["rowCount"] = v.row_count;
     obj["truncated"] = v.truncated;
@@ -114,8 +114,8 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
                    data::sql_guard& guard, executor_layer& exec,
                    guard_tool_summary& summary) {
   auto policy = domain::sql::check_sql(sql);
-  auto guarded = guard.check(policy.allowed() ? std::string_view{policy.sql}
-                                              : sql);
+  auto guarded
+    = guard.check(policy.allowed() ? std::string_view{policy.sql} : sql);
   json::object layers;
   auto static_layer = layer_json(policy.verdict, policy.rule, policy.message);
   if (policy.allowed()) {
@@ -125,17 +125,16 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
     static_layer["offset"] = policy.offset;
   }
   layers["static_policy"] = std::move(static_layer);
-  auto auth_layer = layer_json(guarded.verdict, guarded.rule,
-                               guarded.message);
-  auth_layer["stage"] = guarded.stage.empty() ? json::value(nullptr)
-                                              : json::value(guarded.stage);
+  auto auth_layer = layer_json(guarded.verdict, guarded.rule, guarded.message);
+  auth_layer["stage"]
+    = guarded.stage.empty() ? json::value(nullptr) : json::value(guarded.stage);
   if (guarded.allowed())
     auth_layer["plan"] = guarded.plan;
   layers["authorizer"] = std::move(auth_layer);
-  auto executor = executor_json(exec.judge(
-    policy.allowed() ? std::string_view{policy.sql} : sql));
-  bool executor_blocks = executor["verdict"] == "block"
-                         || executor["verdict"] == "error";
+  auto executor = executor_json(
+    exec.judge(policy.allowed() ? std::string_view{policy.sql} : sql));
+  bool executor_blocks
+    = executor["verdict"] == "block" || executor["verdict"] == "error";
   json::object executor_reason;
   if (executor_blocks) {
     executor_reason["rule"] = executor["rule"];
@@ -276,8 +275,7 @@ run_sql_guard_tool(std::istream& in, std::ostream& out,
   auto guard = data::sql_guard::open(sales_db_path, std::move(allow));
   if (!guard)
     return domain::make_error(domain::ec::storage_failed,
-                              "cannot read the sales database '"
-                                + sales_db_path
+                              "cannot read the sales database '" + sales_db_path
                                 + "': " + guard.err().message);
   auto settings = opts.executor;
   if (settings)

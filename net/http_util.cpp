@@ -75,8 +75,7 @@ std::optional<std::string_view> after_authority(std::string_view raw) {
   auto end = rest.find_first_of("/?#");
   if (end == 0)
     return std::nullopt; // "http:///x": no authority (RFC 9112 §3.2.2)
-  return end == std::string_view::npos ? std::string_view{}
-                                       : rest.substr(end);
+  return end == std::string_view::npos ? std::string_view{} : rest.substr(end);
 }
 
 } // namespace
@@ -98,8 +97,7 @@ bool is_json_media_type(std::string_view content_type) noexcept {
                  "application/json");
 }
 
-bool percent_decode(std::string_view in, std::string& out,
-                    bool plus_as_space) {
+bool percent_decode(std::string_view in, std::string& out, bool plus_as_space) {
   out.clear();
   out.reserve(in.size());
   for (size_t i = 0; i < in.size(); ++i) {

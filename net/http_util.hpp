@@ -25,12 +25,11 @@ bool is_json_media_type(std::string_view content_type) noexcept;
 
 /// Percent-decodes `in` into `out`; `plus_as_space` for query components.
 /// Returns false on a malformed escape or a decoded NUL byte.
-bool percent_decode(std::string_view in, std::string& out,
-                    bool plus_as_space);
+bool percent_decode(std::string_view in, std::string& out, bool plus_as_space);
 
 /// A parsed origin-form request target.
 struct target {
-  std::string path; ///< decoded
+  std::string path;                                       ///< decoded
   std::vector<std::pair<std::string, std::string>> query; ///< decoded, in order
 };
 

@@ -136,13 +136,9 @@ bool stale_connection(const beast::error_code& ec) {
 class attempt_op : public std::enable_shared_from_this<attempt_op> {
 public:
   attempt_op(std::shared_ptr<shared_state> sh, url_parts url,
-             domain::http_call call,
-             std::function<void(http_result)> done)
-    : sh_(std::move(sh)),
-      url_(std::move(url)),
-      call_(std::move(call)),
-      done_(std::move(done)),
-      strand_(asio::make_strand(sh_->ioc)) {
+             domain::http_call call, std::function<void(http_result)> done)
+      : sh_(std::move(sh)), url_(std::move(url)), call_(std::move(call)),
+        done_(std::move(done)), strand_(asio::make_strand(sh_->ioc)) {
     key_ = std::string{url_.https ? "https://" : "http://"} + url_.host + ":"
            + url_.port;
     deadline_ = std::chrono::steady_clock::now() + call_.timeout;
@@ -161,7 +157,9 @@ public:
     connect_fresh();
   }
 
-  asio::strand<asio::io_context::executor_type>& strand() { return strand_; }
+  asio::strand<asio::io_context::executor_type>& strand() {
+    return strand_;
+  }
 
 private:
   void build_request() {
@@ -169,9 +167,8 @@ private:
     req_.target(url_.target);
     req_.version(11);
     bool default_port = url_.port == (url_.https ? "443" : "80");
-    auto host = url_.host.find(':') != std::string::npos
-                  ? "[" + url_.host + "]"
-                  : url_.host;
+    auto host = url_.host.find(':') != std::string::npos ? "[" + url_.host + "]"
+                                                         : url_.host;
     req_.set(http::field::host, default_port ? host : host + ":" + url_.port);
     req_.set(http::field::user_agent, "candor");
     for (auto& [name, value] : call_.headers)
@@ -233,8 +230,8 @@ private:
     }
     conn_->tcp().expires_at(deadline_);
     conn_->tcp().async_connect(
-      results, [self = shared_from_this()](beast::error_code ec,
-                                           const tcp::endpoint&) {
+      results,
+      [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
         self->on_connect(ec);
       });
   }
@@ -261,8 +258,7 @@ private:
 
   void write() {
     conn_->tcp().expires_at(deadline_);
-    auto handler = [self = shared_from_this()](beast::error_code ec,
-                                               size_t) {
+    auto handler = [self = shared_from_this()](beast::error_code ec, size_t) {
       self->on_write(ec);
     };
     if (conn_->tls)
@@ -288,8 +284,7 @@ private:
     parser_.emplace();
     parser_->header_limit(max_header_bytes);
     parser_->body_limit(static_cast<uint64_t>(sh_->opts.max_response_bytes));
-    auto handler = [self = shared_from_this()](beast::error_code ec,
-                                               size_t n) {
+    auto handler = [self = shared_from_this()](beast::error_code ec, size_t n) {
       self->on_read(ec, n);
     };
     if (conn_->tls)
@@ -307,9 +302,9 @@ private:
         return;
       }
       if (ec == http::error::header_limit)
-        fail(transport_failure::protocol,
-             "the response header exceeds " + std::to_string(max_header_bytes)
-               + " bytes");
+        fail(transport_failure::protocol, "the response header exceeds "
+                                            + std::to_string(max_header_bytes)
+                                            + " bytes");
       else if (ec == http::error::body_limit)
         fail(transport_failure::protocol,
              "the response exceeds "
@@ -329,9 +324,9 @@ private:
         return;
       }
       if (++interim_ > max_interim) {
-        fail(transport_failure::protocol,
-             "more than " + std::to_string(max_interim)
-               + " interim (1xx) responses");
+        fail(transport_failure::protocol, "more than "
+                                            + std::to_string(max_interim)
+                                            + " interim (1xx) responses");
         return;
       }
       read();
@@ -412,8 +407,8 @@ private:
 class llm_client : public domain::http_transport {
 public:
   explicit llm_client(const llm_client_options& opts)
-    : work_(asio::make_work_guard(ioc_)),
-      sh_(std::make_shared<shared_state>(ioc_)) {
+      : work_(asio::make_work_guard(ioc_)),
+        sh_(std::make_shared<shared_state>(ioc_)) {
     sh_->opts = opts;
   }
 
@@ -428,8 +423,8 @@ public:
       if (ec)
         return domain::make_error(domain::ec::config_invalid,
                                   "CANDOR_LLM_CA_FILE: cannot load '"
-                                    + sh_->opts.ca_file + "' ("
-                                    + ec.message() + ")");
+                                    + sh_->opts.ca_file + "' (" + ec.message()
+                                    + ")");
     }
     auto n = std::max(1, sh_->opts.threads);
     for (int i = 0; i < n; ++i)
@@ -456,8 +451,8 @@ public:
       done(std::move(r));
       return;
     }
-    auto op = std::make_shared<attempt_op>(sh_, std::move(url),
-                                           std::move(call), std::move(done));
+    auto op = std::make_shared<attempt_op>(sh_, std::move(url), std::move(call),
+                                           std::move(done));
     asio::post(op->strand(), [op] { op->start(); });
   }
 
@@ -483,9 +478,8 @@ bool parse_url(const std::string& url, url_parts& out) {
   }
   auto slash = rest.find('/');
   auto authority = rest.substr(0, slash);
-  out.target = slash == std::string_view::npos
-                 ? "/"
-                 : std::string{rest.substr(slash)};
+  out.target
+    = slash == std::string_view::npos ? "/" : std::string{rest.substr(slash)};
   if (authority.empty() || authority.find('@') != std::string_view::npos)
     return false;
   std::string_view port;

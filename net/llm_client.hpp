@@ -19,10 +19,10 @@
 namespace candor::net {
 
 struct llm_client_options {
-  std::string ca_file;              ///< extra trusted CAs (PEM), optional
+  std::string ca_file; ///< extra trusted CAs (PEM), optional
   int64_t max_response_bytes = 1048576;
-  int32_t max_idle_per_host = 32;   ///< idle keep-alive connections kept
-  int32_t threads = 1;              ///< I/O threads
+  int32_t max_idle_per_host = 32; ///< idle keep-alive connections kept
+  int32_t threads = 1;            ///< I/O threads
 };
 
 /// The options of the configuration's llm.* keys.

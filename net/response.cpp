@@ -31,7 +31,7 @@ void session::send_error(const domain::error& e, error_opts opts) {
 }
 
 void session::send(http::status status, std::string body,
-        std::string_view content_type) {
+                   std::string_view content_type) {
   write(status, std::move(body), content_type, {});
 }
 
@@ -41,7 +41,7 @@ void session::send(http::status status, std::string body,
 /// with the body in one gather write; a Beast response object cost an
 /// allocation per field and its serializer about 20k instructions.
 void session::write(http::status status, std::string body,
-         std::string_view content_type, const error_fields& extra) {
+                    std::string_view content_type, const error_fields& extra) {
   keep_alive_ = ctx_.keep_alive && !stopping_ && !srv_.draining.load();
   body_ = std::move(body);
   phase_ = phase::writing;
@@ -66,9 +66,9 @@ void session::write(http::status status, std::string body,
     body_.clear();
   std::array<asio::const_buffer, 2> bufs{asio::buffer(head_),
                                          asio::buffer(body_)};
-  asio::async_write(stream_, bufs,
-                    beast::bind_front_handler(&session::on_write,
-                                              shared_from_this()));
+  asio::async_write(
+    stream_, bufs,
+    beast::bind_front_handler(&session::on_write, shared_from_this()));
 }
 
 void session::on_write(beast::error_code ec, size_t) {

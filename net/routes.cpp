@@ -27,15 +27,15 @@ void session::route_from_header() {
   }
   ctx_.route = match_route(tgt->path, run_id_);
   if (ctx_.route == route_id::unknown) {
-    refuse(domain::make_error(domain::ec::not_found,
-                              "no route for " + tgt->path));
+    refuse(
+      domain::make_error(domain::ec::not_found, "no route for " + tgt->path));
     return;
   }
   auto allow = allowed_methods(ctx_.route);
   if (!method_allowed(ctx_.route, req.method_string())) {
     refuse(domain::make_error(domain::ec::method_not_allowed,
-                              "method " + ctx_.method
-                                + " is not allowed on " + tgt->path),
+                              "method " + ctx_.method + " is not allowed on "
+                                + tgt->path),
            allowing(allow));
     return;
   }
@@ -69,12 +69,8 @@ void session::handle_request() {
   }
   std::string id = std::move(run_id_);
   switch (ctx_.route) {
-    case route_id::ask:
-      handle_ask();
-      return;
-    case route_id::stats:
-      handle_stats(target_);
-      return;
+    case route_id::ask: handle_ask(); return;
+    case route_id::stats: handle_stats(target_); return;
     case route_id::metrics:
       log_read();
       send(http::status::ok, srv_.svc.metrics(),
@@ -86,8 +82,8 @@ void session::handle_request() {
       return;
     case route_id::runs:
       if (!valid_request_id(id)) {
-        send_error(domain::make_error(domain::ec::not_found,
-                                      "no run with that id"));
+        send_error(
+          domain::make_error(domain::ec::not_found, "no run with that id"));
         return;
       }
       if (!try_begin_service_call())
@@ -99,14 +95,9 @@ void session::handle_request() {
         return;
       srv_.svc.demo_questions(text_callback());
       return;
-    case route_id::admin_reindex:
-      handle_reindex();
-      return;
-    case route_id::page:
-      handle_page();
-      return;
-    case route_id::unknown:
-      break;
+    case route_id::admin_reindex: handle_reindex(); return;
+    case route_id::page: handle_page(); return;
+    case route_id::unknown: break;
   }
 }
 
@@ -136,10 +127,11 @@ void session::handle_ask() {
   auto ask = std::move(*parsed);
   ctx_.question = ask.question;
   if (srv_.cfg.llm.allow_chaos) {
-    if (auto it = req.find("X-Candor-Chaos"); it != req.end()
+    if (auto it = req.find("X-Candor-Chaos");
+        it != req.end()
         && !domain::parse_chaos(std::string_view{it->value()}, ask.chaos)) {
-      auto e = domain::make_error(domain::ec::invalid_request,
-                                  "unknown chaos mode");
+      auto e
+        = domain::make_error(domain::ec::invalid_request, "unknown chaos mode");
       e.issues.push_back(
         {"headers.X-Candor-Chaos",
          "must be primary_timeout_once, primary_down or all_down"});
@@ -182,7 +174,7 @@ void session::handle_reindex() {
     return;
   }
   data::log_event(data::log_level::info, "reindex_requested",
-                    {{"requestId", ctx_.request_id}, {"via", "http"}});
+                  {{"requestId", ctx_.request_id}, {"via", "http"}});
   if (!try_begin_service_call())
     return;
   srv_.svc.reindex(text_callback());
@@ -290,7 +282,7 @@ void session::log_read() {
 }
 
 domain::request_record session::make_record(int status,
-                                 std::string_view error) const {
+                                            std::string_view error) const {
   domain::ask_request req;
   req.request_id = ctx_.request_id;
   req.received_us = ctx_.ts_us != 0 ? ctx_.ts_us : data::wall_us();

@@ -29,7 +29,6 @@
 
 namespace candor::net {
 
-
 // -- accepting and stopping ---------------------------------------------------
 
 server::impl::~impl() {
@@ -57,7 +56,7 @@ void server::impl::on_accept(beast::error_code ec, strand_socket socket) {
     return;
   if (ec) {
     data::log_event(data::log_level::warn, "http_accept_failed",
-                      {{"error", ec.message()}});
+                    {{"error", ec.message()}});
     do_accept();
     return;
   }
@@ -87,14 +86,14 @@ void server::impl::on_signal(beast::error_code ec, int sig) {
     // Re-index: the service loads the index file and swaps it in while
     // requests keep being served; the outcome goes to the log.
     data::log_event(data::log_level::info, "reindex_requested",
-                      {{"via", "SIGHUP"}});
+                    {{"via", "SIGHUP"}});
     svc.reindex([](domain::outcome<std::string> r) {
       if (r)
         data::log_event(data::log_level::info, "reindex_done",
-                          {{"via", "SIGHUP"}, {"result", *r}});
+                        {{"via", "SIGHUP"}, {"result", *r}});
       else
         data::log_event(data::log_level::error, "reindex_failed",
-                          {{"via", "SIGHUP"}, {"message", r.err().message}});
+                        {{"via", "SIGHUP"}, {"message", r.err().message}});
     });
     signals.async_wait(beast::bind_front_handler(&impl::on_signal, this));
     return;
@@ -109,13 +108,12 @@ void server::impl::request_stop(std::string_view why) {
     return;
   if (stopping) {
     data::log_event(data::log_level::warn, "http_forced_stop",
-                      {{"reason", why}});
+                    {{"reason", why}});
     finished = true;
     ioc.stop();
     return;
   }
-  data::log_event(data::log_level::info, "http_draining",
-                    {{"reason", why}});
+  data::log_event(data::log_level::info, "http_draining", {{"reason", why}});
   stopping = true;
   draining = true;
   beast::error_code ignored;
@@ -150,7 +148,7 @@ void server::impl::maybe_finish() {
 // -- public interface ---------------------------------------------------------
 
 server::server(domain::service& svc, const domain::config& cfg)
-  : impl_(std::make_unique<impl>(svc, cfg)) {
+    : impl_(std::make_unique<impl>(svc, cfg)) {
   // nop
 }
 
@@ -199,7 +197,7 @@ void server::run() {
     auto r = listen();
     if (!r) {
       data::log_event(data::log_level::error, "http_listen_failed",
-                        {{"message", r.err().message}});
+                      {{"message", r.err().message}});
       return;
     }
   }
@@ -219,7 +217,7 @@ void server::run() {
         return;
       } catch (const std::exception& e) {
         data::log_event(data::log_level::error, "http_handler_threw",
-                          {{"what", e.what()}});
+                        {{"what", e.what()}});
       }
     }
   };

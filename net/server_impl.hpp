@@ -69,12 +69,8 @@ struct server::impl {
   int64_t in_flight = 0;
 
   impl(domain::service& s, const domain::config& c)
-    : svc(s),
-      cfg(c),
-      ioc(std::max(1, c.http.threads)),
-      control(asio::make_strand(ioc)),
-      acceptor(control),
-      signals(control) {
+      : svc(s), cfg(c), ioc(std::max(1, c.http.threads)),
+        control(asio::make_strand(ioc)), acceptor(control), signals(control) {
     // nop
   }
 
@@ -104,9 +100,8 @@ struct server::impl {
 namespace detail {
 
 /// A new connection session (not started yet).
-std::shared_ptr<session> make_session(server::impl& srv,
-                                      std::shared_ptr<hub> h, uint64_t id,
-                                      strand_socket&& socket);
+std::shared_ptr<session> make_session(server::impl& srv, std::shared_ptr<hub> h,
+                                      uint64_t id, strand_socket&& socket);
 
 /// Starts reading the first request.
 void start_session(const std::shared_ptr<session>& s);

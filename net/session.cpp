@@ -21,8 +21,8 @@ const boost::system::error_category& http_category() {
 } // namespace
 
 session::session(server::impl& srv, std::shared_ptr<hub> h, uint64_t id,
-      strand_socket&& socket)
-: srv_(srv), hub_(std::move(h)), id_(id), stream_(std::move(socket)) {
+                 strand_socket&& socket)
+    : srv_(srv), hub_(std::move(h)), id_(id), stream_(std::move(socket)) {
   // nop
 }
 
@@ -43,9 +43,9 @@ session::~session() {
 }
 
 void session::start() {
-  asio::dispatch(stream_.get_executor(),
-                 beast::bind_front_handler(&session::do_read_request,
-                                           shared_from_this()));
+  asio::dispatch(
+    stream_.get_executor(),
+    beast::bind_front_handler(&session::do_read_request, shared_from_this()));
 }
 
 /// Graceful stop (on the session's strand): an idle connection closes now,
@@ -91,9 +91,9 @@ void session::do_read_request() {
 /// Idle keep-alive: waits for the first byte of the next request.
 void session::wait_first_bytes() {
   stream_.expires_after(ms(srv_.cfg.http.idle_timeout_ms));
-  stream_.async_read_some(buffer_.prepare(4096),
-                          beast::bind_front_handler(&session::on_first_bytes,
-                                                    shared_from_this()));
+  stream_.async_read_some(
+    buffer_.prepare(4096),
+    beast::bind_front_handler(&session::on_first_bytes, shared_from_this()));
 }
 
 void session::on_first_bytes(beast::error_code ec, size_t n) {
@@ -155,9 +155,9 @@ void session::start_header() {
   // The header must be complete within header_timeout_ms of its first
   // byte; a client that trickles bytes is cut off.
   stream_.expires_after(ms(srv_.cfg.http.header_timeout_ms));
-  http::async_read_header(stream_, buffer_, *parser_,
-                          beast::bind_front_handler(&session::on_header,
-                                                    shared_from_this()));
+  http::async_read_header(
+    stream_, buffer_, *parser_,
+    beast::bind_front_handler(&session::on_header, shared_from_this()));
 }
 
 /// What the header parsed so far says about the request: method, path,
@@ -203,8 +203,8 @@ void session::on_header(beast::error_code ec, size_t) {
   for (auto [it, end] = req.equal_range(http::field::transfer_encoding);
        it != end; ++it)
     codings.push_back(it->value());
-  if (auto bad = check_framing(ctx_.version, codings,
-                               req.count(http::field::host))) {
+  if (auto bad
+      = check_framing(ctx_.version, codings, req.count(http::field::host))) {
     linger_ = true;
     send_error(*bad, closing());
     return;
@@ -233,9 +233,9 @@ void session::on_header(beast::error_code ec, size_t) {
       return;
     }
     stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
-    asio::async_write(stream_, asio::buffer(continue_100),
-                      beast::bind_front_handler(&session::on_continue,
-                                                shared_from_this()));
+    asio::async_write(
+      stream_, asio::buffer(continue_100),
+      beast::bind_front_handler(&session::on_continue, shared_from_this()));
     return;
   }
   read_body();
@@ -260,9 +260,9 @@ void session::read_body() {
     return;
   }
   stream_.expires_after(ms(srv_.cfg.http.body_timeout_ms));
-  http::async_read(stream_, buffer_, *parser_,
-                   beast::bind_front_handler(&session::on_body,
-                                             shared_from_this()));
+  http::async_read(
+    stream_, buffer_, *parser_,
+    beast::bind_front_handler(&session::on_body, shared_from_this()));
 }
 
 void session::on_body(beast::error_code ec, size_t) {
@@ -285,7 +285,7 @@ void session::on_read_error(beast::error_code ec) {
       if (body)
         fields["requestId"] = ctx_.request_id;
       data::log_event(data::log_level::info, "http_read_timeout",
-                        std::move(fields));
+                      std::move(fields));
     }
     do_close(false);
     return;
@@ -304,18 +304,17 @@ void session::on_read_error(beast::error_code ec) {
     // and the buffered bytes (then still the whole request) hold no line
     // end; otherwise the fields are.
     auto bytes = buffer_.data();
-    std::string_view seen{static_cast<const char*>(bytes.data()),
-                          bytes.size()};
+    std::string_view seen{static_cast<const char*>(bytes.data()), bytes.size()};
     bool line_ended = !parser_->get().method_string().empty()
                       || seen.find('\n') != std::string_view::npos;
-    send_error(domain::make_error(
-                 line_ended ? domain::ec::header_too_large
-                            : domain::ec::uri_too_long,
-                 std::string{line_ended ? "request header fields are"
-                                        : "request line is"}
-                   + " too large (the header's limit is "
-                   + std::to_string(header_limit_bytes) + " bytes)"),
-               closing());
+    send_error(
+      domain::make_error(line_ended ? domain::ec::header_too_large
+                                    : domain::ec::uri_too_long,
+                         std::string{line_ended ? "request header fields are"
+                                                : "request line is"}
+                           + " too large (the header's limit is "
+                           + std::to_string(header_limit_bytes) + " bytes)"),
+      closing());
   } else {
     send_error(domain::make_error(domain::ec::invalid_request,
                                   "malformed HTTP request: " + ec.message()),
@@ -326,8 +325,7 @@ void session::on_read_error(beast::error_code ec) {
 domain::error session::too_large() const {
   return domain::make_error(domain::ec::payload_too_large,
                             "request body exceeds "
-                              + std::to_string(
-                                srv_.cfg.http.body_limit_bytes)
+                              + std::to_string(srv_.cfg.http.body_limit_bytes)
                               + " bytes");
 }
 
@@ -347,9 +345,9 @@ void session::do_close(bool linger) {
 }
 
 void session::do_drain() {
-  stream_.async_read_some(asio::buffer(drain_),
-                          beast::bind_front_handler(&session::on_drain,
-                                                    shared_from_this()));
+  stream_.async_read_some(
+    asio::buffer(drain_),
+    beast::bind_front_handler(&session::on_drain, shared_from_this()));
 }
 
 void session::on_drain(beast::error_code ec, size_t n) {
@@ -362,9 +360,8 @@ void session::on_drain(beast::error_code ec, size_t n) {
   do_drain();
 }
 
-std::shared_ptr<session> make_session(server::impl& srv,
-                                      std::shared_ptr<hub> h, uint64_t id,
-                                      strand_socket&& socket) {
+std::shared_ptr<session> make_session(server::impl& srv, std::shared_ptr<hub> h,
+                                      uint64_t id, strand_socket&& socket) {
   return std::make_shared<session>(srv, std::move(h), id, std::move(socket));
 }
 

@@ -236,8 +236,7 @@ private:
   /// about scrapes of them.
   void log_read();
 
-  domain::request_record make_record(int status,
-                                     std::string_view error) const;
+  domain::request_record make_record(int status, std::string_view error) const;
 
   void send_error(const domain::error& e, error_opts opts = {});
 

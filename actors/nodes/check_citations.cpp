@@ -21,9 +21,9 @@ check_citations(node_actor::stateful_pointer<check_citations_state> self) {
         boost::json::array ids;
         for (auto& id : check.dropped)
           ids.push_back(boost::json::value(id));
-        data::log_event(data::log_level::warn, "citation_dropped",
-                          {{"requestId", st.request.request_id},
-                           {"chunkIds", std::move(ids)}});
+        data::log_event(
+          data::log_level::warn, "citation_dropped",
+          {{"requestId", st.request.request_id}, {"chunkIds", std::move(ids)}});
       }
       if (check.verdict != domain::citation_verdict::answered) {
         domain::add_warning(st, std::string{domain::to_string(check.verdict)});

@@ -62,9 +62,9 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
         boost::json::array list;
         for (auto& i : issues)
           list.push_back(boost::json::value(i.path + ": " + i.message));
-        data::log_event(data::log_level::error, "response_invalid",
-                          {{"requestId", st.request.request_id},
-                           {"issues", std::move(list)}});
+        data::log_event(
+          data::log_level::error, "response_invalid",
+          {{"requestId", st.request.request_id}, {"issues", std::move(list)}});
         st.citations.clear();
         st.follow_ups.clear();
         st.has_sql = false;
@@ -76,8 +76,7 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
         // Still invalid after the repair: the request ends as a 500; no
         // response that fails its schema ever leaves the service.
         if (!domain::validate_response(domain::to_json(st)).empty())
-          return to_caf(domain::ec::internal,
-                        "the response failed validation");
+          return to_caf(domain::ec::internal, "the response failed validation");
         st.validated = true;
         return std::move(box);
       }

@@ -27,8 +27,8 @@ void block_by_model(domain::ask_state& st, std::string reason) {
 /// ask_model like every node. Fails closed: only a reply that starts with
 /// "safe" lets the question on; a truncated or unparseable reply blocks and
 /// is never re-asked (the re-ask ordinal is the first call's own).
-void ask_classifier(guard_ptr self, caf::typed_response_promise<
-                                      domain::ask_box> rp,
+void ask_classifier(guard_ptr self,
+                    caf::typed_response_promise<domain::ask_box> rp,
                     std::shared_ptr<domain::ask_box> box) {
   auto& s = self->state;
   const auto& in = **box;
@@ -38,8 +38,8 @@ void ask_classifier(guard_ptr self, caf::typed_response_promise<
   req.prompt_version = s.prompt_version;
   req.key = in.request.question;
   req.system = s.system_prompt;
-  req.user = "<question>" + domain::escape_xml(in.request.question)
-             + "</question>";
+  req.user
+    = "<question>" + domain::escape_xml(in.request.question) + "</question>";
   req.chaos = in.request.chaos;
   req.max_tokens = 10;
   req.model = s.model;
@@ -67,8 +67,8 @@ void ask_classifier(guard_ptr self, caf::typed_response_promise<
     else
       block_by_model(st, "model:unsafe");
   };
-  ask_model(self, s.llm, std::move(req), std::move(box), std::move(rp),
-            policy, parse, on_parsed);
+  ask_model(self, s.llm, std::move(req), std::move(box), std::move(rp), policy,
+            parse, on_parsed);
 }
 
 } // namespace
@@ -83,8 +83,7 @@ guard_input(node_actor::stateful_pointer<guard_input_state> self,
   self->state.prompt_version = std::move(prompt_version);
   self->state.system_prompt = std::move(system_prompt);
   return {
-    [self](atom::step,
-           domain::ask_box& box) -> caf::result<domain::ask_box> {
+    [self](atom::step, domain::ask_box& box) -> caf::result<domain::ask_box> {
       auto& st = *box;
       if (self->state.mode == "off") {
         domain::add_warning(st, "guardrail_off");

@@ -35,9 +35,9 @@ struct guard_input_state {
   std::string mode; ///< "rules", "rules+model" or "off"
   // rules+model: the classifier call.
   llm_actor llm;
-  std::string model;          ///< CANDOR_GUARD_MODEL; empty: the primary
+  std::string model; ///< CANDOR_GUARD_MODEL; empty: the primary
   std::string prompt_version;
-  std::string system_prompt;  ///< conf/prompts/guard.v1.txt
+  std::string system_prompt; ///< conf/prompts/guard.v1.txt
 };
 
 /// With mode "rules+model", a question that passes the rules goes to the
@@ -112,8 +112,8 @@ struct sql_generate_state {
 /// `schema_text`.
 node_actor::behavior_type
 sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
-             llm_actor llm, std::string prompt_version,
-             std::string prompt_text, std::string schema_text);
+             llm_actor llm, std::string prompt_version, std::string prompt_text,
+             std::string schema_text);
 
 /// SQL_VALIDATE: the static policy, the validation connection and the
 /// catalog's value domains, in this order. Policy and authorizer
@@ -151,10 +151,9 @@ struct sql_correct_state {
 };
 
 node_actor::behavior_type
-sql_correct(node_actor::stateful_pointer<sql_correct_state> self,
-            llm_actor llm, std::string prompt_version,
-            std::string prompt_text, std::string schema_text,
-            int32_t max_corrections);
+sql_correct(node_actor::stateful_pointer<sql_correct_state> self, llm_actor llm,
+            std::string prompt_version, std::string prompt_text,
+            std::string schema_text, int32_t max_corrections);
 
 /// SQL_EXECUTE: runs the validated query through the SQL sandbox (never
 /// anywhere else) and keeps at most 50 rows for the response.

@@ -30,9 +30,7 @@ std::shared_ptr<const reask_policy> rag_policy() {
   static const auto policy = [] {
     auto p = std::make_shared<reask_policy>();
     p->repair_warning = "llm_reply_repaired";
-    p->on_unusable = [](ask_state& st, std::string_view why) {
-      fail(st, why);
-    };
+    p->on_unusable = [](ask_state& st, std::string_view why) { fail(st, why); };
     return std::shared_ptr<const reask_policy>{std::move(p)};
   }();
   return policy;

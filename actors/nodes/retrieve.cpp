@@ -5,7 +5,6 @@
 
 #include "actors/index.hpp"
 
-
 #include "data/retrieval/evidence.hpp"
 #include "data/retrieval/index_store.hpp"
 #include "data/retrieval/query.hpp"
@@ -23,10 +22,9 @@ using domain::ask_state;
 void run_retrieval(const data::retrieval_snapshot& snap,
                    const retrieve_settings& cfg, ask_state& st) {
   // Analysed once for both the search and the evidence.
-  auto q = data::prepare_question(st.request.question,
-                                  snap.tfidf().analysis());
-  auto hits = snap.search(q, static_cast<size_t>(std::max(cfg.top_k, 1)),
-                          cfg.mode);
+  auto q = data::prepare_question(st.request.question, snap.tfidf().analysis());
+  auto hits
+    = snap.search(q, static_cast<size_t>(std::max(cfg.top_k, 1)), cfg.mode);
   st.service.embedder = snap.fingerprint(cfg.mode);
   auto evidence = data::evidence_details(snap, q, hits);
   if (hits.empty() || evidence.score < cfg.threshold) {

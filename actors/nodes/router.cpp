@@ -25,7 +25,6 @@ void fall_back(ask_state& st, const std::string& why) {
   domain::add_warning(st, why);
 }
 
-
 using router_ptr = node_actor::stateful_pointer<router_state>;
 
 /// The reply schema for real providers' structured output.
@@ -47,8 +46,7 @@ std::shared_ptr<const reask_policy> router_policy() {
   return policy;
 }
 
-void ask_router_model(router_ptr self,
-                      caf::typed_response_promise<ask_box> rp,
+void ask_router_model(router_ptr self, caf::typed_response_promise<ask_box> rp,
                       std::shared_ptr<ask_box> box) {
   const auto& in = **box;
   llm_request req;
@@ -57,8 +55,8 @@ void ask_router_model(router_ptr self,
   req.prompt_version = self->state.prompt_version;
   req.key = in.request.question;
   req.system = self->state.system_prompt;
-  req.user = "<question>" + domain::escape_xml(in.request.question)
-             + "</question>";
+  req.user
+    = "<question>" + domain::escape_xml(in.request.question) + "</question>";
   req.chaos = in.request.chaos;
   req.max_tokens = 200;
   req.schema = router_schema;

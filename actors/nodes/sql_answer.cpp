@@ -101,8 +101,8 @@ sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
                        no_results_text(in.sql.query, !in.sql.rows.empty()));
         return std::move(box);
       }
-      auto shown = std::min(in.sql.rows.size(),
-                            static_cast<size_t>(s.rows_to_model));
+      auto shown
+        = std::min(in.sql.rows.size(), static_cast<size_t>(s.rows_to_model));
       llm_request req;
       req.request_id = in.request.request_id;
       req.prompt = "sql_answer";
@@ -112,16 +112,15 @@ sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
       req.user = "<question>" + domain::escape_xml(in.request.question)
                  + "</question>\n<sql>" + domain::escape_xml(in.sql.query)
                  + "</sql>\n<result>"
-                 + domain::escape_xml(result_json(in.sql, shown))
-                 + "</result>";
+                 + domain::escape_xml(result_json(in.sql, shown)) + "</result>";
       req.chaos = in.request.chaos;
       req.schema = std::string{domain::sql_answer_schema};
       req.max_tokens = 600;
       req.ordinal = 0;
       auto rp = self->make_response_promise<ask_box>();
       sql_nodes::ask_model(
-        self, s.llm, std::move(req),
-        std::make_shared<ask_box>(std::move(box)), rp, 1,
+        self, s.llm, std::move(req), std::make_shared<ask_box>(std::move(box)),
+        rp, 1,
         [](std::string_view text) {
           return domain::parse_sql_answer_reply(text);
         },

@@ -14,10 +14,10 @@ std::string fill_schema(std::string text, std::string_view schema) {
   return text;
 }
 
-domain::sql_audit_record audit_row(const domain::ask_state& st,
-                                   std::string sql, std::string verdict,
-                                   std::string layer, std::string reason,
-                                   int64_t rows, int64_t latency_us) {
+domain::sql_audit_record audit_row(const domain::ask_state& st, std::string sql,
+                                   std::string verdict, std::string layer,
+                                   std::string reason, int64_t rows,
+                                   int64_t latency_us) {
   domain::sql_audit_record rec;
   rec.request_id = st.request.request_id;
   rec.ts_us = data::wall_us();

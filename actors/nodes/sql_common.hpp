@@ -23,10 +23,10 @@ namespace candor::actors::sql_nodes {
 std::string fill_schema(std::string text, std::string_view schema);
 
 /// A SQL audit row for the request of `st`.
-domain::sql_audit_record audit_row(const domain::ask_state& st,
-                                   std::string sql, std::string verdict,
-                                   std::string layer, std::string reason,
-                                   int64_t rows = 0, int64_t latency_us = 0);
+domain::sql_audit_record audit_row(const domain::ask_state& st, std::string sql,
+                                   std::string verdict, std::string layer,
+                                   std::string reason, int64_t rows = 0,
+                                   int64_t latency_us = 0);
 
 /// Ends `st` as `error` because the model's reply was unusable.
 void model_reply_unusable(domain::ask_state& st, std::string_view warning);

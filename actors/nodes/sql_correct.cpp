@@ -33,14 +33,13 @@ constexpr std::string_view abstained_text
 } // namespace
 
 node_actor::behavior_type
-sql_correct(node_actor::stateful_pointer<sql_correct_state> self,
-            llm_actor llm, std::string prompt_version,
-            std::string prompt_text, std::string schema_text,
-            int32_t max_corrections) {
+sql_correct(node_actor::stateful_pointer<sql_correct_state> self, llm_actor llm,
+            std::string prompt_version, std::string prompt_text,
+            std::string schema_text, int32_t max_corrections) {
   self->state.llm = std::move(llm);
   self->state.prompt_version = std::move(prompt_version);
-  self->state.system_prompt = sql_nodes::fill_schema(std::move(prompt_text),
-                                                     schema_text);
+  self->state.system_prompt
+    = sql_nodes::fill_schema(std::move(prompt_text), schema_text);
   self->state.max_corrections = max_corrections;
   return {
     [self](atom::step, ask_box& box) -> caf::result<ask_box> {
@@ -72,8 +71,8 @@ sql_correct(node_actor::stateful_pointer<sql_correct_state> self,
       auto reask = req.ordinal + 1;
       auto rp = self->make_response_promise<ask_box>();
       sql_nodes::ask_model(
-        self, s.llm, std::move(req),
-        std::make_shared<ask_box>(std::move(box)), rp, reask,
+        self, s.llm, std::move(req), std::make_shared<ask_box>(std::move(box)),
+        rp, reask,
         [](std::string_view text) { return domain::parse_sql_reply(text); },
         [](ask_state& st, domain::sql_reply& reply) {
           if (reply.abstained) {

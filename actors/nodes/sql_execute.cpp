@@ -93,8 +93,8 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
           [self, rp, box, micros](caf::error& err) mutable {
             auto& st = **box;
             auto e = to_domain(err);
-            auto reason = std::string{domain::to_string(e.code)} + ": "
-                          + e.message;
+            auto reason
+              = std::string{domain::to_string(e.code)} + ": " + e.message;
             switch (e.code) {
               case domain::ec::sql_timeout:
                 audit(self, st, "error", reason, 0, micros());

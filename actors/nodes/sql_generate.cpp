@@ -26,12 +26,12 @@ constexpr std::string_view abstained_text
 
 node_actor::behavior_type
 sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
-             llm_actor llm, std::string prompt_version,
-             std::string prompt_text, std::string schema_text) {
+             llm_actor llm, std::string prompt_version, std::string prompt_text,
+             std::string schema_text) {
   self->state.llm = std::move(llm);
   self->state.prompt_version = std::move(prompt_version);
-  self->state.system_prompt = sql_nodes::fill_schema(std::move(prompt_text),
-                                                     schema_text);
+  self->state.system_prompt
+    = sql_nodes::fill_schema(std::move(prompt_text), schema_text);
   return {
     [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
@@ -50,8 +50,8 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
       req.ordinal = 0;
       auto rp = self->make_response_promise<ask_box>();
       sql_nodes::ask_model(
-        self, s.llm, std::move(req),
-        std::make_shared<ask_box>(std::move(box)), rp, 1,
+        self, s.llm, std::move(req), std::make_shared<ask_box>(std::move(box)),
+        rp, 1,
         [](std::string_view text) { return domain::parse_sql_reply(text); },
         [](ask_state& st, domain::sql_reply& reply) {
           if (reply.abstained) {

@@ -56,13 +56,13 @@ void bind_window(statement& q, std::optional<int64_t> from_us,
                  std::optional<int64_t> to_us) {
   bool end = q.parameter_count() >= 3;
   if (from_us && to_us) {
-    (void) q.bind_int64(2, *from_us);
+    (void)q.bind_int64(2, *from_us);
     if (end)
-      (void) q.bind_int64(3, *to_us);
+      (void)q.bind_int64(3, *to_us);
   } else {
-    (void) q.bind_null(2);
+    (void)q.bind_null(2);
     if (end)
-      (void) q.bind_null(3);
+      (void)q.bind_null(3);
   }
 }
 
@@ -111,8 +111,7 @@ ledger_store::stats_json(const std::string& window_label,
         ++errors;
       if (http >= 400 && http <= 499)
         ++client_errors;
-      latencies_ms.push_back(static_cast<double>(row.column_int64(3))
-                             / 1000.0);
+      latencies_ms.push_back(static_cast<double>(row.column_int64(3)) / 1000.0);
     });
     if (err)
       return err;

@@ -22,8 +22,7 @@ bool ledger_batch::empty() const noexcept {
 }
 
 size_t ledger_batch::size() const noexcept {
-  return requests.size() + llm_calls.size() + traces.size()
-         + sql_audits.size();
+  return requests.size() + llm_calls.size() + traces.size() + sql_audits.size();
 }
 
 void ledger_batch::clear() noexcept {
@@ -52,9 +51,8 @@ domain::error in_chunks(const std::vector<T>& xs, Write write) {
 
 } // namespace
 
-
 ledger_store::ledger_store(std::unique_ptr<impl> ptr) noexcept
-  : impl_(std::move(ptr)) {
+    : impl_(std::move(ptr)) {
   // nop
 }
 

@@ -23,7 +23,6 @@ namespace candor::data {
 // The schema and the statement texts, in both files.
 using namespace ledger_sql;
 
-
 /// Binds in order from parameter 1; stops at the first error.
 ///
 /// Text is bound by reference (no copy inside SQLite): every caller holds a
@@ -45,9 +44,13 @@ public:
     return *this;
   }
 
-  binder& operator()(int32_t x) { return (*this)(int64_t{x}); }
+  binder& operator()(int32_t x) {
+    return (*this)(int64_t{x});
+  }
 
-  binder& operator()(bool x) { return (*this)(int64_t{x ? 1 : 0}); }
+  binder& operator()(bool x) {
+    return (*this)(int64_t{x ? 1 : 0});
+  }
 
   binder& operator()(double x) {
     if (!err_)
@@ -156,9 +159,9 @@ struct ledger_store::impl {
   /// The statement of `stmts` that inserts `rows` rows, prepared from
   /// `make_sql(rows)` on first use.
   template <size_t N>
-  domain::outcome<statement*>
-  multi_row(std::array<statement, N>& stmts, size_t rows,
-            std::string (*make_sql)(size_t)) {
+  domain::outcome<statement*> multi_row(std::array<statement, N>& stmts,
+                                        size_t rows,
+                                        std::string (*make_sql)(size_t)) {
     auto& stmt = stmts[rows - 1];
     if (!stmt.is_valid()) {
       auto prepared = db.prepare(make_sql(rows));
@@ -204,10 +207,9 @@ struct ledger_store::impl {
     binder b{**stmt};
     for (size_t i = 0; i < rows; ++i) {
       auto& x = xs[first + i];
-      b(x.request_id)(x.ts_us)(x.prompt)(x.prompt_version)(x.provider)(
-        x.model)(x.attempts)(x.retries)(x.fallback_used)(x.outcome)(
-        x.tokens_in)(x.tokens_out)(x.tokens_estimated)(x.cost_usd)(
-        x.latency_us);
+      b(x.request_id)(x.ts_us)(x.prompt)(x.prompt_version)(x.provider)(x.model)(
+        x.attempts)(x.retries)(x.fallback_used)(x.outcome)(x.tokens_in)(
+        x.tokens_out)(x.tokens_estimated)(x.cost_usd)(x.latency_us);
     }
     return b.run();
   }
@@ -224,8 +226,8 @@ struct ledger_store::impl {
     b(x.request_id)(x.ts_us)(ord0);
     for (size_t seq = first; seq < first + rows; ++seq) {
       const auto& step = x.steps[seq];
-      b(static_cast<int64_t>(seq))(domain::to_string(step.step))(
-        step.outcome)(step.micros);
+      b(static_cast<int64_t>(seq))(domain::to_string(step.step))(step.outcome)(
+        step.micros);
     }
     auto err = b.run();
     // Read before the guard's reset.
@@ -253,8 +255,8 @@ struct ledger_store::impl {
     size_t seq = 0;
     while (seq < x.steps.size()) {
       auto rows = std::min(trace_rows_per_insert, x.steps.size() - seq);
-      auto prepared = multi_row(insert_trace_steps, rows,
-                                insert_trace_steps_sql);
+      auto prepared
+        = multi_row(insert_trace_steps, rows, insert_trace_steps_sql);
       if (!prepared)
         return prepared.err();
       auto& stmt = **prepared;

@@ -30,7 +30,7 @@ bool lower_priority(int levels) {
       && ::setpriority(PRIO_PROCESS, tid, std::min(now + levels, 19)) == 0)
     return true;
   data::log_event(data::log_level::warn, "ledger_priority_unchanged",
-                    {{"levels", levels}, {"message", std::strerror(errno)}});
+                  {{"levels", levels}, {"message", std::strerror(errno)}});
   return false;
 }
 
@@ -39,11 +39,9 @@ bool lower_priority(int levels) {
 ledger_writer::ledger_writer(data::ledger_store store,
                              std::shared_ptr<telemetry> metrics,
                              const ledger_settings& s)
-  : store_(std::move(store)),
-    metrics_(std::move(metrics)),
-    attempts_(std::max(s.write_attempts, 1)),
-    retry_delay_(s.retry_delay),
-    catch_up_rows_(s.catch_up_rows) {
+    : store_(std::move(store)), metrics_(std::move(metrics)),
+      attempts_(std::max(s.write_attempts, 1)), retry_delay_(s.retry_delay),
+      catch_up_rows_(s.catch_up_rows) {
   // The catch-up thread first, so the writer knows whether it has one; a
   // writer without it keeps the server's priority.
   if (s.writer_nice > 0) {
@@ -54,7 +52,7 @@ ledger_writer::ledger_writer(data::ledger_store store,
       pthread_setname_np(catch_up_thread_.native_handle(), "candor.ledger+");
     } catch (const std::system_error& e) {
       data::log_event(data::log_level::warn, "ledger_catch_up_unavailable",
-                        {{"message", e.what()}});
+                      {{"message", e.what()}});
     }
   }
   bool lower = s.writer_nice > 0 && catch_up_thread_.joinable();
@@ -161,10 +159,9 @@ void ledger_writer::commit(const data::ledger_batch& batch) {
     auto err = store_.write(batch);
     if (!err)
       break;
-    data::log_event(data::log_level::error, "ledger_write_failed",
-                      {{"rows", n},
-                       {"attempt", attempt},
-                       {"message", err.message}});
+    data::log_event(
+      data::log_level::error, "ledger_write_failed",
+      {{"rows", n}, {"attempt", attempt}, {"message", err.message}});
     if (attempt == attempts_) {
       n = commit_row_by_row(batch);
       break;
@@ -181,10 +178,9 @@ int64_t ledger_writer::commit_row_by_row(const data::ledger_batch& batch) {
   auto one = [&](std::string_view kind, const std::string& request_id,
                  data::ledger_batch single) {
     if (auto err = store_.write(single)) {
-      data::log_event(data::log_level::error, "ledger_row_dropped",
-                        {{"kind", kind},
-                         {"requestId", request_id},
-                         {"message", err.message}});
+      data::log_event(
+        data::log_level::error, "ledger_row_dropped",
+        {{"kind", kind}, {"requestId", request_id}, {"message", err.message}});
       return;
     }
     ++stored;

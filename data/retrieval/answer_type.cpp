@@ -28,12 +28,11 @@ bool is_number(std::string_view t) {
 }
 
 bool is_number_word(std::string_view t) {
-  return one_of(t, {"one",     "two",     "three",   "four",     "five",
-                    "six",     "seven",   "eight",   "nine",     "ten",
-                    "eleven",  "twelve",  "fifteen", "twenty",   "thirty",
-                    "forty",   "fifty",   "sixty",   "ninety",   "hundred",
-                    "thousand", "million", "dozen",  "half",     "single",
-                    "couple"});
+  return one_of(
+    t, {"one",     "two",   "three", "four",   "five",   "six",     "seven",
+        "eight",   "nine",  "ten",   "eleven", "twelve", "fifteen", "twenty",
+        "thirty",  "forty", "fifty", "sixty",  "ninety", "hundred", "thousand",
+        "million", "dozen", "half",  "single", "couple"});
 }
 
 bool is_quantity(std::string_view t) {
@@ -103,9 +102,9 @@ struct question_view {
       ++at;
     auto end = at;
     while (end != t.end() && end - at < 4
-           && !one_of(*end, {"of", "for", "on", "in", "at", "to", "does",
-                             "do", "did", "is", "are", "will", "would",
-                             "can", "should", "with", "when", "if"}))
+           && !one_of(*end, {"of", "for", "on", "in", "at", "to", "does", "do",
+                             "did", "is", "are", "will", "would", "can",
+                             "should", "with", "when", "if"}))
       ++end;
     if (end == at)
       return {};
@@ -118,14 +117,14 @@ struct question_view {
   }
 };
 
-constexpr std::array<std::string_view, 20> duration_units = {
-  "second", "seconds", "minute", "minutes", "min",   "mins",  "hour",
-  "hours",  "hr",      "hrs",    "day",     "days",  "week",  "weeks",
-  "month",  "months",  "year",   "years",   "decade", "decades"};
+constexpr std::array<std::string_view, 20> duration_units
+  = {"second", "seconds", "minute", "minutes", "min",    "mins",   "hour",
+     "hours",  "hr",      "hrs",    "day",     "days",   "week",   "weeks",
+     "month",  "months",  "year",   "years",   "decade", "decades"};
 
-constexpr std::array<std::string_view, 15> money_words = {
-  "cost",  "costs",  "price", "prices",    "pay",   "paid",  "charge", "fee",
-  "fees",  "spend",  "spent", "expensive", "cheap", "worth", "buy"};
+constexpr std::array<std::string_view, 15> money_words
+  = {"cost", "costs", "price", "prices",    "pay",   "paid",  "charge", "fee",
+     "fees", "spend", "spent", "expensive", "cheap", "worth", "buy"};
 
 } // namespace
 
@@ -252,8 +251,8 @@ answer_type expected_answer_type(std::string_view question) {
   // "What does it cost", "what do I pay", "what is the price of": the
   // money word is what is asked, not a word elsewhere in the question
   // ("Which retailers qualify for a price match?").
-  constexpr std::array<std::string_view, 6> asked_money = {
-    "price", "prices", "cost", "costs", "fee", "fees"};
+  constexpr std::array<std::string_view, 6> asked_money
+    = {"price", "prices", "cost", "costs", "fee", "fees"};
   if ((q.has("what") && q.has_any({"cost", "costs", "pay", "paid"}))
       || one_of(q.asked_noun("what", true), asked_money)
       || one_of(q.asked_noun("what", false), asked_money)
@@ -298,8 +297,8 @@ bool has_pair(const std::vector<std::string>& t, std::string_view a,
 }
 
 bool is_money(const std::vector<std::string>& t) {
-  constexpr std::array<std::string_view, 5> currency = {"eur", "euro", "euros",
-                                                        "gbp", "usd"};
+  constexpr std::array<std::string_view, 5> currency
+    = {"eur", "euro", "euros", "gbp", "usd"};
   for (size_t i = 0; i < t.size(); ++i)
     if (one_of(t[i], currency)
         && ((i > 0 && is_number(t[i - 1]))
@@ -309,11 +308,10 @@ bool is_money(const std::vector<std::string>& t) {
   for (size_t i = 0; i < t.size(); ++i)
     if (t[i] == "free" && (i + 1 == t.size() || t[i + 1] != "to"))
       return true;
-  return has_pair(t, "no", "charge")
-         || has_pair(t, "no", "cost") || has_pair(t, "our", "expense")
-         || has_pair(t, "our", "cost") || has_pair(t, "costs", "nothing")
-         || has_pair(t, "pay", "nothing") || has_pair(t, "we", "pay")
-         || has_pair(t, "we", "cover");
+  return has_pair(t, "no", "charge") || has_pair(t, "no", "cost")
+         || has_pair(t, "our", "expense") || has_pair(t, "our", "cost")
+         || has_pair(t, "costs", "nothing") || has_pair(t, "pay", "nothing")
+         || has_pair(t, "we", "pay") || has_pair(t, "we", "cover");
 }
 
 /// A digit run of seven digits or more, allowing spaces, '-', '.', '(',
@@ -375,36 +373,30 @@ bool is_ratio(const std::vector<std::string>& t) {
 bool holds(std::string_view text, const std::vector<std::string>& t,
            answer_type type) {
   switch (type) {
-    case answer_type::none:
-      return true;
-    case answer_type::money:
-      return is_money(t);
+    case answer_type::none: return true;
+    case answer_type::money: return is_money(t);
     case answer_type::weight:
       return quantity_then(t, {"kg", "g", "gram", "grams", "kilo", "kilos",
-                               "kilogram", "kilograms", "lb", "lbs",
-                               "tonne", "tonnes"});
+                               "kilogram", "kilograms", "lb", "lbs", "tonne",
+                               "tonnes"});
     case answer_type::count:
-      return std::any_of(t.begin(), t.end(), [](const std::string& x) {
-        return is_quantity(x);
-      });
+      return std::any_of(t.begin(), t.end(),
+                         [](const std::string& x) { return is_quantity(x); });
     case answer_type::duration:
       return quantity_then(t, duration_units, 3, true)
              || has_any_token(t, {"lifetime", "immediately", "overnight",
                                   "indefinitely", "instantly"});
     case answer_type::frequency:
       return has_any_token(t, {"every", "once", "twice", "daily", "weekly",
-                               "monthly", "yearly", "annually", "annual",
-                               "per", "each", "times"});
+                               "monthly", "yearly", "annually", "annual", "per",
+                               "each", "times"});
     case answer_type::distance:
       return quantity_then(t, {"km", "kilometre", "kilometres", "kilometer",
                                "kilometers", "metre", "metres", "meter",
                                "meters", "mile", "miles"});
-    case answer_type::year:
-      return std::any_of(t.begin(), t.end(), is_year);
-    case answer_type::time_of_day:
-      return is_time_of_day(t);
-    case answer_type::phone:
-      return is_phone(text);
+    case answer_type::year: return std::any_of(t.begin(), t.end(), is_year);
+    case answer_type::time_of_day: return is_time_of_day(t);
+    case answer_type::phone: return is_phone(text);
     case answer_type::percentage:
       return quantity_then(t, {"%", "percent"}, 1)
              || has_pair(t, "per", "cent");
@@ -417,10 +409,8 @@ bool holds(std::string_view text, const std::vector<std::string>& t,
       return quantity_then(t, {"deg", "degree", "degrees", "celsius"}, 1);
     case answer_type::pressure:
       return quantity_then(t, {"bar", "psi", "kpa"}, 1);
-    case answer_type::torque:
-      return quantity_then(t, {"nm"}, 1);
-    case answer_type::ratio:
-      return is_ratio(t);
+    case answer_type::torque: return quantity_then(t, {"nm"}, 1);
+    case answer_type::ratio: return is_ratio(t);
     case answer_type::energy:
       return quantity_then(t, {"wh", "kwh", "mah", "ah"}, 1);
     case answer_type::discount:

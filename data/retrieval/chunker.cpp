@@ -28,8 +28,7 @@ int heading_level(std::string_view line, std::string_view& text) noexcept {
   size_t hashes = 0;
   while (hashes < line.size() && line[hashes] == '#')
     ++hashes;
-  if (hashes == 0 || hashes > 3 || hashes >= line.size()
-      || line[hashes] != ' ')
+  if (hashes == 0 || hashes > 3 || hashes >= line.size() || line[hashes] != ' ')
     return 0;
   auto rest = trim_ascii(line.substr(hashes));
   // Optional closing sequence: "## Title ##".
@@ -76,9 +75,9 @@ size_t utf8_floor(std::string_view s, size_t pos) noexcept {
 // -- sections -----------------------------------------------------------------
 
 struct section {
-  std::string heading;        ///< heading path, or the title for the intro
-  std::string slug_base;      ///< slug of the deepest heading
-  std::string parent_slug;    ///< slug of the H2 above an H3, else empty
+  std::string heading;     ///< heading path, or the title for the intro
+  std::string slug_base;   ///< slug of the deepest heading
+  std::string parent_slug; ///< slug of the H2 above an H3, else empty
   std::vector<std::string> lines;
 };
 
@@ -272,8 +271,8 @@ chunked_document chunk_markdown(std::string_view doc_slug,
   sections.front().heading = doc.title;
   // Chunk every section that has text.
   const auto target = opts.target_chars < 50 ? size_t{50} : opts.target_chars;
-  const auto overlap = opts.overlap_chars < target ? opts.overlap_chars
-                                                   : target / 2;
+  const auto overlap
+    = opts.overlap_chars < target ? opts.overlap_chars : target / 2;
   std::set<std::string> used_slugs;
   int32_t ordinal = 0;
   for (auto& sec : sections) {
@@ -292,8 +291,7 @@ chunked_document chunk_markdown(std::string_view doc_slug,
     }
     // A unique section slug within the document, so ids are unique: an id
     // splits at its last '-' into (section slug, n).
-    auto slug = sec.slug_base.empty() ? std::string{"section"}
-                                      : sec.slug_base;
+    auto slug = sec.slug_base.empty() ? std::string{"section"} : sec.slug_base;
     if (used_slugs.count(slug) != 0 && !sec.parent_slug.empty())
       slug = sec.parent_slug + "-" + slug;
     if (used_slugs.count(slug) != 0) {

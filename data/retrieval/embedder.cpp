@@ -54,11 +54,11 @@ public:
     auto p = sb_stemmer_stem(stemmer_,
                              reinterpret_cast<const sb_symbol*>(word.data()),
                              static_cast<int>(word.size()));
-    std::string out = p == nullptr
-                        ? std::string{word}
-                        : std::string(reinterpret_cast<const char*>(p),
-                                      static_cast<size_t>(
-                                        sb_stemmer_length(stemmer_)));
+    std::string out
+      = p == nullptr
+          ? std::string{word}
+          : std::string(reinterpret_cast<const char*>(p),
+                        static_cast<size_t>(sb_stemmer_length(stemmer_)));
     if (cache_.size() >= max_cache)
       cache_.clear();
     cache_.emplace(word, out);
@@ -78,22 +78,30 @@ std::string stem(std::string_view word) {
 
 const std::unordered_set<std::string_view>& stopwords() {
   static const std::unordered_set<std::string_view> words{
-    "a", "about", "above", "after", "again", "against", "all", "also", "am",
-    "an", "and", "any", "are", "as", "at", "be", "because", "been", "before",
-    "being", "below", "between", "both", "but", "by", "can", "could", "d",
-    "did", "do", "does", "doing", "don", "down", "during", "each", "etc", "few",
-    "for", "from", "further", "had", "has", "have", "having", "he", "her",
-    "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "itself", "just", "ll", "m", "many", "me",
-    "might", "more", "most", "much", "must", "my", "myself", "no", "nor", "not",
-    "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
-    "ourselves", "out", "over", "own", "re", "s", "same", "shall", "she",
-    "should", "so", "some", "such", "t", "than", "that", "the", "their",
-    "theirs", "them", "themselves", "then", "there", "these", "they", "this",
-    "those", "through", "to", "too", "under", "until", "up", "us", "ve", "very",
-    "was", "we", "were", "what", "when", "where", "which", "while", "who",
-    "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
-    "yourselves",
+    "a",       "about",   "above",    "after",      "again",   "against",
+    "all",     "also",    "am",       "an",         "and",     "any",
+    "are",     "as",      "at",       "be",         "because", "been",
+    "before",  "being",   "below",    "between",    "both",    "but",
+    "by",      "can",     "could",    "d",          "did",     "do",
+    "does",    "doing",   "don",      "down",       "during",  "each",
+    "etc",     "few",     "for",      "from",       "further", "had",
+    "has",     "have",    "having",   "he",         "her",     "here",
+    "hers",    "herself", "him",      "himself",    "his",     "how",
+    "i",       "if",      "in",       "into",       "is",      "it",
+    "its",     "itself",  "just",     "ll",         "m",       "many",
+    "me",      "might",   "more",     "most",       "much",    "must",
+    "my",      "myself",  "no",       "nor",        "not",     "now",
+    "of",      "off",     "on",       "once",       "only",    "or",
+    "other",   "our",     "ours",     "ourselves",  "out",     "over",
+    "own",     "re",      "s",        "same",       "shall",   "she",
+    "should",  "so",      "some",     "such",       "t",       "than",
+    "that",    "the",     "their",    "theirs",     "them",    "themselves",
+    "then",    "there",   "these",    "they",       "this",    "those",
+    "through", "to",      "too",      "under",      "until",   "up",
+    "us",      "ve",      "very",     "was",        "we",      "were",
+    "what",    "when",    "where",    "which",      "while",   "who",
+    "whom",    "why",     "will",     "with",       "would",   "you",
+    "your",    "yours",   "yourself", "yourselves",
   };
   return words;
 }
@@ -189,8 +197,8 @@ std::vector<std::string> analyze(std::string_view text,
   while (!rest.empty()) {
     auto sp = rest.find(' ');
     auto word = rest.substr(0, sp);
-    rest = sp == std::string_view::npos ? std::string_view{}
-                                        : rest.substr(sp + 1);
+    rest
+      = sp == std::string_view::npos ? std::string_view{} : rest.substr(sp + 1);
     if (word.empty() || (opts.stopwords && is_stopword(word)))
       continue;
     bool has_alpha = std::any_of(word.begin(), word.end(),

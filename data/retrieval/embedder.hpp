@@ -56,8 +56,8 @@ struct analyzer_options {
   bool stopwords = true; ///< drop English stopwords (a fixed list)
   bool stem = true;      ///< Snowball English stemming (libstemmer)
 
-  friend bool operator==(const analyzer_options&,
-                         const analyzer_options&) = default;
+  friend bool operator==(const analyzer_options&, const analyzer_options&)
+    = default;
 };
 
 /// Terms of `text`: `domain::normalize()`d words (lower-case ASCII a-z0-9),
@@ -151,8 +151,7 @@ public:
   virtual const analyzer_options& analysis() const noexcept = 0;
 
   /// `fit` on already analyzed passages.
-  virtual void fit_terms(const std::vector<std::vector<std::string>>& docs)
-    = 0;
+  virtual void fit_terms(const std::vector<std::vector<std::string>>& docs) = 0;
 
   /// `embed_document` on already analyzed terms.
   virtual sparse_vector

@@ -147,8 +147,8 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
     for (const auto& t : names)
       if (!present.contains(t))
         missing.push_back(t);
-    auto coverage = covered / total
-                    * (missing.empty() ? 1.0 : opts.name_penalty);
+    auto coverage
+      = covered / total * (missing.empty() ? 1.0 : opts.name_penalty);
     if (cosine * coverage > best) {
       best = cosine * coverage;
       out.best = i;

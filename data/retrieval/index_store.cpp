@@ -98,8 +98,8 @@ domain::outcome<database> open_index_for_writing(const std::string& path) {
     return tx.err();
   if (auto err = db->exec(schema))
     return err;
-  auto version = db->query_text(
-    "SELECT value FROM meta WHERE key = 'schema_version'");
+  auto version
+    = db->query_text("SELECT value FROM meta WHERE key = 'schema_version'");
   if (version.ok()) {
     if (*version != std::to_string(index_schema_version))
       return fail(path + ": index schema version " + *version
@@ -124,14 +124,13 @@ domain::outcome<database> open_index_for_reading(const std::string& path) {
     return db.err();
   if (auto err = db->busy_timeout(std::chrono::seconds{10}))
     return err;
-  auto version = db->query_text(
-    "SELECT value FROM meta WHERE key = 'schema_version'");
+  auto version
+    = db->query_text("SELECT value FROM meta WHERE key = 'schema_version'");
   if (!version)
     return fail(path + " is not a retrieval index: " + version.err().message);
   if (*version != std::to_string(index_schema_version))
     return fail(path + ": index schema version " + *version
-                + ", this build uses "
-                + std::to_string(index_schema_version));
+                + ", this build uses " + std::to_string(index_schema_version));
   return std::move(*db);
 }
 
@@ -210,8 +209,8 @@ domain::error check_embedder(database& db, const std::string& path,
 /// Checks that every document of the index was cut with `expected`.
 domain::error check_chunking(database& db, const std::string& path,
                              const chunk_options& expected) {
-  auto stmt = db.prepare(
-    "SELECT DISTINCT chunking FROM documents ORDER BY chunking");
+  auto stmt
+    = db.prepare("SELECT DISTINCT chunking FROM documents ORDER BY chunking");
   if (!stmt)
     return stmt.err();
   auto wanted = expected.describe();
@@ -232,8 +231,8 @@ domain::error check_chunking(database& db, const std::string& path,
   return domain::make_error(
     domain::ec::config_invalid,
     "retrieval index " + path + " was chunked with " + built
-      + " but the configuration asks for " + wanted
-      + " (retrieval.chunkSize " + std::to_string(expected.target_chars)
+      + " but the configuration asks for " + wanted + " (retrieval.chunkSize "
+      + std::to_string(expected.target_chars)
       + "); re-run `candor ingest` with this configuration to re-chunk the "
         "documents");
 }
@@ -315,9 +314,8 @@ load_snapshot(const std::string& index_path, const retrieval_params& params,
                 + std::to_string(tfidf.corpus_size())
                 + "; run `candor ingest`");
   return std::shared_ptr<const retrieval_snapshot>{
-    std::make_shared<const retrieval_snapshot>(std::move(chunks), params,
-                                               std::move(tfidf),
-                                               std::move(bm25), tv, bv)};
+    std::make_shared<const retrieval_snapshot>(
+      std::move(chunks), params, std::move(tfidf), std::move(bm25), tv, bv)};
 }
 
 // -- FTS5 reference -----------------------------------------------------------

@@ -261,12 +261,11 @@ private:
   /// field's score when `field` is given; with `document_relevance` (one
   /// value in [0, 1] per document), each chunk's score also gets
   /// `document_weight` x the best raw score x its document's value.
-  std::vector<scored> top(const posting_lists& lists, const sparse_vector& q,
-                          size_t k, double prune_ratio,
-                          const std::vector<double>* document_relevance
-                          = nullptr,
-                          double document_weight = 0,
-                          const field_query* field = nullptr) const;
+  std::vector<scored>
+  top(const posting_lists& lists, const sparse_vector& q, size_t k,
+      double prune_ratio,
+      const std::vector<double>* document_relevance = nullptr,
+      double document_weight = 0, const field_query* field = nullptr) const;
 
   /// BM25 of `terms` against each whole document, divided by the best
   /// document's (all 0 when no document matches).

@@ -140,8 +140,8 @@ domain::error reindex(database& db, const ingest_options& opts,
   bm25.fit_terms(bt);
   if (auto err = db.exec("DELETE FROM vectors; DELETE FROM chunk_fts;"))
     return err;
-  auto ins_fts = db.prepare(
-    "INSERT INTO chunk_fts(terms, chunk_id) VALUES(?1, ?2)");
+  auto ins_fts
+    = db.prepare("INSERT INTO chunk_fts(terms, chunk_id) VALUES(?1, ?2)");
   if (!ins_fts)
     return ins_fts.err();
   auto ins_vec = db.prepare(
@@ -173,8 +173,8 @@ domain::error reindex(database& db, const ingest_options& opts,
     if (auto err = put_vector(chunks[i].id, "tfidf",
                               tfidf.embed_document_terms(t_terms[i])))
       return err;
-    if (auto err = put_vector(chunks[i].id, "bm25",
-                              bm25.embed_document_terms(bt[i])))
+    if (auto err
+        = put_vector(chunks[i].id, "bm25", bm25.embed_document_terms(bt[i])))
       return err;
     if (progress && ((i + 1) % 256 == 0 || i + 1 == chunks.size()))
       progress(ingest_progress{"index", "", i + 1, chunks.size()});
@@ -231,8 +231,7 @@ list_documents(const std::string& kb_dir) {
     if (auto [it, fresh] = seen.emplace(slug, file.string()); !fresh)
       return domain::make_error(domain::ec::config_invalid,
                                 "documents " + it->second + " and "
-                                  + file.string() + " share the slug "
-                                  + slug);
+                                  + file.string() + " share the slug " + slug);
     out.push_back(document_file{std::move(file), std::move(slug)});
   }
   return out;
@@ -240,8 +239,8 @@ list_documents(const std::string& kb_dir) {
 
 } // namespace
 
-domain::outcome<std::vector<chunk>>
-chunk_directory(const std::string& kb_dir, const chunk_options& opts) {
+domain::outcome<std::vector<chunk>> chunk_directory(const std::string& kb_dir,
+                                                    const chunk_options& opts) {
   auto files = list_documents(kb_dir);
   if (!files)
     return files.err();
@@ -272,9 +271,9 @@ std::string summary(const ingest_report& r) {
            + std::to_string(r.documents_updated) + " updated, "
            + std::to_string(r.documents_unchanged) + " unchanged, "
            + std::to_string(r.documents_removed) + " removed ("
-           + std::to_string(r.documents_total) + " total); chunks: "
-           + std::to_string(r.chunks_created) + " created, "
-           + std::to_string(r.chunks_removed) + " removed, "
+           + std::to_string(r.documents_total)
+           + " total); chunks: " + std::to_string(r.chunks_created)
+           + " created, " + std::to_string(r.chunks_removed) + " removed, "
            + std::to_string(r.chunks_total) + " total, "
            + std::to_string(r.chunks_flagged) + " flagged; "
            + (r.reindexed ? "vectors rebuilt" : "vectors unchanged");
@@ -320,8 +319,8 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
         return row.err();
       if (*row == step_result::done)
         break;
-      existing[sel->column_text(0)] = known{sel->column_text(1),
-                                            sel->column_text(2)};
+      existing[sel->column_text(0)]
+        = known{sel->column_text(1), sel->column_text(2)};
     }
   }
   auto ins_doc = db->prepare(
@@ -418,9 +417,8 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
                            "WHERE name = ?1");
     if (!sel)
       return sel.err();
-    for (auto [name, out] :
-         {std::pair{"tfidf", &report.tfidf_fingerprint},
-          std::pair{"bm25", &report.bm25_fingerprint}}) {
+    for (auto [name, out] : {std::pair{"tfidf", &report.tfidf_fingerprint},
+                             std::pair{"bm25", &report.bm25_fingerprint}}) {
       sel->bind_text(1, name);
       auto row = sel->step();
       if (!row)
@@ -438,12 +436,12 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
   report.chunks_flagged = count("SELECT COUNT(*) FROM chunks WHERE flagged");
   if (auto err = tx->commit())
     return err;
-  report.seconds = std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - started)
-                     .count();
+  report.seconds
+    = std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+        .count();
   if (progress)
-    progress(ingest_progress{"done", "", report.chunks_total,
-                             report.chunks_total});
+    progress(
+      ingest_progress{"done", "", report.chunks_total, report.chunks_total});
   return report;
 }
 

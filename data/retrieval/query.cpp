@@ -148,8 +148,7 @@ compiled_thesaurus compile(const analyzer_options& opts) {
     std::vector<phrase> ps;
     for (const auto* p : g) {
       auto terms = analyze(p, opts);
-      if (!terms.empty()
-          && std::find(ps.begin(), ps.end(), terms) == ps.end())
+      if (!terms.empty() && std::find(ps.begin(), ps.end(), terms) == ps.end())
         ps.push_back(std::move(terms));
     }
     if (ps.size() < 2)

@@ -42,12 +42,9 @@ scratch& thread_scratch() {
 
 std::string_view to_string(search_mode x) noexcept {
   switch (x) {
-    case search_mode::tfidf:
-      return "tfidf";
-    case search_mode::bm25:
-      return "bm25";
-    case search_mode::fusion:
-      return "fusion";
+    case search_mode::tfidf: return "tfidf";
+    case search_mode::bm25: return "bm25";
+    case search_mode::fusion: return "fusion";
   }
   return "fusion";
 }
@@ -97,9 +94,8 @@ posting_lists posting_lists::build(const std::vector<sparse_vector>& vectors,
     buf.clear();
     for (auto j = b; j < e; ++j)
       buf.emplace_back(p.weights[j], p.docs[j]);
-    std::stable_sort(buf.begin(), buf.end(), [](auto& x, auto& y) {
-      return x.first > y.first;
-    });
+    std::stable_sort(buf.begin(), buf.end(),
+                     [](auto& x, auto& y) { return x.first > y.first; });
     for (auto j = b; j < e; ++j) {
       p.weights[j] = buf[j - b].first;
       p.docs[j] = buf[j - b].second;
@@ -120,7 +116,6 @@ posting_lists posting_lists::build(const std::vector<sparse_vector>& vectors,
   }
   return p;
 }
-
 
 std::vector<double> retrieval_snapshot::document_relevance(
   const std::vector<std::string>& terms) const {
@@ -144,12 +139,10 @@ std::vector<double> retrieval_snapshot::document_relevance(
   return out;
 }
 
-std::vector<retrieval_snapshot::scored>
-retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
-                        size_t k, double prune_ratio,
-                        const std::vector<double>* document_relevance,
-                        double document_weight, const field_query* field)
-  const {
+std::vector<retrieval_snapshot::scored> retrieval_snapshot::top(
+  const posting_lists& lists, const sparse_vector& q, size_t k,
+  double prune_ratio, const std::vector<double>* document_relevance,
+  double document_weight, const field_query* field) const {
   std::vector<scored> out;
   if (k == 0 || q.size() == 0 || chunks_.empty())
     return out;
@@ -263,14 +256,12 @@ retrieval_snapshot::top(const posting_lists& lists, const sparse_vector& q,
 std::vector<search_hit>
 retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
                            const search_options& opts) const {
-  return search(prepare_question(query, params_.tfidf.analysis), k, mode,
-                opts);
+  return search(prepare_question(query, params_.tfidf.analysis), k, mode, opts);
 }
 
 std::vector<search_hit>
 retrieval_snapshot::search(const prepared_question& question, size_t k,
-                           search_mode mode,
-                           const search_options& opts) const {
+                           search_mode mode, const search_options& opts) const {
   std::vector<search_hit> hits;
   if (k == 0)
     return hits;
@@ -322,11 +313,9 @@ retrieval_snapshot::search(const prepared_question& question, size_t k,
       extra += opts.answer_type_depth;
     auto tfidf = mode == search_mode::tfidf;
     auto list = tfidf ? top(tfidf_postings_, tfidf_.embed_query_terms(terms),
-                            k + extra, opts.prune_ratio, rel,
-                            dw)
-                      : top(bm25_postings_,
-                            bm25_.embed_query_terms(bm25_terms), k + extra,
-                            opts.prune_ratio, rel, dw, hf);
+                            k + extra, opts.prune_ratio, rel, dw)
+                      : top(bm25_postings_, bm25_.embed_query_terms(bm25_terms),
+                            k + extra, opts.prune_ratio, rel, dw, hf);
     // Re-ranked with the priors on plain scores; only the k kept become
     // hits (each copies its chunk id).
     for (auto& x : list)

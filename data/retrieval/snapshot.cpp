@@ -41,11 +41,9 @@ retrieval_snapshot::retrieval_snapshot(
   std::vector<chunk> chunks, retrieval_params params, tfidf_embedder tfidf,
   bm25_embedder bm25, const std::vector<sparse_vector>& tfidf_vectors,
   const std::vector<sparse_vector>& bm25_vectors)
-  : params_(std::move(params)),
-    chunks_(std::move(chunks)),
-    tfidf_(std::move(tfidf)),
-    bm25_(std::move(bm25)),
-    terms_(new std::atomic<const chunk_terms*>[chunks_.size()]) {
+    : params_(std::move(params)), chunks_(std::move(chunks)),
+      tfidf_(std::move(tfidf)), bm25_(std::move(bm25)),
+      terms_(new std::atomic<const chunk_terms*>[chunks_.size()]) {
   for (size_t i = 0; i < chunks_.size(); ++i)
     terms_[i].store(nullptr, std::memory_order_relaxed);
   std::unordered_map<std::string_view, uint32_t> docs;
@@ -54,8 +52,8 @@ retrieval_snapshot::retrieval_snapshot(
   chunk_document_.reserve(chunks_.size());
   for (uint32_t i = 0; i < chunks_.size(); ++i) {
     by_id_.emplace(chunks_[i].id, i);
-    auto [at, added] = docs.emplace(chunks_[i].doc_slug,
-                                    static_cast<uint32_t>(docs.size()));
+    auto [at, added]
+      = docs.emplace(chunks_[i].doc_slug, static_cast<uint32_t>(docs.size()));
     if (added)
       document_terms.emplace_back();
     chunk_document_.push_back(at->second);
@@ -92,15 +90,14 @@ retrieval_snapshot::retrieval_snapshot(
     dv.reserve(document_terms.size());
     for (const auto& t : document_terms)
       dv.push_back(document_bm25_.embed_document_terms(t));
-    document_postings_
-      = posting_lists::build(dv, document_bm25_.dimensions());
+    document_postings_ = posting_lists::build(dv, document_bm25_.dimensions());
   }
   tfidf_postings_ = posting_lists::build(tfidf_vectors, tfidf_.dimensions());
   bm25_postings_ = posting_lists::build(bm25_vectors, bm25_.dimensions());
   fingerprints_[0] = tfidf_.fingerprint();
   fingerprints_[1] = bm25_.fingerprint();
-  fingerprints_[2] = "rrf(k=" + std::to_string(params_.rrf_k) + ",depth="
-                     + std::to_string(params_.fusion_depth) + ")["
+  fingerprints_[2] = "rrf(k=" + std::to_string(params_.rrf_k)
+                     + ",depth=" + std::to_string(params_.fusion_depth) + ")["
                      + fingerprints_[0] + "|" + fingerprints_[1] + "]";
 }
 
@@ -109,9 +106,8 @@ retrieval_snapshot::build(std::vector<chunk> chunks,
                           const retrieval_params& params) {
   std::stable_sort(chunks.begin(), chunks.end(),
                    [](const chunk& a, const chunk& b) {
-                     return a.doc_slug != b.doc_slug
-                              ? a.doc_slug < b.doc_slug
-                              : a.ordinal < b.ordinal;
+                     return a.doc_slug != b.doc_slug ? a.doc_slug < b.doc_slug
+                                                     : a.ordinal < b.ordinal;
                    });
   tfidf_embedder tfidf{params.tfidf};
   bm25_embedder bm25{params.bm25};
@@ -120,9 +116,9 @@ retrieval_snapshot::build(std::vector<chunk> chunks,
   tfidf_terms.reserve(chunks.size());
   for (const auto& c : chunks)
     tfidf_terms.push_back(analyze(indexed_text(c), tfidf.analysis()));
-  bool same_analysis = params.tfidf.analysis.stem == params.bm25.analysis.stem
-                       && params.tfidf.analysis.stopwords
-                            == params.bm25.analysis.stopwords;
+  bool same_analysis
+    = params.tfidf.analysis.stem == params.bm25.analysis.stem
+      && params.tfidf.analysis.stopwords == params.bm25.analysis.stopwords;
   if (!same_analysis) {
     bm25_terms.reserve(chunks.size());
     for (const auto& c : chunks)

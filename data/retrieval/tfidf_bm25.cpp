@@ -79,7 +79,7 @@ domain::error bad_state(const std::string& who, std::string_view why) {
 // -- hashed TF-IDF ------------------------------------------------------------
 
 tfidf_embedder::tfidf_embedder(tfidf_params params)
-  : params_(std::move(params)) {
+    : params_(std::move(params)) {
   if (params_.dimensions == 0)
     params_.dimensions = 1;
   df_.assign(params_.dimensions, 0);
@@ -199,10 +199,9 @@ domain::error tfidf_embedder::restore(std::string_view saved) {
              != key.data() + key.size())
       return bad_state("tfidf", "malformed line");
     if (feature >= params_.dimensions)
-      return bad_state("tfidf", "feature " + std::to_string(feature)
-                                  + " outside "
-                                  + std::to_string(params_.dimensions)
-                                  + " dimensions");
+      return bad_state("tfidf",
+                       "feature " + std::to_string(feature) + " outside "
+                         + std::to_string(params_.dimensions) + " dimensions");
     if (count > n)
       return bad_state("tfidf", "document frequency above N");
     df[feature] = count;
@@ -214,8 +213,7 @@ domain::error tfidf_embedder::restore(std::string_view saved) {
 
 // -- BM25 ---------------------------------------------------------------------
 
-bm25_embedder::bm25_embedder(bm25_params params)
-  : params_(std::move(params)) {
+bm25_embedder::bm25_embedder(bm25_params params) : params_(std::move(params)) {
   // nop
 }
 
@@ -289,8 +287,7 @@ sparse_vector bm25_embedder::embed_document_terms(
     while (j < ids.size() && ids[j] == ids[i])
       ++j;
     auto tf = static_cast<double>(j - i);
-    auto w = idf(ids[i]) * tf * (params_.k1 + 1)
-             / (tf + params_.k1 * norm);
+    auto w = idf(ids[i]) * tf * (params_.k1 + 1) / (tf + params_.k1 * norm);
     v.index.push_back(ids[i]);
     v.value.push_back(static_cast<float>(w));
     i = j;

@@ -31,8 +31,8 @@ bool is_identifier(std::string_view text) {
     return false;
   for (size_t i = 0; i < text.size(); ++i) {
     auto c = text[i];
-    bool ok = (c >= 'a' && c <= 'z') || c == '_'
-              || (i > 0 && c >= '0' && c <= '9');
+    bool ok
+      = (c >= 'a' && c <= 'z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
     if (!ok)
       return false;
   }
@@ -161,18 +161,17 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
     parser.finish(jec);
   if (jec) {
     auto line = 1 + std::count(text.begin(), text.begin() + used, '\n');
-    return field_error("(document)", "invalid JSON at line "
-                                       + std::to_string(line) + " (offset "
-                                       + std::to_string(used)
-                                       + "): " + jec.message());
+    return field_error(
+      "(document)", "invalid JSON at line " + std::to_string(line) + " (offset "
+                      + std::to_string(used) + "): " + jec.message());
   }
   auto doc = parser.release();
   auto* root = doc.if_object();
   if (root == nullptr)
     return field_error("(document)", "expected a JSON object");
-  if (auto err = check_keys(*root, "", {"version", "description", "tables",
-                                        "denied_tables", "metrics",
-                                        "guidance"}))
+  if (auto err = check_keys(*root, "",
+                            {"version", "description", "tables",
+                             "denied_tables", "metrics", "guidance"}))
     return err;
   auto* version = root->if_contains("version");
   if (version == nullptr)
@@ -181,16 +180,16 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
     return field_error("version", "expected 1");
 
   catalog out;
-  if (auto err = read_string(*root, "", "description", false,
-                             out.description_))
+  if (auto err = read_string(*root, "", "description", false, out.description_))
     return err;
   std::set<std::string, std::less<>> table_names;
 
   auto err = for_each_object(
     *root, "", "tables", true,
     [&](const json::object& obj, const std::string& path) -> domain::error {
-      if (auto e = check_keys(obj, path, {"name", "description", "synonyms",
-                                          "columns", "denied_columns"}))
+      if (auto e = check_keys(
+            obj, path,
+            {"name", "description", "synonyms", "columns", "denied_columns"}))
         return e;
       catalog_table table;
       if (auto e = read_name(obj, path, table.name))
@@ -198,26 +197,26 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
       if (!table_names.insert(table.name).second)
         return field_error(join_path(path, "name"),
                            "duplicate table '" + table.name + "'");
-      if (auto e = read_string(obj, path, "description", true,
-                               table.description))
+      if (auto e
+          = read_string(obj, path, "description", true, table.description))
         return e;
       if (auto e = read_strings(obj, path, "synonyms", table.synonyms))
         return e;
       std::set<std::string, std::less<>> column_names;
-      auto add_column = [&](const std::string& name,
-                            const std::string& at) -> domain::error {
+      auto add_column
+        = [&](const std::string& name, const std::string& at) -> domain::error {
         if (!column_names.insert(name).second)
-          return field_error(join_path(at, "name"),
-                             "duplicate column '" + name + "' in table '"
-                               + table.name + "'");
+          return field_error(join_path(at, "name"), "duplicate column '" + name
+                                                      + "' in table '"
+                                                      + table.name + "'");
         return {};
       };
       if (auto e = for_each_object(
             obj, path, "columns", true,
             [&](const json::object& cobj,
                 const std::string& cpath) -> domain::error {
-              if (auto e2 = check_keys(cobj, cpath, {"name", "description",
-                                                     "synonyms", "values"}))
+              if (auto e2 = check_keys(
+                    cobj, cpath, {"name", "description", "synonyms", "values"}))
                 return e2;
               catalog_column column;
               if (auto e2 = read_name(cobj, cpath, column.name))
@@ -227,28 +226,27 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
               if (auto e2 = read_string(cobj, cpath, "description", true,
                                         column.description))
                 return e2;
-              if (auto e2 = read_strings(cobj, cpath, "synonyms",
-                                         column.synonyms))
+              if (auto e2
+                  = read_strings(cobj, cpath, "synonyms", column.synonyms))
                 return e2;
-              if (auto e2 = read_strings(cobj, cpath, "values",
-                                         column.values))
+              if (auto e2 = read_strings(cobj, cpath, "values", column.values))
                 return e2;
               table.columns.push_back(std::move(column));
               return {};
             }))
         return e;
-      if (auto e = for_each_object(
-            obj, path, "denied_columns", false,
-            [&](const json::object& dobj,
-                const std::string& dpath) -> domain::error {
-              catalog_denial denial;
-              if (auto e2 = read_denial(dobj, dpath, denial))
-                return e2;
-              if (auto e2 = add_column(denial.name, dpath))
-                return e2;
-              table.denied_columns.push_back(std::move(denial));
-              return {};
-            }))
+      if (auto e
+          = for_each_object(obj, path, "denied_columns", false,
+                            [&](const json::object& dobj,
+                                const std::string& dpath) -> domain::error {
+                              catalog_denial denial;
+                              if (auto e2 = read_denial(dobj, dpath, denial))
+                                return e2;
+                              if (auto e2 = add_column(denial.name, dpath))
+                                return e2;
+                              table.denied_columns.push_back(std::move(denial));
+                              return {};
+                            }))
         return e;
       out.table_index_.emplace(table.name, out.tables_.size());
       out.tables_.push_back(std::move(table));
@@ -278,8 +276,8 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
   err = for_each_object(
     *root, "", "metrics", false,
     [&](const json::object& obj, const std::string& path) -> domain::error {
-      if (auto e = check_keys(obj, path,
-                              {"name", "description", "synonyms", "sql"}))
+      if (auto e
+          = check_keys(obj, path, {"name", "description", "synonyms", "sql"}))
         return e;
       catalog_metric metric;
       if (auto e = read_name(obj, path, metric.name))
@@ -287,8 +285,8 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
       if (!metric_names.insert(metric.name).second)
         return field_error(join_path(path, "name"),
                            "duplicate metric '" + metric.name + "'");
-      if (auto e = read_string(obj, path, "description", true,
-                               metric.description))
+      if (auto e
+          = read_string(obj, path, "description", true, metric.description))
         return e;
       if (auto e = read_strings(obj, path, "synonyms", metric.synonyms))
         return e;

@@ -167,8 +167,9 @@ domain::error catalog::check_against(database& db) const {
   // Every table or view must be known.
   for (auto& [key, o] : present)
     if (!table_allowed(key) && !table_denied(key))
-      problem(key, o.type + " in the database is neither allowed nor denied "
-                   "by the catalog");
+      problem(key, o.type
+                     + " in the database is neither allowed nor denied "
+                       "by the catalog");
 
   // Stored values must lie inside the declared domains.
   for (auto& t : tables_) {
@@ -182,10 +183,10 @@ domain::error catalog::check_against(database& db) const {
       if (std::none_of(issues.begin(), issues.end(),
                        [&](auto& i) { return i.path == path; })) {
         auto column = quote_identifier(c.name);
-        auto stmt = db.prepare("SELECT DISTINCT CAST(" + column
-                               + " AS TEXT) FROM "
-                               + quote_identifier(it->second.name) + " WHERE "
-                               + column + " IS NOT NULL LIMIT 1001");
+        auto stmt
+          = db.prepare("SELECT DISTINCT CAST(" + column + " AS TEXT) FROM "
+                       + quote_identifier(it->second.name) + " WHERE " + column
+                       + " IS NOT NULL LIMIT 1001");
         if (!stmt)
           return stmt.err();
         for (;;) {
@@ -207,8 +208,8 @@ domain::error catalog::check_against(database& db) const {
   }
   if (issues.empty())
     return {};
-  auto message = "catalog and sales database disagree: " + issues[0].path
-                 + ": " + issues[0].message;
+  auto message = "catalog and sales database disagree: " + issues[0].path + ": "
+                 + issues[0].message;
   if (issues.size() > 1)
     message += " (and " + std::to_string(issues.size() - 1) + " more)";
   domain::error err{ec::config_invalid, std::move(message), std::move(issues),

@@ -46,9 +46,8 @@ domain::outcome<std::vector<std::string>> user_tables(database& db) {
   if (!stmt)
     return stmt.err();
   std::vector<std::string> names;
-  if (auto err = for_each_row(*stmt, [&](statement& row) {
-        names.push_back(row.column_text(0));
-      }))
+  if (auto err = for_each_row(
+        *stmt, [&](statement& row) { names.push_back(row.column_text(0)); }))
     return err;
   return names;
 }
@@ -74,11 +73,11 @@ domain::error check_sales(database& db) {
         "(SELECT COALESCE(SUM(i.line_total_cents), 0) FROM order_items i "
         "WHERE i.order_id = o.order_id)"))
     return err;
-  if (auto err = expect_zero(
-        db, "refunds stay within the order total",
-        "SELECT COUNT(*) FROM orders o WHERE o.total_cents < "
-        "(SELECT COALESCE(SUM(r.amount_cents), 0) FROM refunds r "
-        "WHERE r.order_id = o.order_id)"))
+  if (auto err
+      = expect_zero(db, "refunds stay within the order total",
+                    "SELECT COUNT(*) FROM orders o WHERE o.total_cents < "
+                    "(SELECT COALESCE(SUM(r.amount_cents), 0) FROM refunds r "
+                    "WHERE r.order_id = o.order_id)"))
     return err;
   return expect_zero(
     db, "a refund belongs to an item of its own order",
@@ -176,9 +175,9 @@ domain::outcome<std::string> fingerprint_of(database& db) {
           for (int i = 0, n = sqlite3_column_count(raw); i < n; ++i) {
             switch (sqlite3_column_type(raw, i)) {
               case SQLITE_INTEGER:
-                std::snprintf(num, sizeof num, "i%lld;",
-                              static_cast<long long>(
-                                sqlite3_column_int64(raw, i)));
+                std::snprintf(
+                  num, sizeof num, "i%lld;",
+                  static_cast<long long>(sqlite3_column_int64(raw, i)));
                 record += num;
                 break;
               case SQLITE_FLOAT: {
@@ -193,9 +192,9 @@ domain::outcome<std::string> fingerprint_of(database& db) {
               case SQLITE_TEXT:
               case SQLITE_BLOB: {
                 auto text = sqlite3_column_type(raw, i) == SQLITE_TEXT;
-                auto* data = text ? static_cast<const void*>(
-                                      sqlite3_column_text(raw, i))
-                                  : sqlite3_column_blob(raw, i);
+                auto* data
+                  = text ? static_cast<const void*>(sqlite3_column_text(raw, i))
+                         : sqlite3_column_blob(raw, i);
                 auto size = sqlite3_column_bytes(raw, i);
                 record += text ? 't' : 'b';
                 record += std::to_string(size);
@@ -204,9 +203,7 @@ domain::outcome<std::string> fingerprint_of(database& db) {
                               static_cast<size_t>(size));
                 break;
               }
-              default:
-                record += "n;";
-                break;
+              default: record += "n;"; break;
             }
           }
           record += '\n';
@@ -256,8 +253,7 @@ namespace {
 domain::outcome<database> open_read_only(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    return make_error(ec::storage_failed,
-                      "no sales database at " + path);
+    return make_error(ec::storage_failed, "no sales database at " + path);
   return database::open(path, SQLITE_OPEN_READONLY);
 }
 

@@ -146,7 +146,7 @@ namespace sales {
 
 generator::generator(database& db, uint64_t seed,
                      const sales_progress& progress)
-  : db_(db), rng_(seed), progress_(progress) {
+    : db_(db), rng_(seed), progress_(progress) {
   first_ = parse_day(sales_first_day);
   last_ = parse_day(sales_last_day);
 }
@@ -190,16 +190,14 @@ domain::error generator::prepare_all() {
     return {};
   };
   domain::error err;
-  for (auto [out, sql] : std::initializer_list<
-         std::pair<statement*, std::string_view>>{
+  for (auto [out, sql] :
+       std::initializer_list<std::pair<statement*, std::string_view>>{
          {&ins_region_, "INSERT INTO regions VALUES (?,?,?,?)"},
          {&ins_category_, "INSERT INTO categories VALUES (?,?,?)"},
          {&ins_channel_, "INSERT INTO channels VALUES (?,?,?)"},
-         {&ins_product_,
-          "INSERT INTO products VALUES (?,?,?,?,?,?,?,?,?)"},
+         {&ins_product_, "INSERT INTO products VALUES (?,?,?,?,?,?,?,?,?)"},
          {&ins_customer_, "INSERT INTO customers VALUES (?,?,?,?,?,?,?)"},
-         {&ins_contact_,
-          "INSERT INTO customer_contacts VALUES (?,?,?,?,?)"},
+         {&ins_contact_, "INSERT INTO customer_contacts VALUES (?,?,?,?,?)"},
          {&ins_order_, "INSERT INTO orders VALUES "
                        "(?,?,?,?,?,?,?,?,?,?,'EUR',?,?)"},
          {&ins_item_, "INSERT INTO order_items VALUES (?,?,?,?,?,?,?,?)"},
@@ -230,10 +228,10 @@ domain::error generator::write_reference() {
     auto cost = p.price_cents * categories[p.category].cost_percent / 100;
     launched_[i] = parse_day(p.launched);
     until_[i] = p.discontinued ? parse_day(p.discontinued) : last_ + 1;
-    if (auto err = insert(ins_product_, static_cast<int64_t>(i + 1), sku,
-                          p.label, categories[p.category].code, p.line,
-                          p.price_cents, cost, p.launched,
-                          nullable(p.discontinued)))
+    if (auto err
+        = insert(ins_product_, static_cast<int64_t>(i + 1), sku, p.label,
+                 categories[p.category].code, p.line, p.price_cents, cost,
+                 p.launched, nullable(p.discontinued)))
       return err;
   }
   return {};
@@ -241,8 +239,7 @@ domain::error generator::write_reference() {
 
 int generator::signup_day() {
   // Growth: more sign-ups every year, most of them in 2024 and 2025.
-  static constexpr std::array<double, 8> per_year{4, 6, 9, 11, 12, 13, 21,
-                                                  24};
+  static constexpr std::array<double, 8> per_year{4, 6, 9, 11, 12, 13, 21, 24};
   auto year = 2018 + static_cast<int>(rng_.pick(per_year));
   auto from = day_number(year, 1, 1);
   auto to = day_number(year, 12, 31);
@@ -271,31 +268,27 @@ domain::error generator::write_customers() {
     c.segment = consumer;
     c.region = pick_region();
     c.signup_day = signup_day();
-    c.club_member = c.signup_day >= day_number(2020, 1, 1)
-                    && rng_.chance(0.18);
+    c.club_member = c.signup_day >= day_number(2020, 1, 1) && rng_.chance(0.18);
     person(c);
     all.push_back(std::move(c));
   }
   // Partner dealers: about 160 shops in seven countries (zones A and B).
-  static constexpr std::array<size_t, 7> dealer_regions{0, 1, 2, 3,
-                                                        4, 5, 6};
+  static constexpr std::array<size_t, 7> dealer_regions{0, 1, 2, 3, 4, 5, 6};
   for (int i = 0; i < 700; ++i) {
     customer c;
     c.segment = business;
     c.dealer = i < 160;
     c.region = c.dealer ? pick_region(dealer_regions) : pick_region();
     c.signup_day = c.dealer ? static_cast<int>(rng_.between(
-                                day_number(2016, 1, 1),
-                                day_number(2023, 12, 31)))
+                     day_number(2016, 1, 1), day_number(2023, 12, 31)))
                             : signup_day();
     auto& r = regions[c.region];
     auto city = r.cities[rng_.below(3)];
     if (c.dealer)
-      c.label = rng_.chance(0.5)
-                  ? std::string{city} + " Bike Shop "
-                      + any_of(rng_, last_names)
-                  : std::string{"Fietsen "} + any_of(rng_, last_names)
-                      + " " + city;
+      c.label
+        = rng_.chance(0.5)
+            ? std::string{city} + " Bike Shop " + any_of(rng_, last_names)
+            : std::string{"Fietsen "} + any_of(rng_, last_names) + " " + city;
     else
       c.label = std::string{any_of(rng_, last_names)} + " "
                 + any_of(rng_, business_suffixes) + " " + city;
@@ -306,14 +299,13 @@ domain::error generator::write_customers() {
   for (int i = 0; i < 400; ++i) {
     customer c;
     c.segment = club;
-    c.region = rng_.chance(0.85) ? pick_region(club_regions)
-                                 : pick_region();
+    c.region = rng_.chance(0.85) ? pick_region(club_regions) : pick_region();
     c.signup_day = signup_day();
     auto city = regions[c.region].cities[rng_.below(3)];
-    static constexpr const char* forms[] = {"WTC ", "RC ", "Cycling Club ",
-                                            "Velo Club "};
-    c.label = std::string{any_of(rng_, forms)} + city + " "
-              + std::to_string(i + 1);
+    static constexpr const char* forms[]
+      = {"WTC ", "RC ", "Cycling Club ", "Velo Club "};
+    c.label
+      = std::string{any_of(rng_, forms)} + city + " " + std::to_string(i + 1);
     c.mail = "secretary@" + slug(c.label, '-');
     all.push_back(std::move(c));
   }
@@ -341,17 +333,15 @@ domain::error generator::write_customers() {
       std::snprintf(phone, sizeof phone, "%s%04d", r.phone_prefix,
                     static_cast<int>(rng_.below(10000)));
       char address[160];
-      std::snprintf(address, sizeof address, "%s %d, %04d %s",
-                    any_of(rng_, street_names),
-                    static_cast<int>(rng_.between(1, 220)),
-                    static_cast<int>(rng_.between(1000, 9999)),
-                    r.cities[rng_.below(3)]);
+      std::snprintf(
+        address, sizeof address, "%s %d, %04d %s", any_of(rng_, street_names),
+        static_cast<int>(rng_.between(1, 220)),
+        static_cast<int>(rng_.between(1000, 9999)), r.cities[rng_.below(3)]);
       auto contact_mail = k == 0 ? mail
                                  : "alt." + std::to_string(c.id) + "@"
                                      + any_of(rng_, mail_domains);
       if (auto err = insert(ins_contact_, ++contact_id, c.id, contact_mail,
-                            std::string_view{phone},
-                            std::string_view{address}))
+                            std::string_view{phone}, std::string_view{address}))
         return err;
     }
     if (c.dealer)
@@ -367,10 +357,9 @@ const customer* generator::pick_customer(size_t pool, int day) {
   auto& ids = pool_[pool];
   auto signed_up = [&](int d) {
     return static_cast<size_t>(
-      std::upper_bound(ids.begin(), ids.end(), d,
-                       [&](int x, size_t i) {
-                         return x < customers_[i].signup_day;
-                       })
+      std::upper_bound(
+        ids.begin(), ids.end(), d,
+        [&](int x, size_t i) { return x < customers_[i].signup_day; })
       - ids.begin());
   };
   auto known = signed_up(day);

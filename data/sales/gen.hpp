@@ -93,9 +93,10 @@ using sales_progress
 ///
 /// Errors: `ec::storage_failed` (I/O, SQLite, a failed check) or
 /// `ec::invalid_request` (path exists, empty path).
-domain::outcome<sales_summary>
-generate_sales(const std::string& path, uint64_t seed,
-               const sales_progress& progress, bool overwrite = false);
+domain::outcome<sales_summary> generate_sales(const std::string& path,
+                                              uint64_t seed,
+                                              const sales_progress& progress,
+                                              bool overwrite = false);
 
 /// Fingerprint of a sales database: SHA-256 over a canonical dump of every
 /// table except SQLite's own `sqlite_*` tables. The dump lists the tables in

@@ -25,11 +25,11 @@ domain::error generator::write_day(int day) {
   auto wd = weekday_of(day);
   auto bf = black_friday(c.y);
   bool bf_weekend = day >= bf && day <= bf + 3;
-  bool closed = (c.m == 12 && (c.d == 25 || c.d == 26))
-                || (c.m == 1 && c.d == 1);
+  bool closed
+    = (c.m == 12 && (c.d == 25 || c.d == 26)) || (c.m == 1 && c.d == 1);
   for (size_t ch = 0; ch < channel_count; ++ch) {
-    auto lambda = base_per_day[ch] * channel_month[ch][c.m - 1]
-                  * channel_weekday[ch][wd];
+    auto lambda
+      = base_per_day[ch] * channel_month[ch][c.m - 1] * channel_weekday[ch][wd];
     if (c.y >= 2025)
       lambda *= growth_2025[ch];
     if (bf_weekend)
@@ -43,8 +43,8 @@ domain::error generator::write_day(int day) {
     if (rng_.chance(lambda - n))
       ++n;
     for (int i = 0; i < n; ++i)
-      if (auto err = write_order(day, static_cast<channel_id>(ch), wd,
-                                 bf_weekend))
+      if (auto err
+          = write_order(day, static_cast<channel_id>(ch), wd, bf_weekend))
         return err;
   }
   return {};
@@ -56,8 +56,7 @@ bool generator::available(size_t p, int day, channel_id ch, size_t region,
   if (day < launched_[p] || day > until_[p])
     return false;
   switch (def.where) {
-    case everywhere:
-      break;
+    case everywhere: break;
     case no_market:
       if (ch == marketplace)
         return false;
@@ -82,9 +81,8 @@ bool generator::available(size_t p, int day, channel_id ch, size_t region,
   return true;
 }
 
-size_t generator::pick_product(category_id category, int day,
-                               channel_id ch, size_t region, bool utrecht,
-                               unsigned month) {
+size_t generator::pick_product(category_id category, int day, channel_id ch,
+                               size_t region, bool utrecht, unsigned month) {
   std::array<double, product_count> w{};
   bool any = false;
   for (size_t p = 0; p < product_count; ++p) {
@@ -104,21 +102,16 @@ size_t generator::pick_product(category_id category, int day,
   return any ? rng_.pick(w) : product_count;
 }
 
-int64_t generator::quantity(const product_def& p, segment_id seg,
-                            channel_id ch, bool dealer) {
+int64_t generator::quantity(const product_def& p, segment_id seg, channel_id ch,
+                            bool dealer) {
   std::string_view line{p.line};
   if (dealer) {
     switch (p.category) {
-      case bikes:
-        return rng_.between(1, 5);
-      case components:
-        return rng_.between(4, 20);
-      case apparel:
-        return rng_.between(3, 12);
-      case accessories:
-        return rng_.between(4, 20);
-      default:
-        return rng_.between(4, 16);
+      case bikes: return rng_.between(1, 5);
+      case components: return rng_.between(4, 20);
+      case apparel: return rng_.between(3, 12);
+      case accessories: return rng_.between(4, 20);
+      default: return rng_.between(4, 16);
     }
   }
   if (seg == business) {
@@ -133,7 +126,7 @@ int64_t generator::quantity(const product_def& p, segment_id seg,
       return rng_.between(2, 10);
     return rng_.between(1, 5);
   }
-  (void) ch;
+  (void)ch;
   if (p.category == service)
     return 1;
   if (p.category == bikes)
@@ -156,8 +149,7 @@ int64_t generator::unit_price(const product_def& p, channel_id ch) {
     case partner:
       // Wholesale: the dealer margin.
       return p.price_cents * (p.category == bikes ? 60 : 55) / 100;
-    default:
-      return p.price_cents;
+    default: return p.price_cents;
   }
 }
 
@@ -165,14 +157,14 @@ int generator::time_of_day(channel_id ch, unsigned wd, bool utrecht) {
   if (ch == retail) {
     auto open = wd == 0 ? 12 : 10;
     auto close = wd == 0 ? 17 : wd == 4 ? 20 : 18;
-    (void) utrecht;
+    (void)utrecht;
     return static_cast<int>(rng_.between(open * 3600, close * 3600 - 60));
   }
   if (ch == partner)
     return static_cast<int>(rng_.between(8 * 3600, 17 * 3600));
   static constexpr std::array<double, 24> hours{
-    1, 0.5, 0.3, 0.2, 0.2, 0.4, 1, 2, 3, 4, 4.5, 5,
-    5.5, 5, 4.5, 4.5, 5, 5.5, 6, 7, 7.5, 7, 5, 2.5};
+    1,   0.5, 0.3, 0.2, 0.2, 0.4, 1, 2, 3,   4, 4.5, 5,
+    5.5, 5,   4.5, 4.5, 5,   5.5, 6, 7, 7.5, 7, 5,   2.5};
   auto h = static_cast<int>(rng_.pick(hours));
   return h * 3600 + static_cast<int>(rng_.below(3600));
 }
@@ -210,13 +202,12 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
       buyer = pick_customer(3, day);
       mix = mix_partner;
       break;
-    default:
-      break;
+    default: break;
   }
   if (buyer == nullptr)
     return {};
-  auto region = ch == retail ? (utrecht ? region_nl : region_be)
-                             : buyer->region;
+  auto region
+    = ch == retail ? (utrecht ? region_nl : region_be) : buyer->region;
   bool dealer = ch == partner;
 
   // The basket.
@@ -228,10 +219,10 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
     static constexpr std::array<double, 5> market_lines{70, 22, 8, 0, 0};
     static constexpr std::array<double, 5> retail_lines{60, 25, 15, 0, 0};
     static constexpr std::array<double, 5> account_lines{40, 32, 22, 6, 0};
-    auto& w = ch == marketplace             ? market_lines
-              : ch == retail                ? retail_lines
+    auto& w = ch == marketplace            ? market_lines
+              : ch == retail               ? retail_lines
               : buyer->segment != consumer ? account_lines
-                                            : consumer_lines;
+                                           : consumer_lines;
     lines_wanted = 1 + static_cast<int>(rng_.pick(w));
   }
   std::array<double, category_count> cat_w{};
@@ -263,11 +254,10 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
     auto& p = products[l.product];
     auto gross = l.quantity * l.unit_price;
     int percent = 0;
-    if (bf_weekend && (ch == web || ch == marketplace)
-        && p.category != service && p.category != nutrition)
+    if (bf_weekend && (ch == web || ch == marketplace) && p.category != service
+        && p.category != nutrition)
       percent = p.category == bikes ? 10 : 20;
-    else if (c.m == 7 && p.category == apparel
-             && (ch == web || ch == retail))
+    else if (c.m == 7 && p.category == apparel && (ch == web || ch == retail))
       percent = 15; // summer sale
     else if (promo && p.category != service)
       percent = 10;
@@ -288,8 +278,7 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
   bool has_plan = false;
   for (auto& l : basket) {
     total += l.total();
-    has_plan |= std::string_view{products[l.product].line}
-                == "workshop_plans";
+    has_plan |= std::string_view{products[l.product].line} == "workshop_plans";
   }
 
   // Payment method.
@@ -307,8 +296,8 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
       w[card] = 40;
       w[paypal] = 25;
       w[ideal] = nl ? 45 : 0;
-      w[klarna] = klarna_country(region) && total >= 3500
-                      && total <= 150000 && !has_plan
+      w[klarna] = klarna_country(region) && total >= 3500 && total <= 150000
+                      && !has_plan
                     ? 18
                     : 0;
     } else {
@@ -331,8 +320,7 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
                     static_cast<long long>(order_id));
       break;
     case retail:
-      std::snprintf(number, sizeof number, "%s-%08lld",
-                    utrecht ? "UTR" : "GNT",
+      std::snprintf(number, sizeof number, "%s-%08lld", utrecht ? "UTR" : "GNT",
                     static_cast<long long>(order_id));
       break;
     case partner:
@@ -348,10 +336,10 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
   // Payment and status. Times are seconds from the order day's midnight.
   enum class fate { captured, cancelled, pending } outcome = fate::captured;
   int paid_at = created_second + static_cast<int>(rng_.between(20, 900));
-  double cancel_p = ch == web ? 0.035
+  double cancel_p = ch == web           ? 0.035
                     : ch == marketplace ? 0.015
-                    : ch == partner ? 0.015
-                                    : 0.0;
+                    : ch == partner     ? 0.015
+                                        : 0.0;
   if (method == bank_transfer) {
     auto wait_days = ch == partner ? rng_.between(5, 30) : rng_.between(0, 4);
     paid_at = static_cast<int>(wait_days) * 86400
@@ -416,30 +404,22 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
         auto per_mille = return_per_mille[p.category] * channel_factor;
         if (rng_.chance(per_mille / 1000.0)) {
           auto k = l.quantity == 1 ? 1 : rng_.between(1, l.quantity);
-          auto amount = k == l.quantity ? l.total() : l.total() * k
-                                                        / l.quantity;
+          auto amount
+            = k == l.quantity ? l.total() : l.total() * k / l.quantity;
           const char* reason = "return";
           std::array<double, 4> w{70, 12, 10, 8};
           if (ch == retail)
             w[2] = w[3] = 0;
           switch (rng_.pick(w)) {
-            case 1:
-              reason = "damaged";
-              break;
-            case 2:
-              reason = "wrong_item";
-              break;
-            case 3:
-              reason = "late_delivery";
-              break;
-            default:
-              break;
+            case 1: reason = "damaged"; break;
+            case 2: reason = "wrong_item"; break;
+            case 3: reason = "late_delivery"; break;
+            default: break;
           }
           auto when = paid_day + static_cast<int>(rng_.between(3, 35));
           if (amount > 0)
             refund_rows.push_back({i, when, k, amount, reason});
-        } else if (p.category == bikes && ch == web
-                   && rng_.chance(0.015)) {
+        } else if (p.category == bikes && ch == web && rng_.chance(0.015)) {
           // Price match within 7 days: the difference goes back.
           auto when = paid_day + static_cast<int>(rng_.between(2, 9));
           auto amount = l.total() * 5 / 100;
@@ -470,37 +450,34 @@ domain::error generator::write_order(int day, channel_id ch, unsigned wd,
   else if (refunded > 0)
     status = "partially_refunded";
 
-  if (auto err = insert(ins_order_, order_id, std::string_view{number},
-                        iso_date(day), buyer->id, channels[ch].code,
-                        nullable(store),
-                        regions[region].code, status,
-                        payment_names[method], total, created,
-                        iso_time(day, last_change)))
+  if (auto err
+      = insert(ins_order_, order_id, std::string_view{number}, iso_date(day),
+               buyer->id, channels[ch].code, nullable(store),
+               regions[region].code, status, payment_names[method], total,
+               created, iso_time(day, last_change)))
     return err;
   std::vector<int64_t> item_ids;
   for (size_t i = 0; i < basket.size(); ++i) {
     auto& l = basket[i];
     auto item_id = ++item_id_;
     item_ids.push_back(item_id);
-    if (auto err = insert(ins_item_, item_id, order_id,
-                          static_cast<int64_t>(i + 1),
-                          static_cast<int64_t>(l.product + 1), l.quantity,
-                          l.unit_price, l.discount, l.total()))
+    if (auto err
+        = insert(ins_item_, item_id, order_id, static_cast<int64_t>(i + 1),
+                 static_cast<int64_t>(l.product + 1), l.quantity, l.unit_price,
+                 l.discount, l.total()))
       return err;
   }
   for (auto& [pstatus, amount, at] : payment_rows)
-    if (auto err = insert(ins_payment_, ++payment_id_, order_id,
-                          payment_names[method], pstatus, amount,
-                          iso_time(day, at)))
+    if (auto err
+        = insert(ins_payment_, ++payment_id_, order_id, payment_names[method],
+                 pstatus, amount, iso_time(day, at)))
       return err;
-  std::sort(refund_rows.begin(), refund_rows.end(),
-            [](auto& a, auto& b) {
-              return a.day != b.day ? a.day < b.day : a.line < b.line;
-            });
+  std::sort(refund_rows.begin(), refund_rows.end(), [](auto& a, auto& b) {
+    return a.day != b.day ? a.day < b.day : a.line < b.line;
+  });
   for (auto& r : refund_rows)
-    if (auto err = insert(ins_refund_, ++refund_id_, order_id,
-                          item_ids[r.line], iso_date(r.day), r.quantity,
-                          r.amount, r.reason))
+    if (auto err = insert(ins_refund_, ++refund_id_, order_id, item_ids[r.line],
+                          iso_date(r.day), r.quantity, r.amount, r.reason))
       return err;
   return {};
 }

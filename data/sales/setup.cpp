@@ -48,8 +48,8 @@ domain::outcome<sales_setup> prepare_sales(const std::string& data_dir,
     auto made = generate_sales(out.path, seed, progress);
     if (!made)
       return domain::make_error(domain::ec::storage_failed,
-                                "cannot create the sales database '"
-                                  + out.path + "': " + made.err().message);
+                                "cannot create the sales database '" + out.path
+                                  + "': " + made.err().message);
     out.created = true;
   }
   auto db = open_read_only(out.path);

@@ -179,8 +179,7 @@ inline constexpr std::array<category_def, category_count> categories{{
   {"components", "Components",
    "Drivetrain parts, brakes, wheels, tyres and e-bike parts.", 52},
   {"apparel", "Apparel", "Jerseys, jackets, gloves and helmets.", 42},
-  {"accessories", "Accessories", "Lights, locks, bags, pumps and bottles.",
-   46},
+  {"accessories", "Accessories", "Lights, locks, bags, pumps and bottles.", 46},
   {"nutrition", "Nutrition", "Energy gels, bars and drink mix.", 38},
   {"service", "Service",
    "Workshop plans, bike fitting sessions and workshop jobs.", 60},
@@ -215,36 +214,66 @@ struct region_def {
 };
 
 inline constexpr std::array<region_def, 18> regions{{
-  {"NL", "Netherlands", "A", 1, 300, {"Utrecht", "Amsterdam", "Rotterdam"},
+  {"NL",
+   "Netherlands",
+   "A",
+   1,
+   300,
+   {"Utrecht", "Amsterdam", "Rotterdam"},
    "+31 6 5550"},
-  {"BE", "Belgium", "A", 1, 140, {"Ghent", "Antwerp", "Brussels"},
+  {"BE",
+   "Belgium",
+   "A",
+   1,
+   140,
+   {"Ghent", "Antwerp", "Brussels"},
    "+32 470 55"},
-  {"LU", "Luxembourg", "A", 1, 10, {"Luxembourg", "Esch-sur-Alzette",
-   "Differdange"}, "+352 621 55"},
-  {"DE", "Germany", "B", 1, 170, {"Berlin", "Munich", "Cologne"},
+  {"LU",
+   "Luxembourg",
+   "A",
+   1,
+   10,
+   {"Luxembourg", "Esch-sur-Alzette", "Differdange"},
+   "+352 621 55"},
+  {"DE",
+   "Germany",
+   "B",
+   1,
+   170,
+   {"Berlin", "Munich", "Cologne"},
    "+49 151 5550"},
   {"FR", "France", "B", 1, 70, {"Lyon", "Paris", "Lille"}, "+33 6 5550"},
-  {"AT", "Austria", "B", 1, 30, {"Vienna", "Graz", "Salzburg"},
-   "+43 664 5550"},
-  {"DK", "Denmark", "B", 1, 30, {"Copenhagen", "Aarhus", "Odense"},
+  {"AT", "Austria", "B", 1, 30, {"Vienna", "Graz", "Salzburg"}, "+43 664 5550"},
+  {"DK",
+   "Denmark",
+   "B",
+   1,
+   30,
+   {"Copenhagen", "Aarhus", "Odense"},
    "+45 20 55"},
-  {"ES", "Spain", "C", 1, 25, {"Madrid", "Barcelona", "Valencia"},
-   "+34 655 5"},
+  {"ES", "Spain", "C", 1, 25, {"Madrid", "Barcelona", "Valencia"}, "+34 655 5"},
   {"IT", "Italy", "C", 1, 25, {"Milan", "Turin", "Bologna"}, "+39 347 555"},
   {"IE", "Ireland", "C", 1, 10, {"Dublin", "Cork", "Galway"}, "+353 85 555"},
-  {"SE", "Sweden", "C", 1, 20, {"Stockholm", "Gothenburg", "Malmo"},
+  {"SE",
+   "Sweden",
+   "C",
+   1,
+   20,
+   {"Stockholm", "Gothenburg", "Malmo"},
    "+46 70 555"},
   {"PL", "Poland", "C", 1, 15, {"Warsaw", "Krakow", "Gdansk"}, "+48 555"},
   {"PT", "Portugal", "C", 1, 8, {"Lisbon", "Porto", "Braga"}, "+351 91 555"},
-  {"FI", "Finland", "C", 1, 8, {"Helsinki", "Tampere", "Turku"},
-   "+358 40 555"},
-  {"CZ", "Czechia", "C", 1, 10, {"Prague", "Brno", "Ostrava"},
-   "+420 601 55"},
-  {"GB", "United Kingdom", "D", 0, 55, {"London", "Bristol", "Manchester"},
+  {"FI", "Finland", "C", 1, 8, {"Helsinki", "Tampere", "Turku"}, "+358 40 555"},
+  {"CZ", "Czechia", "C", 1, 10, {"Prague", "Brno", "Ostrava"}, "+420 601 55"},
+  {"GB",
+   "United Kingdom",
+   "D",
+   0,
+   55,
+   {"London", "Bristol", "Manchester"},
    "+44 7700 9"},
   {"NO", "Norway", "E", 0, 18, {"Oslo", "Bergen", "Trondheim"}, "+47 41 55"},
-  {"CH", "Switzerland", "E", 0, 26, {"Zurich", "Basel", "Bern"},
-   "+41 79 555"},
+  {"CH", "Switzerland", "E", 0, 26, {"Zurich", "Basel", "Bern"}, "+41 79 555"},
 }};
 
 inline constexpr size_t region_nl = 0;
@@ -406,19 +435,19 @@ inline constexpr std::array<months, category_count> category_month{{
 }};
 
 /// Orders per day at a factor of 1, in 2024; 2025 grows per channel.
-inline constexpr std::array<double, channel_count> base_per_day{21.0, 7.5,
-                                                                6.5, 1.6};
-inline constexpr std::array<double, channel_count> growth_2025{1.12, 1.25,
-                                                               1.05, 1.10};
+inline constexpr std::array<double, channel_count> base_per_day{21.0, 7.5, 6.5,
+                                                                1.6};
+inline constexpr std::array<double, channel_count> growth_2025{1.12, 1.25, 1.05,
+                                                               1.10};
 
 /// Day-of-week factors, Sunday first.
 inline constexpr std::array<std::array<double, 7>, channel_count>
   channel_weekday{{
-  {1.15, 1.10, 1.00, 0.95, 0.95, 0.90, 0.95},
-  {1.15, 1.05, 1.00, 1.00, 0.95, 0.95, 1.00},
-  {0.80, 0.00, 0.90, 0.90, 1.20, 1.00, 1.60},
-  {0.00, 1.00, 1.00, 1.00, 1.00, 1.00, 0.00},
-}};
+    {1.15, 1.10, 1.00, 0.95, 0.95, 0.90, 0.95},
+    {1.15, 1.05, 1.00, 1.00, 0.95, 0.95, 1.00},
+    {0.80, 0.00, 0.90, 0.90, 1.20, 1.00, 1.60},
+    {0.00, 1.00, 1.00, 1.00, 1.00, 1.00, 0.00},
+  }};
 
 enum segment_id : uint8_t { consumer, business, club, segment_count };
 inline constexpr std::array<const char*, segment_count> segment_names{
@@ -434,15 +463,15 @@ enum mix_id : uint8_t {
   mix_partner,
 };
 
-inline constexpr std::array<std::array<double, category_count>, 6>
-  category_mix{{
-  {10, 22, 20, 25, 15, 8},
-  {35, 15, 5, 25, 5, 15},
-  {5, 10, 55, 10, 20, 0},
-  {3, 27, 22, 30, 18, 0},
-  {18, 15, 15, 20, 7, 25},
-  {40, 25, 10, 20, 5, 0},
-}};
+inline constexpr std::array<std::array<double, category_count>, 6> category_mix{
+  {
+    {10, 22, 20, 25, 15, 8},
+    {35, 15, 5, 25, 5, 15},
+    {5, 10, 55, 10, 20, 0},
+    {3, 27, 22, 30, 18, 0},
+    {18, 15, 15, 20, 7, 25},
+    {40, 25, 10, 20, 5, 0},
+  }};
 
 /// Chance per mille that one line is returned, by category.
 inline constexpr std::array<double, category_count> return_per_mille{
@@ -461,37 +490,37 @@ inline constexpr std::array<const char*, payment_count> payment_names{
 
 // -- names (fictional; the `.example` domains are reserved) -------------------
 
-inline constexpr const char* first_names[] = {
-  "Anna",   "Bram",   "Charlotte", "Daan",   "Eva",    "Finn",    "Greta",
-  "Hugo",   "Ines",   "Jonas",     "Katrin", "Lars",   "Lotte",   "Mats",
-  "Nora",   "Olivier", "Pia",      "Quentin", "Ruben", "Sanne",   "Tom",
-  "Ute",    "Victor", "Wout",      "Xavier", "Yara",   "Zoe",     "Amelie",
-  "Bas",    "Clara",  "Dirk",      "Elise",  "Floor",  "Gijs",    "Hanna",
-  "Ivo",    "Julia",  "Koen",      "Lena",   "Milan",  "Noor",    "Oscar",
-  "Paula",  "Rik",    "Sofie",     "Thijs",  "Vera",   "Willem"};
+inline constexpr const char* first_names[]
+  = {"Anna",  "Bram",    "Charlotte", "Daan",    "Eva",   "Finn",  "Greta",
+     "Hugo",  "Ines",    "Jonas",     "Katrin",  "Lars",  "Lotte", "Mats",
+     "Nora",  "Olivier", "Pia",       "Quentin", "Ruben", "Sanne", "Tom",
+     "Ute",   "Victor",  "Wout",      "Xavier",  "Yara",  "Zoe",   "Amelie",
+     "Bas",   "Clara",   "Dirk",      "Elise",   "Floor", "Gijs",  "Hanna",
+     "Ivo",   "Julia",   "Koen",      "Lena",    "Milan", "Noor",  "Oscar",
+     "Paula", "Rik",     "Sofie",     "Thijs",   "Vera",  "Willem"};
 
-inline constexpr const char* last_names[] = {
-  "de Vries",  "Janssens",  "Muller",   "Dubois",    "Bakker",   "Peeters",
-  "Schmidt",   "Laurent",   "Visser",   "Maes",      "Schneider", "Moreau",
-  "Smit",      "Jacobs",    "Fischer",  "Lefevre",   "Meijer",   "Willems",
-  "Weber",     "Garcia",    "de Boer",  "Claes",     "Wagner",   "Rossi",
-  "Mulder",    "Goossens",  "Becker",   "Nielsen",   "de Groot", "Wouters",
-  "Hoffmann",  "Jensen",    "Bos",      "Hermans",   "Koch",     "Andersen",
-  "Vos",       "Martens",   "Richter",  "Larsen",    "Dekker",   "Lambert",
-  "Wolf",      "Hansen",    "van Dijk", "Dupont",    "Kowalski", "Murphy"};
+inline constexpr const char* last_names[]
+  = {"de Vries", "Janssens", "Muller",   "Dubois",  "Bakker",    "Peeters",
+     "Schmidt",  "Laurent",  "Visser",   "Maes",    "Schneider", "Moreau",
+     "Smit",     "Jacobs",   "Fischer",  "Lefevre", "Meijer",    "Willems",
+     "Weber",    "Garcia",   "de Boer",  "Claes",   "Wagner",    "Rossi",
+     "Mulder",   "Goossens", "Becker",   "Nielsen", "de Groot",  "Wouters",
+     "Hoffmann", "Jensen",   "Bos",      "Hermans", "Koch",      "Andersen",
+     "Vos",      "Martens",  "Richter",  "Larsen",  "Dekker",    "Lambert",
+     "Wolf",     "Hansen",   "van Dijk", "Dupont",  "Kowalski",  "Murphy"};
 
-inline constexpr const char* street_names[] = {
-  "Kanaalweg",   "Stationsstraat", "Lindenlaan",  "Hoofdstraat",
-  "Parkweg",     "Molenstraat",    "Kerkplein",   "Havenkade",
-  "Bergstrasse", "Rue du Moulin",  "Ringvej",     "High Street",
-  "Via Roma",    "Calle Mayor",    "Storgata",    "Bahnhofstrasse"};
+inline constexpr const char* street_names[]
+  = {"Kanaalweg",   "Stationsstraat", "Lindenlaan", "Hoofdstraat",
+     "Parkweg",     "Molenstraat",    "Kerkplein",  "Havenkade",
+     "Bergstrasse", "Rue du Moulin",  "Ringvej",    "High Street",
+     "Via Roma",    "Calle Mayor",    "Storgata",   "Bahnhofstrasse"};
 
-inline constexpr const char* mail_domains[] = {
-  "mail.example", "post.example", "inbox.example"};
+inline constexpr const char* mail_domains[]
+  = {"mail.example", "post.example", "inbox.example"};
 
-inline constexpr const char* business_suffixes[] = {
-  "Logistics", "Bouw", "Consulting", "Zorg", "Delivery", "Facilities",
-  "Engineering", "Architects"};
+inline constexpr const char* business_suffixes[]
+  = {"Logistics", "Bouw",       "Consulting",  "Zorg",
+     "Delivery",  "Facilities", "Engineering", "Architects"};
 
 /// Lower-case ASCII letters and digits of `text`, other runs become `sep`.
 inline std::string slug(std::string_view text, char sep) {

@@ -42,22 +42,76 @@ std::string uri_path(const std::string& path) {
 std::set<std::string> default_sql_functions() {
   return {
     // aggregates
-    "avg", "count", "group_concat", "max", "min", "sum", "total",
+    "avg",
+    "count",
+    "group_concat",
+    "max",
+    "min",
+    "sum",
+    "total",
     // window functions
-    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile",
-    "lag", "lead", "first_value", "last_value", "nth_value",
+    "row_number",
+    "rank",
+    "dense_rank",
+    "percent_rank",
+    "cume_dist",
+    "ntile",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "nth_value",
     // text
-    "lower", "upper", "length", "substr", "substring", "trim", "ltrim",
-    "rtrim", "replace", "instr", "like", "glob", "hex", "char", "unicode",
+    "lower",
+    "upper",
+    "length",
+    "substr",
+    "substring",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "replace",
+    "instr",
+    "like",
+    "glob",
+    "hex",
+    "char",
+    "unicode",
     "quote",
     // null handling and types
-    "coalesce", "ifnull", "nullif", "iif", "typeof", "likely", "unlikely",
+    "coalesce",
+    "ifnull",
+    "nullif",
+    "iif",
+    "typeof",
+    "likely",
+    "unlikely",
     "likelihood",
     // numbers
-    "abs", "round", "sign", "ceil", "ceiling", "floor", "trunc", "sqrt",
-    "pow", "power", "mod", "exp", "ln", "log", "log2", "log10", "pi",
+    "abs",
+    "round",
+    "sign",
+    "ceil",
+    "ceiling",
+    "floor",
+    "trunc",
+    "sqrt",
+    "pow",
+    "power",
+    "mod",
+    "exp",
+    "ln",
+    "log",
+    "log2",
+    "log10",
+    "pi",
     // dates
-    "date", "time", "datetime", "julianday", "strftime", "unixepoch",
+    "date",
+    "time",
+    "datetime",
+    "julianday",
+    "strftime",
+    "unixepoch",
   };
 }
 
@@ -117,8 +171,8 @@ domain::error harden_connection(database& db, const sql_limits& limits) {
     "SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'");
   if (!triggers)
     return triggers.err();
-  auto views = db.query_int64(
-    "SELECT count(*) FROM sqlite_schema WHERE type = 'view'");
+  auto views
+    = db.query_int64("SELECT count(*) FROM sqlite_schema WHERE type = 'view'");
   if (!views)
     return views.err();
   if (*triggers == 0 && !config(SQLITE_DBCONFIG_ENABLE_TRIGGER, 0))
@@ -135,82 +189,48 @@ domain::error harden_connection(database& db, const sql_limits& limits) {
 
 std::string_view authorizer_action_name(int action) noexcept {
   switch (action) {
-    case SQLITE_CREATE_INDEX:
-      return "create_index";
-    case SQLITE_CREATE_TABLE:
-      return "create_table";
-    case SQLITE_CREATE_TEMP_INDEX:
-      return "create_temp_index";
-    case SQLITE_CREATE_TEMP_TABLE:
-      return "create_temp_table";
-    case SQLITE_CREATE_TEMP_TRIGGER:
-      return "create_temp_trigger";
-    case SQLITE_CREATE_TEMP_VIEW:
-      return "create_temp_view";
-    case SQLITE_CREATE_TRIGGER:
-      return "create_trigger";
-    case SQLITE_CREATE_VIEW:
-      return "create_view";
-    case SQLITE_DELETE:
-      return "delete";
-    case SQLITE_DROP_INDEX:
-      return "drop_index";
-    case SQLITE_DROP_TABLE:
-      return "drop_table";
-    case SQLITE_DROP_TEMP_INDEX:
-      return "drop_temp_index";
-    case SQLITE_DROP_TEMP_TABLE:
-      return "drop_temp_table";
-    case SQLITE_DROP_TEMP_TRIGGER:
-      return "drop_temp_trigger";
-    case SQLITE_DROP_TEMP_VIEW:
-      return "drop_temp_view";
-    case SQLITE_DROP_TRIGGER:
-      return "drop_trigger";
-    case SQLITE_DROP_VIEW:
-      return "drop_view";
-    case SQLITE_INSERT:
-      return "insert";
-    case SQLITE_PRAGMA:
-      return "pragma";
-    case SQLITE_READ:
-      return "read";
-    case SQLITE_SELECT:
-      return "select";
-    case SQLITE_TRANSACTION:
-      return "transaction";
-    case SQLITE_UPDATE:
-      return "update";
-    case SQLITE_ATTACH:
-      return "attach";
-    case SQLITE_DETACH:
-      return "detach";
-    case SQLITE_ALTER_TABLE:
-      return "alter_table";
-    case SQLITE_REINDEX:
-      return "reindex";
-    case SQLITE_ANALYZE:
-      return "analyze";
-    case SQLITE_CREATE_VTABLE:
-      return "create_vtable";
-    case SQLITE_DROP_VTABLE:
-      return "drop_vtable";
-    case SQLITE_FUNCTION:
-      return "function";
-    case SQLITE_SAVEPOINT:
-      return "savepoint";
-    case SQLITE_RECURSIVE:
-      return "recursive";
-    default:
-      return "unknown";
+    case SQLITE_CREATE_INDEX: return "create_index";
+    case SQLITE_CREATE_TABLE: return "create_table";
+    case SQLITE_CREATE_TEMP_INDEX: return "create_temp_index";
+    case SQLITE_CREATE_TEMP_TABLE: return "create_temp_table";
+    case SQLITE_CREATE_TEMP_TRIGGER: return "create_temp_trigger";
+    case SQLITE_CREATE_TEMP_VIEW: return "create_temp_view";
+    case SQLITE_CREATE_TRIGGER: return "create_trigger";
+    case SQLITE_CREATE_VIEW: return "create_view";
+    case SQLITE_DELETE: return "delete";
+    case SQLITE_DROP_INDEX: return "drop_index";
+    case SQLITE_DROP_TABLE: return "drop_table";
+    case SQLITE_DROP_TEMP_INDEX: return "drop_temp_index";
+    case SQLITE_DROP_TEMP_TABLE: return "drop_temp_table";
+    case SQLITE_DROP_TEMP_TRIGGER: return "drop_temp_trigger";
+    case SQLITE_DROP_TEMP_VIEW: return "drop_temp_view";
+    case SQLITE_DROP_TRIGGER: return "drop_trigger";
+    case SQLITE_DROP_VIEW: return "drop_view";
+    case SQLITE_INSERT: return "insert";
+    case SQLITE_PRAGMA: return "pragma";
+    case SQLITE_READ: return "read";
+    case SQLITE_SELECT: return "select";
+    case SQLITE_TRANSACTION: return "transaction";
+    case SQLITE_UPDATE: return "update";
+    case SQLITE_ATTACH: return "attach";
+    case SQLITE_DETACH: return "detach";
+    case SQLITE_ALTER_TABLE: return "alter_table";
+    case SQLITE_REINDEX: return "reindex";
+    case SQLITE_ANALYZE: return "analyze";
+    case SQLITE_CREATE_VTABLE: return "create_vtable";
+    case SQLITE_DROP_VTABLE: return "drop_vtable";
+    case SQLITE_FUNCTION: return "function";
+    case SQLITE_SAVEPOINT: return "savepoint";
+    case SQLITE_RECURSIVE: return "recursive";
+    default: return "unknown";
   }
 }
 
 sql_authorizer::sql_authorizer(sql_allowlist allow,
                                std::set<std::string> schema_names,
                                std::set<std::string> module_names)
-  : schema_names_(std::move(schema_names)),
-    module_names_(std::move(module_names)) {
+    : schema_names_(std::move(schema_names)),
+      module_names_(std::move(module_names)) {
   // Normalise names once so that every comparison is in lower case.
   for (auto& [table, columns] : allow.tables) {
     auto& out = allow_.tables[lower(table)];
@@ -248,8 +268,7 @@ void sql_authorizer::uninstall(sqlite3* db) noexcept {
 int sql_authorizer::callback(void* self, int action, const char* a1,
                              const char* a2, const char* db,
                              const char* inner) noexcept {
-  return static_cast<sql_authorizer*>(self)->decide(action, a1, a2, db,
-                                                    inner);
+  return static_cast<sql_authorizer*>(self)->decide(action, a1, a2, db, inner);
 }
 
 bool sql_authorizer::column_allowed(std::string_view table,
@@ -277,13 +296,12 @@ bool sql_authorizer::function_allowed(std::string_view name) const {
 
 int sql_authorizer::decide(int action, const char* a1, const char* a2,
                            const char* db, const char* inner) noexcept {
-  (void) inner;
+  (void)inner;
   try {
     sql_denial d;
     d.action = std::string{authorizer_action_name(action)};
     switch (action) {
-      case SQLITE_SELECT:
-        return SQLITE_OK;
+      case SQLITE_SELECT: return SQLITE_OK;
       case SQLITE_READ: {
         auto table = str(a1);
         auto column = str(a2);
@@ -307,10 +325,10 @@ int sql_authorizer::decide(int action, const char* a1, const char* a2,
         if (function_allowed(name))
           return SQLITE_OK;
         d.function = name;
-        d.rule = sql::is_risky_function(name)
-                     || sql::is_table_valued_function(name)
-                   ? "risky_function"
-                   : "unknown_function";
+        d.rule
+          = sql::is_risky_function(name) || sql::is_table_valued_function(name)
+              ? "risky_function"
+              : "unknown_function";
         if (defer_unknown_functions_ && d.rule == "unknown_function") {
           // Recorded, and compilation goes on so that every other read
           // is judged too; the caller must refuse the statement.

@@ -133,8 +133,7 @@ public:
              const char* inner) noexcept;
 
   /// True when `table`.`column` may be read ("" for a whole-row read).
-  bool column_allowed(std::string_view table,
-                      std::string_view column) const;
+  bool column_allowed(std::string_view table, std::string_view column) const;
 
   bool function_allowed(std::string_view name) const;
 

@@ -83,7 +83,7 @@ std::string join(const std::vector<std::string>& xs) {
 class checker {
 public:
   checker(const std::vector<token>& ts, const catalog& cat)
-    : ts_(ts), cat_(cat) {
+      : ts_(ts), cat_(cat) {
     collect_sources();
   }
 
@@ -172,8 +172,8 @@ private:
         v.message = "The filter on " + it->second + "." + ref.column
                     + " uses a column the sales catalog does not declare, "
                       "so it cannot be answered reliably. Ask again about "
-                      "one of the columns of " + it->second + ": "
-                    + join(cols) + ".";
+                      "one of the columns of "
+                    + it->second + ": " + join(cols) + ".";
         return v;
       }
     } else {
@@ -189,8 +189,7 @@ private:
       auto* values = cat_.value_domain(table, ref.column);
       if (!values)
         return std::nullopt; // a column without a domain: not judged
-      if (std::find(values->begin(), values->end(), literal)
-          != values->end())
+      if (std::find(values->begin(), values->end(), literal) != values->end())
         return std::nullopt;
       if (!first) {
         first = values;

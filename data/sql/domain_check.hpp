@@ -20,7 +20,7 @@ namespace candor::data {
 
 /// One filter that cannot match.
 struct domain_violation {
-  std::string table;   ///< catalog table of the column ("" when unknown)
+  std::string table; ///< catalog table of the column ("" when unknown)
   std::string column;
   std::string literal; ///< the compared value, unquoted
   /// The declared values; empty for a column the catalog does not declare.

@@ -61,8 +61,7 @@ std::string executor_limit_for_signal(int sig, int32_t cpu_seconds) {
       return "file-size limit (RLIMIT_FSIZE 0: it may not write to a file)";
     case SIGSYS:
       return "system-call filter (seccomp: a call outside its allowlist)";
-    default:
-      return {};
+    default: return {};
   }
 }
 
@@ -89,7 +88,6 @@ std::string default_executor_binary() {
     return sibling.string();
   return self.string();
 }
-
 
 // -- the parent side ----------------------------------------------------------
 
@@ -152,8 +150,8 @@ executor_process::start(const executor_settings& settings,
   posix_spawnattr_setsigmask(&attr, &mask);
   sigset_t defaults;
   sigemptyset(&defaults);
-  for (int sig : {SIGPIPE, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1,
-                  SIGUSR2, SIGCHLD, SIGXCPU, SIGXFSZ, SIGSYS, SIGALRM})
+  for (int sig : {SIGPIPE, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+                  SIGCHLD, SIGXCPU, SIGXFSZ, SIGSYS, SIGALRM})
     sigaddset(&defaults, sig);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr,
@@ -218,11 +216,9 @@ executor_process::spawn(const executor_settings& settings) {
 }
 
 executor_process::executor_process(executor_process&& other) noexcept
-  : pid_(std::exchange(other.pid_, -1)),
-    fd_(std::exchange(other.fd_, -1)),
-    cpu_us_(std::exchange(other.cpu_us_, 0)),
-    cpu_seconds_(other.cpu_seconds_),
-    last_signal_(other.last_signal_) {
+    : pid_(std::exchange(other.pid_, -1)), fd_(std::exchange(other.fd_, -1)),
+      cpu_us_(std::exchange(other.cpu_us_, 0)),
+      cpu_seconds_(other.cpu_seconds_), last_signal_(other.last_signal_) {
   // nop
 }
 
@@ -297,16 +293,15 @@ executor_process::run(const sql_exec_request& req,
   json::object obj;
   obj["sql"] = req.sql;
   obj["maxRows"] = static_cast<int64_t>(std::max(req.max_rows, 0));
-  obj["deadlineMs"] = static_cast<int64_t>(std::max<int64_t>(
-    deadline.count(), 1));
+  obj["deadlineMs"]
+    = static_cast<int64_t>(std::max<int64_t>(deadline.count(), 1));
   if (!write_frame(fd_, make_frame(json::serialize(obj)), until)) {
     auto how = kill();
     return lost("cannot send to the executor", how);
   }
   std::string frame;
   switch (read_frame(fd_, frame, executor_max_reply, until, wake_fd)) {
-    case read_status::ok:
-      break;
+    case read_status::ok: break;
     case read_status::timeout:
       kill();
       return domain::make_error(domain::ec::sql_timeout,
@@ -327,8 +322,7 @@ executor_process::run(const sql_exec_request& req,
     case read_status::too_large: {
       kill();
       return executor_error("the executor's reply exceeds "
-                            + std::to_string(executor_max_reply)
-                            + " bytes");
+                            + std::to_string(executor_max_reply) + " bytes");
     }
   }
   std::error_code ec;
@@ -346,8 +340,7 @@ executor_process::run(const sql_exec_request& req,
     if (err->is_string() && err->get_string() == "sql_failed")
       return domain::make_error(domain::ec::sql_failed, std::move(text));
     if (err->is_string() && err->get_string() == "invalid_request")
-      return domain::make_error(domain::ec::invalid_request,
-                                std::move(text));
+      return domain::make_error(domain::ec::invalid_request, std::move(text));
     kill();
     return executor_error("the executor sent an unknown error");
   }

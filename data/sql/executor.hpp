@@ -124,8 +124,7 @@ struct executor_options {
 /// Parses `executor --db PATH --fd N --parent PID [--memory-mb N]
 /// [--heap-mb N] [--cpu-seconds N] [--unguarded] [--probe-open PATH]`
 /// (`argv[0]` is "executor").
-domain::outcome<executor_options> parse_executor_args(int argc,
-                                                      char** argv);
+domain::outcome<executor_options> parse_executor_args(int argc, char** argv);
 
 /// The executor's main: sets up the sandbox and serves statements until the
 /// socket closes. Returns the process exit code (0 when the parent closed

@@ -182,8 +182,8 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
     // (SQL-SANDBOX-NOTES G1: joins with USING or NATURAL).
     auto verdict = r.guard->check(sql);
     if (!verdict.allowed())
-      return error_json("sql_failed", verdict.message + " (" + verdict.rule
-                                        + ")");
+      return error_json("sql_failed",
+                        verdict.message + " (" + verdict.rule + ")");
   }
   if (r.auth != nullptr)
     r.auth->clear();
@@ -193,21 +193,21 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
                                SQLITE_PREPARE_NO_VTAB, &raw, &tail);
   stmt_ptr st{raw};
   if (rc != SQLITE_OK)
-    return error_json("sql_failed", (rc & 0xFF) == SQLITE_NOMEM
-                                      ? out_of_memory_text(r.heap_mb,
-                                                           r.memory_mb)
-                                      : std::string{sqlite3_errmsg(r.db)}
-                                          + denial_text(r.auth));
+    return error_json("sql_failed",
+                      (rc & 0xFF) == SQLITE_NOMEM
+                        ? out_of_memory_text(r.heap_mb, r.memory_mb)
+                        : std::string{sqlite3_errmsg(r.db)}
+                            + denial_text(r.auth));
   if (!st)
     return error_json("sql_failed", "the statement is empty");
   if (!r.unguarded) {
-    std::string_view rest{tail, static_cast<size_t>(sql.data() + sql.size()
-                                                    - tail)};
+    std::string_view rest{tail,
+                          static_cast<size_t>(sql.data() + sql.size() - tail)};
     if (!domain::trim_ascii(rest).empty()) {
       sqlite3_stmt* second = nullptr;
-      auto rc2 = sqlite3_prepare_v3(r.db, rest.data(),
-                                    static_cast<int>(rest.size()),
-                                    SQLITE_PREPARE_NO_VTAB, &second, nullptr);
+      auto rc2
+        = sqlite3_prepare_v3(r.db, rest.data(), static_cast<int>(rest.size()),
+                             SQLITE_PREPARE_NO_VTAB, &second, nullptr);
       stmt_ptr second_ptr{second};
       if (rc2 != SQLITE_OK || second != nullptr)
         return error_json("sql_failed", "more than one statement");
@@ -268,8 +268,8 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
           break;
         }
         case SQLITE_TEXT: {
-          auto* p = reinterpret_cast<const char*>(
-            sqlite3_column_text(st.get(), i));
+          auto* p
+            = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i));
           auto n = static_cast<size_t>(sqlite3_column_bytes(st.get(), i));
           auto s = clean_text(p != nullptr ? p : "", p != nullptr ? n : 0);
           // Worst case once serialized: every byte a \u00XX escape.
@@ -279,8 +279,8 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
         }
         case SQLITE_BLOB: {
           json::object blob;
-          blob["blob"] = static_cast<int64_t>(sqlite3_column_bytes(st.get(),
-                                                                   i));
+          blob["blob"]
+            = static_cast<int64_t>(sqlite3_column_bytes(st.get(), i));
           row.emplace_back(std::move(blob));
           bytes += 24;
           break;
@@ -300,8 +300,8 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
   out["truncated"] = truncated;
   timespec cpu{};
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-  out["cpuUs"] = static_cast<int64_t>(cpu.tv_sec) * 1000000
-                 + cpu.tv_nsec / 1000;
+  out["cpuUs"]
+    = static_cast<int64_t>(cpu.tv_sec) * 1000000 + cpu.tv_nsec / 1000;
   out["elapsedUs"] = static_cast<int64_t>(
     std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now()
                                                           - start)
@@ -362,7 +362,7 @@ int64_t mapped_bytes() {
 /// write could never reach the file anyway (EFBIG). A terminal or a pipe
 /// stays.
 bool quiet_stderr_if_file() {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(2, &st) != 0 || !S_ISREG(st.st_mode))
     return true;
   int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -391,9 +391,8 @@ domain::error install_seccomp(int fd) {
   auto* ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
   if (ctx == nullptr)
     return domain::make_error(domain::ec::internal, "seccomp_init failed");
-  std::unique_ptr<void, void (*)(void*)> guard{ctx, [](void* c) {
-                                                 seccomp_release(c);
-                                               }};
+  std::unique_ptr<void, void (*)(void*)> guard{
+    ctx, [](void* c) { seccomp_release(c); }};
   int rc = 0;
   auto allow = [&](int nr) {
     if (rc == 0)
@@ -432,12 +431,12 @@ domain::error install_seccomp(int fd) {
   allow(SCMP_SYS(exit));
   allow(SCMP_SYS(rt_sigreturn));
   // Opening or probing files fails instead of killing.
-  for (int nr : {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2),
-                 SCMP_SYS(creat), SCMP_SYS(stat), SCMP_SYS(lstat),
-                 SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(access),
-                 SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
-                 SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getcwd),
-                 SCMP_SYS(unlink), SCMP_SYS(unlinkat)})
+  for (int nr :
+       {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(creat),
+        SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
+        SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
+        SCMP_SYS(readlink), SCMP_SYS(readlinkat), SCMP_SYS(getcwd),
+        SCMP_SYS(unlink), SCMP_SYS(unlinkat)})
     if (rc == 0 && nr >= 0)
       rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
   if (rc != 0)
@@ -462,13 +461,11 @@ int parse_int(std::string_view text, int64_t& out) {
   return ec == std::errc{} && p == text.data() + text.size() ? 0 : -1;
 }
 
-
 } // namespace
 
 // -- the child ----------------------------------------------------------------
 
-domain::outcome<executor_options> parse_executor_args(int argc,
-                                                      char** argv) {
+domain::outcome<executor_options> parse_executor_args(int argc, char** argv) {
   executor_options o;
   auto bad = [](std::string msg) {
     return domain::make_error(domain::ec::invalid_request,
@@ -597,8 +594,8 @@ int executor_main(const executor_options& opts) {
   if (auto err = install_seccomp(fd))
     return setup_failed(fd, err.message);
   if (!opts.probe_open.empty()) {
-    auto probe = ::open(opts.probe_open.c_str(),
-                        O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    auto probe
+      = ::open(opts.probe_open.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     json::object obj;
     obj["probe"] = probe >= 0 ? "opened" : "denied";
     obj["errno"] = probe >= 0 ? 0 : errno;
@@ -624,8 +621,8 @@ int executor_main(const executor_options& opts) {
     } catch (const std::bad_alloc&) {
       out.clear();
       out.shrink_to_fit();
-      out = make_frame(json::serialize(error_json(
-        "sql_failed", out_of_memory_text(r.heap_mb, r.memory_mb))));
+      out = make_frame(json::serialize(
+        error_json("sql_failed", out_of_memory_text(r.heap_mb, r.memory_mb))));
     }
     if (!write_all(fd, out))
       ::_exit(1);

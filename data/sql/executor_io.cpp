@@ -32,9 +32,9 @@ wait_result wait_readable(int fd, clock_type::time_point deadline,
     if (left.count() < 0)
       return wait_result::timeout;
     pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
-    auto n = ::poll(fds, wake_fd >= 0 ? 2 : 1,
-                    static_cast<int>(std::min<int64_t>(left.count() + 1,
-                                                       INT_MAX)));
+    auto n
+      = ::poll(fds, wake_fd >= 0 ? 2 : 1,
+               static_cast<int>(std::min<int64_t>(left.count() + 1, INT_MAX)));
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -52,14 +52,10 @@ read_status read_until(int fd, char* p, size_t n,
                        clock_type::time_point deadline, int wake_fd) {
   while (n > 0) {
     switch (wait_readable(fd, deadline, wake_fd)) {
-      case wait_result::timeout:
-        return read_status::timeout;
-      case wait_result::wake:
-        return read_status::wake;
-      case wait_result::error:
-        return read_status::closed;
-      case wait_result::ready:
-        break;
+      case wait_result::timeout: return read_status::timeout;
+      case wait_result::wake: return read_status::wake;
+      case wait_result::error: return read_status::closed;
+      case wait_result::ready: break;
     }
     auto r = ::read(fd, p, n);
     if (r < 0 && (errno == EINTR || errno == EAGAIN))
@@ -75,8 +71,7 @@ read_status read_until(int fd, char* p, size_t n,
 read_status read_frame(int fd, std::string& out, uint32_t max,
                        clock_type::time_point deadline, int wake_fd) {
   unsigned char hdr[4];
-  auto st = read_until(fd, reinterpret_cast<char*>(hdr), 4, deadline,
-                       wake_fd);
+  auto st = read_until(fd, reinterpret_cast<char*>(hdr), 4, deadline, wake_fd);
   if (st != read_status::ok)
     return st;
   auto n = frame_length(hdr);
@@ -90,8 +85,8 @@ read_status read_frame(int fd, std::string& out, uint32_t max,
 bool write_frame(int fd, std::string_view frame,
                  clock_type::time_point deadline) {
   while (!frame.empty()) {
-    auto n = ::send(fd, frame.data(), frame.size(),
-                    MSG_NOSIGNAL | MSG_DONTWAIT);
+    auto n
+      = ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0 && errno == EAGAIN) {
@@ -110,14 +105,11 @@ bool write_frame(int fd, std::string_view frame,
   return true;
 }
 
-
 /// Converts a reply cell; false when it is not one.
 bool parse_cell(const json::value& v, domain::cell& c) {
   using domain::cell;
   switch (v.kind()) {
-    case json::kind::null:
-      c.kind = cell::null;
-      return true;
+    case json::kind::null: c.kind = cell::null; return true;
     case json::kind::int64:
       c.kind = cell::integer;
       c.i = v.get_int64();
@@ -150,8 +142,7 @@ bool parse_cell(const json::value& v, domain::cell& c) {
       c.s = "<blob " + std::to_string(c.i) + " bytes>";
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -196,6 +187,5 @@ std::optional<sql_exec_result> parse_result(const json::object& obj,
     return std::nullopt;
   return res;
 }
-
 
 } // namespace candor::actors::executor_io

@@ -22,8 +22,7 @@ enum class wait_result { ready, timeout, wake, error };
 
 /// Waits until `fd` is readable (or hung up), the deadline passes or
 /// `wake_fd` is readable.
-wait_result wait_readable(int fd, clock_type::time_point deadline,
-                          int wake_fd);
+wait_result wait_readable(int fd, clock_type::time_point deadline, int wake_fd);
 
 enum class read_status { ok, timeout, wake, closed, too_large };
 

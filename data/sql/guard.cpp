@@ -42,12 +42,12 @@ int prepare(sqlite3* db, const char* sql, size_t n, stmt_ptr& out,
 /// Opcodes a read-only SELECT never needs.
 bool denied_opcode(std::string_view op) {
   static const std::set<std::string_view> denied = {
-    "OpenWrite",  "VOpen",       "VCreate",    "VDestroy",     "VUpdate",
-    "VBegin",     "VRename",     "VFilter",    "VColumn",      "VNext",
-    "Vacuum",     "ParseSchema", "JournalMode", "Expire",      "Destroy",
-    "Clear",      "CreateBtree", "SqlExec",    "LoadAnalysis", "DropTable",
-    "DropIndex",  "DropTrigger", "IntegrityCk", "SetCookie",   "Pagecount",
-    "MaxPgcnt",   "Savepoint",   "AutoCommit", "Program",      "Checkpoint",
+    "OpenWrite",  "VOpen",       "VCreate",     "VDestroy",     "VUpdate",
+    "VBegin",     "VRename",     "VFilter",     "VColumn",      "VNext",
+    "Vacuum",     "ParseSchema", "JournalMode", "Expire",       "Destroy",
+    "Clear",      "CreateBtree", "SqlExec",     "LoadAnalysis", "DropTable",
+    "DropIndex",  "DropTrigger", "IntegrityCk", "SetCookie",    "Pagecount",
+    "MaxPgcnt",   "Savepoint",   "AutoCommit",  "Program",      "Checkpoint",
     "ResetCount", "FkCheck",     "FkCounter",
   };
   return denied.count(op) > 0;
@@ -94,7 +94,7 @@ namespace {
 
 /// What the bytecode audit knows about one b-tree of the schema.
 struct btree_info {
-  std::string table;                ///< the table (for an index: its table)
+  std::string table; ///< the table (for an index: its table)
   bool is_index = false;
   /// Column names by Column p2; for an index "" is the rowid and
   /// "<expr>" an indexed expression.
@@ -140,8 +140,9 @@ std::string describe(const sql_denial& d) {
   if (d.rule == "denied_table")
     return "reading the table " + d.table + " is not allowed";
   if (d.rule == "other_database")
-    return "reading from " + d.table + " (not the main database) is not "
-           "allowed";
+    return "reading from " + d.table
+           + " (not the main database) is not "
+             "allowed";
   if (d.rule == "risky_function")
     return "the function " + d.function + "() is not allowed";
   if (d.rule == "unknown_function")
@@ -166,8 +167,8 @@ guard_result sql_guard::impl::classify(const std::string& message, int rc,
   for (const auto& d : denials) {
     if (d.rule == "unknown_function")
       continue;
-    auto r = make_result(verdict_kind::block, d.rule, describe(d),
-                         "authorizer");
+    auto r
+      = make_result(verdict_kind::block, d.rule, describe(d), "authorizer");
     r.denial = d;
     return r;
   }
@@ -190,10 +191,9 @@ guard_result sql_guard::impl::classify(const std::string& message, int rc,
     auto bare = dot == std::string::npos ? name : name.substr(dot + 1);
     if (sql::is_schema_table(bare) || sql::is_table_valued_function(bare)
         || starts_with(bare, "pragma_"))
-      return make_result(verdict_kind::block, "denied_table",
-                         "reading " + name + " is not allowed (" + message
-                           + ")",
-                         stage);
+      return make_result(
+        verdict_kind::block, "denied_table",
+        "reading " + name + " is not allowed (" + message + ")", stage);
     return make_result(verdict_kind::correctable, "no_such_table", message,
                        stage);
   }
@@ -204,8 +204,7 @@ guard_result sql_guard::impl::classify(const std::string& message, int rc,
     auto name = after("no such function:");
     if (sql::is_risky_function(name) || sql::is_table_valued_function(name))
       return make_result(verdict_kind::block, "risky_function",
-                         "the function " + name + "() is not allowed",
-                         stage);
+                         "the function " + name + "() is not allowed", stage);
     return make_result(verdict_kind::correctable, "unknown_function", message,
                        stage);
   }
@@ -222,8 +221,7 @@ guard_result sql_guard::impl::classify(const std::string& message, int rc,
       || contains(message, "unrecognized token"))
     return make_result(verdict_kind::correctable, "syntax_error", message,
                        stage);
-  return make_result(verdict_kind::correctable, "sqlite_error", message,
-                     stage);
+  return make_result(verdict_kind::correctable, "sqlite_error", message, stage);
 }
 
 std::string sql_guard::impl::plan(sqlite3_stmt* eqp) {
@@ -316,8 +314,8 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
       if (it == cursors.end())
         continue; // an ephemeral, sorter or pseudo cursor
       const auto& info = *it->second;
-      bool in_range = in.p2 >= 0
-                      && static_cast<size_t>(in.p2) < info.columns.size();
+      bool in_range
+        = in.p2 >= 0 && static_cast<size_t>(in.p2) < info.columns.size();
       // "" is the rowid an index stores; "<expr>" an indexed expression.
       std::string name = in_range ? info.columns[static_cast<size_t>(in.p2)]
                                   : "#" + std::to_string(in.p2);
@@ -335,11 +333,11 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
       auto name = lower(in.p4.substr(0, in.p4.find('(')));
       if (!name.empty() && !auth.function_allowed(name)) {
         d.function = name;
-        bool risky = sql::is_risky_function(name)
-                     || sql::is_table_valued_function(name);
+        bool risky
+          = sql::is_risky_function(name) || sql::is_table_valued_function(name);
         d.rule = risky ? "risky_function" : "unknown_function";
-        return deny(std::move(d), risky ? verdict_kind::block
-                                        : verdict_kind::correctable);
+        return deny(std::move(d),
+                    risky ? verdict_kind::block : verdict_kind::correctable);
       }
     }
   }
@@ -374,8 +372,7 @@ guard_result sql_guard::impl::compile(std::string_view text) {
   const char* tail = nullptr;
   auto rc = prepare(h, eqp_text.data(), eqp_text.size(), eqp, &tail);
   if (rc != SQLITE_OK || !auth.denials().empty())
-    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
-                    "prepare");
+    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "prepare");
   if (!eqp)
     return make_result(verdict_kind::correctable, "syntax_error",
                        "the SQL is empty", "prepare");
@@ -383,8 +380,7 @@ guard_result sql_guard::impl::compile(std::string_view text) {
   if (tail != nullptr && *tail != '\0') {
     stmt_ptr rest;
     auto end = eqp_text.data() + eqp_text.size();
-    auto rc2 = prepare(h, tail, static_cast<size_t>(end - tail), rest,
-                       nullptr);
+    auto rc2 = prepare(h, tail, static_cast<size_t>(end - tail), rest, nullptr);
     auth.clear();
     if (rc2 != SQLITE_OK || rest)
       return make_result(verdict_kind::block, "multiple_statements",
@@ -393,8 +389,7 @@ guard_result sql_guard::impl::compile(std::string_view text) {
   stmt_ptr plain;
   rc = prepare(h, text.data(), text.size(), plain, nullptr);
   if (rc != SQLITE_OK || !plain)
-    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h),
-                    "prepare");
+    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "prepare");
   if (!sqlite3_stmt_readonly(plain.get()))
     return make_result(verdict_kind::block, "not_read_only",
                        "the statement would write", "statement");

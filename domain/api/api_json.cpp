@@ -88,8 +88,8 @@ public:
     return false;
   }
 
-  bool str(const json::object& o, const std::string& base,
-           std::string_view key, bool nullable = false) {
+  bool str(const json::object& o, const std::string& base, std::string_view key,
+           bool nullable = false) {
     auto* v = field(o, base, key);
     if (v == nullptr)
       return false;
@@ -132,8 +132,7 @@ public:
   /// A string (or null when nullable) whose value is one of `allowed`.
   void one_of(const json::object& o, const std::string& base,
               std::string_view key,
-              std::initializer_list<std::string_view> allowed,
-              bool nullable) {
+              std::initializer_list<std::string_view> allowed, bool nullable) {
     if (!str(o, base, key, nullable))
       return;
     const auto& v = o.at(key);
@@ -169,8 +168,8 @@ public:
     const auto& a = v->get_array();
     if (a.size() > max_size)
       add(join(base, key), "has " + std::to_string(a.size())
-                             + " elements, at most "
-                             + std::to_string(max_size) + " allowed");
+                             + " elements, at most " + std::to_string(max_size)
+                             + " allowed");
     return &a;
   }
 
@@ -187,8 +186,7 @@ public:
 };
 
 const std::initializer_list<std::string_view> layer_names = {
-  "input_rules", "input_model", "sql_policy", "sql_authorizer",
-  "output_guard"};
+  "input_rules", "input_model", "sql_policy", "sql_authorizer", "output_guard"};
 
 void check_citation(checker& c, const json::value& v, const std::string& p) {
   if (!v.is_object()) {
@@ -202,8 +200,8 @@ void check_citation(checker& c, const json::value& v, const std::string& p) {
   c.number(o, p, "score");
   c.str(o, p, "snippet");
   c.boolean(o, p, "sanitized");
-  c.no_extra(o, p, {"chunkId", "docTitle", "heading", "score", "snippet",
-                    "sanitized"});
+  c.no_extra(
+    o, p, {"chunkId", "docTitle", "heading", "score", "snippet", "sanitized"});
 }
 
 void check_sql(checker& c, const json::object& o, const std::string& p) {
@@ -226,21 +224,22 @@ void check_sql(checker& c, const json::object& o, const std::string& p) {
       }
       const auto& cells = row.get_array();
       if (width != SIZE_MAX && cells.size() != width)
-        c.add(path, "has " + std::to_string(cells.size())
-                      + " cells for " + std::to_string(width) + " columns");
+        c.add(path, "has " + std::to_string(cells.size()) + " cells for "
+                      + std::to_string(width) + " columns");
       for (size_t j = 0; j < cells.size(); ++j) {
         const auto& cell = cells[j];
         if (!(cell.is_null() || cell.is_number() || cell.is_string()))
-          c.type_error(checker::index(path, j),
-                       "null, a number or a string", cell);
+          c.type_error(checker::index(path, j), "null, a number or a string",
+                       cell);
       }
     }
   }
   c.integer(o, p, "rowCount");
   c.boolean(o, p, "truncated");
   c.str(o, p, "lastError", true);
-  c.no_extra(o, p, {"query", "originalQuery", "corrections", "limitApplied",
-                    "columns", "rows", "rowCount", "truncated", "lastError"});
+  c.no_extra(o, p,
+             {"query", "originalQuery", "corrections", "limitApplied",
+              "columns", "rows", "rowCount", "truncated", "lastError"});
 }
 
 void check_meta(checker& c, const json::object& o, const std::string& p) {
@@ -276,9 +275,10 @@ void check_meta(checker& c, const json::object& o, const std::string& p) {
       c.no_extra(eo, path, {"node", "outcome", "micros"});
     }
   }
-  c.no_extra(o, p, {"provider", "models", "embedder", "guardrailMode",
-                    "llmCalls", "fallbackUsed", "tokens", "costUsd",
-                    "costIsFictional", "latencyMs", "trace"});
+  c.no_extra(o, p,
+             {"provider", "models", "embedder", "guardrailMode", "llmCalls",
+              "fallbackUsed", "tokens", "costUsd", "costIsFictional",
+              "latencyMs", "trace"});
 }
 
 } // namespace
@@ -315,22 +315,20 @@ outcome<ask_request> parse_ask_body(std::string_view body,
   if (auto it = obj.find("question"); it == obj.end()) {
     e.issues.push_back(issue{"question", "is required"});
   } else if (!it->value().is_string()) {
-    e.issues.push_back(issue{"question", std::string{"must be a string, not "}
-                                           + std::string{kind_name(
-                                             it->value())}});
+    e.issues.push_back(
+      issue{"question", std::string{"must be a string, not "}
+                          + std::string{kind_name(it->value())}});
   } else {
     auto q = trim_ascii(std::string_view{it->value().get_string()});
     auto n = count_code_points(q);
     if (n < lim.min_question)
-      e.issues.push_back(issue{"question",
-                               "must be at least "
-                                 + std::to_string(lim.min_question)
-                                 + " characters after trimming"});
+      e.issues.push_back(issue{"question", "must be at least "
+                                             + std::to_string(lim.min_question)
+                                             + " characters after trimming"});
     else if (n > lim.max_question)
-      e.issues.push_back(issue{"question",
-                               "must be at most "
-                                 + std::to_string(lim.max_question)
-                                 + " characters, got " + std::to_string(n)});
+      e.issues.push_back(
+        issue{"question", "must be at most " + std::to_string(lim.max_question)
+                            + " characters, got " + std::to_string(n)});
     else
       req.question = std::string{q};
   }
@@ -342,8 +340,7 @@ outcome<ask_request> parse_ask_body(std::string_view body,
     if (r == route_kind::docs || r == route_kind::data)
       req.force_route = r;
     else
-      e.issues.push_back(issue{"forceRoute",
-                               "must be \"docs\" or \"data\""});
+      e.issues.push_back(issue{"forceRoute", "must be \"docs\" or \"data\""});
   }
   if (!e.issues.empty())
     return e;
@@ -381,14 +378,14 @@ std::vector<issue> validate_response(const json::value& v) {
   c.strings(o, root, "warnings");
   if (auto* m = c.object(o, root, "meta"))
     check_meta(c, *m, "meta");
-  c.no_extra(o, root, {"requestId", "route", "routeReason", "overridden",
-                       "status", "blockedBy", "answer", "citations", "sql",
-                       "followUpQuestions", "guardrail", "warnings", "meta"});
+  c.no_extra(o, root,
+             {"requestId", "route", "routeReason", "overridden", "status",
+              "blockedBy", "answer", "citations", "sql", "followUpQuestions",
+              "guardrail", "warnings", "meta"});
   // Cross-field rules.
   auto status = o.find("status");
   auto blocked = o.find("blockedBy");
-  if (status != o.end() && status->value().is_string()
-      && blocked != o.end()) {
+  if (status != o.end() && status->value().is_string() && blocked != o.end()) {
     bool is_blocked = status->value().get_string() == "blocked";
     bool has_layer = !blocked->value().is_null();
     if (is_blocked && !has_layer)

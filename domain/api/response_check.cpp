@@ -31,12 +31,10 @@ using values = std::span<const std::string_view>;
 
 constexpr values no_values{};
 constexpr std::string_view route_values[] = {"docs", "data", "out_of_scope"};
-constexpr std::string_view status_values[] = {"answered", "refused",
-                                              "no_results", "blocked",
-                                              "error"};
-constexpr std::string_view layer_values[] = {"input_rules", "input_model",
-                                             "sql_policy", "sql_authorizer",
-                                             "output_guard"};
+constexpr std::string_view status_values[]
+  = {"answered", "refused", "no_results", "blocked", "error"};
+constexpr std::string_view layer_values[] = {
+  "input_rules", "input_model", "sql_policy", "sql_authorizer", "output_guard"};
 constexpr std::string_view verdict_values[] = {"pass", "block"};
 
 } // namespace
@@ -78,7 +76,8 @@ constexpr array_schema strings{SIZE_MAX, k_str, nullptr, nullptr};
 constexpr array_schema at_most_3_strings{3, k_str, nullptr, nullptr};
 // Separate identities: the sql check compares the rows with the columns.
 constexpr array_schema columns{SIZE_MAX, k_str, nullptr, nullptr};
-constexpr array_schema cells{SIZE_MAX, k_null | k_num | k_str, nullptr, nullptr};
+constexpr array_schema cells{SIZE_MAX, k_null | k_num | k_str, nullptr,
+                             nullptr};
 constexpr array_schema rows{50, k_arr, nullptr, &cells};
 
 constexpr field_schema citation_fields[] = {
@@ -87,7 +86,8 @@ constexpr field_schema citation_fields[] = {
   {"heading", k_str, no_values, nullptr, nullptr},
   {"score", k_num, no_values, nullptr, nullptr},
   {"snippet", k_str, no_values, nullptr, nullptr},
-  {"sanitized", k_bool, no_values, nullptr, nullptr},};
+  {"sanitized", k_bool, no_values, nullptr, nullptr},
+};
 constexpr object_schema citation{citation_fields};
 constexpr array_schema citations{3, k_obj, &citation, nullptr};
 
@@ -100,25 +100,29 @@ constexpr field_schema sql_fields[] = {
   {"rows", k_arr, no_values, nullptr, &rows},
   {"rowCount", k_int, no_values, nullptr, nullptr},
   {"truncated", k_bool, no_values, nullptr, nullptr},
-  {"lastError", k_str | k_null, no_values, nullptr, nullptr},};
+  {"lastError", k_str | k_null, no_values, nullptr, nullptr},
+};
 constexpr object_schema sql{sql_fields};
 
 constexpr field_schema guardrail_fields[] = {
   {"verdict", k_str, verdict_values, nullptr, nullptr},
   {"layer", k_str | k_null, layer_values, nullptr, nullptr},
-  {"reasons", k_arr, no_values, nullptr, &strings},};
+  {"reasons", k_arr, no_values, nullptr, &strings},
+};
 constexpr object_schema guardrail{guardrail_fields};
 
 constexpr field_schema tokens_fields[] = {
   {"input", k_int, no_values, nullptr, nullptr},
   {"output", k_int, no_values, nullptr, nullptr},
-  {"total", k_int, no_values, nullptr, nullptr},};
+  {"total", k_int, no_values, nullptr, nullptr},
+};
 constexpr object_schema tokens{tokens_fields};
 
 constexpr field_schema trace_entry_fields[] = {
   {"node", k_str, no_values, nullptr, nullptr},
   {"outcome", k_str, no_values, nullptr, nullptr},
-  {"micros", k_int, no_values, nullptr, nullptr},};
+  {"micros", k_int, no_values, nullptr, nullptr},
+};
 constexpr object_schema trace_entry{trace_entry_fields};
 constexpr array_schema trace{SIZE_MAX, k_obj, &trace_entry, nullptr};
 
@@ -133,7 +137,8 @@ constexpr field_schema meta_fields[] = {
   {"costUsd", k_num, no_values, nullptr, nullptr},
   {"costIsFictional", k_bool, no_values, nullptr, nullptr},
   {"latencyMs", k_int, no_values, nullptr, nullptr},
-  {"trace", k_arr, no_values, nullptr, &trace},};
+  {"trace", k_arr, no_values, nullptr, &trace},
+};
 constexpr object_schema meta{meta_fields};
 
 constexpr field_schema root_fields[] = {
@@ -150,7 +155,8 @@ constexpr field_schema root_fields[] = {
   {"followUpQuestions", k_arr, no_values, nullptr, &at_most_3_strings},
   {"guardrail", k_obj, no_values, &guardrail, nullptr},
   {"warnings", k_arr, no_values, nullptr, &strings},
-  {"meta", k_obj, no_values, &meta, nullptr},};
+  {"meta", k_obj, no_values, &meta, nullptr},
+};
 constexpr object_schema root{root_fields};
 
 bool one_of(values allowed, std::string_view s) {

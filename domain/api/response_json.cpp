@@ -38,7 +38,7 @@ public:
   // root_ lives on `sp` too: assigning a value from another storage would
   // copy the whole response.
   explicit json_value_builder(json::storage_ptr sp)
-    : sp_(std::move(sp)), root_(sp_) {
+      : sp_(std::move(sp)), root_(sp_) {
     open_.reserve(8);
   }
 

@@ -4,6 +4,7 @@
 #include "domain/guard/input_rules.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -21,8 +22,7 @@ namespace json = boost::json;
 
 struct compiled_set {
   explicit compiled_set(const RE2::Options& opts)
-    : set(opts, RE2::UNANCHORED) {
-  }
+      : set(opts, RE2::UNANCHORED) {}
   RE2::Set set;
 };
 
@@ -32,12 +32,9 @@ std::string_view to_string(severity x) noexcept {
 
 std::string_view to_string(rule_scope x) noexcept {
   switch (x) {
-    case rule_scope::input:
-      return "input";
-    case rule_scope::document:
-      return "document";
-    case rule_scope::both:
-      return "both";
+    case rule_scope::input: return "input";
+    case rule_scope::document: return "document";
+    case rule_scope::both: return "both";
   }
   return "both";
 }
@@ -81,8 +78,7 @@ std::string string_field(const json::object& obj, std::string_view key,
 }
 
 bool scope_covers(rule_scope rule, rule_scope asked) {
-  return asked == rule_scope::both || rule == rule_scope::both
-         || rule == asked;
+  return asked == rule_scope::both || rule == rule_scope::both || rule == asked;
 }
 
 } // namespace
@@ -117,8 +113,8 @@ outcome<rule_set> rule_set::parse(std::string_view text) {
       label = rule_label(index, n->as_string());
     ++index;
     for (const auto& kv : obj) {
-      static constexpr std::string_view known[] = {
-        "name", "severity", "scope", "on", "pattern", "description"};
+      static constexpr std::string_view known[]
+        = {"name", "severity", "scope", "on", "pattern", "description"};
       if (std::find(std::begin(known), std::end(known), kv.key())
           == std::end(known))
         return invalid(label + ": unknown field \"" + std::string{kv.key()}
@@ -220,9 +216,10 @@ const rule_set& rule_set::builtin() {
   static const rule_set rules = [] {
     auto parsed = parse(embedded::input_rules());
     if (!parsed) {
-      std::fprintf(stderr, "candor: embedded conf/input_rules.json: %s\n",
-                   parsed.err().message.c_str());
-      std::abort();
+      // The embedded rules are tested; a bad file is a build defect that
+      // ends the process with this text (the runtime prints it).
+      throw std::logic_error("candor: embedded conf/input_rules.json: "
+                             + parsed.err().message);
     }
     return std::move(*parsed);
   }();
@@ -234,9 +231,9 @@ rule_verdict rule_set::evaluate(std::string_view raw_text,
   if (raw_text.size() > max_bytes) {
     size_t cut = max_bytes;
     // Do not split a UTF-8 sequence: back off over continuation bytes.
-    for (int i = 0; i < 3 && cut > 0
-                    && (static_cast<unsigned char>(raw_text[cut]) & 0xC0)
-                         == 0x80;
+    for (int i = 0;
+         i < 3 && cut > 0
+         && (static_cast<unsigned char>(raw_text[cut]) & 0xC0) == 0x80;
          ++i)
       --cut;
     raw_text = raw_text.substr(0, cut);
@@ -248,8 +245,8 @@ rule_verdict rule_set::evaluate(std::string_view raw_text,
   // that is missing or fails at match time (DFA memory) falls back to one
   // match per rule, with the same result.
   std::vector<size_t> hits;
-  bool from_sets = match_set(raw_, raw_text, hits)
-                   && match_set(norm_, norm, hits);
+  bool from_sets
+    = match_set(raw_, raw_text, hits) && match_set(norm_, norm, hits);
   if (!from_sets) {
     hits.clear();
     for (size_t i = 0; i < rules_.size(); ++i)

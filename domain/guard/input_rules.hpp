@@ -71,8 +71,9 @@ public:
   /// duplicate or malformed name, a missing or unknown field.
   static outcome<rule_set> parse(std::string_view json);
 
-  /// The rules embedded from conf/input_rules.json, parsed once. Aborts
-  /// with a message on stderr if that file is invalid (a test parses it).
+  /// The rules embedded from conf/input_rules.json, parsed once. Throws
+  /// std::logic_error naming the problem if that file is invalid (a build
+  /// defect; a test parses it).
   static const rule_set& builtin();
 
   /// Evaluates `raw_text` against the rules whose scope covers `scope`

@@ -31,9 +31,8 @@ bool contains_ci(std::string_view haystack, std::string_view needle) {
   if (needle.empty())
     return false;
   auto it = std::search(haystack.begin(), haystack.end(), needle.begin(),
-                        needle.end(), [](char a, char b) {
-                          return ascii_lower(a) == b;
-                        });
+                        needle.end(),
+                        [](char a, char b) { return ascii_lower(a) == b; });
   return it != haystack.end();
 }
 
@@ -172,21 +171,22 @@ bool one_of(std::string_view w, std::initializer_list<std::string_view> xs) {
 /// type=image; `<meta>` refreshes, `<base>` redirects relative URLs). Names
 /// are lower case.
 bool is_fetching_element(std::string_view name) {
-  return one_of(name, {"applet", "audio", "base", "bgsound", "embed",
-                       "fencedframe", "frame", "frameset", "iframe", "image",
-                       "img", "input", "link", "meta", "object", "picture",
-                       "portal", "script", "source", "style", "svg", "track",
-                       "video"});
+  return one_of(name, {"applet",      "audio",  "base",     "bgsound", "embed",
+                       "fencedframe", "frame",  "frameset", "iframe",  "image",
+                       "img",         "input",  "link",     "meta",    "object",
+                       "picture",     "portal", "script",   "source",  "style",
+                       "svg",         "track",  "video"});
 }
 
 /// Attributes whose value is a URL a renderer (or a click) may fetch, on
 /// any element. Names are lower case.
 bool is_url_attribute(std::string_view name) {
-  return one_of(name, {"action", "archive", "background", "cite", "classid",
-                       "codebase", "data", "dynsrc", "formaction", "href",
-                       "icon", "imagesrcset", "longdesc", "lowsrc",
-                       "manifest", "ping", "poster", "profile", "src",
-                       "srcset", "usemap", "xlink:href"});
+  return one_of(name, {"action",     "archive",   "background", "cite",
+                       "classid",    "codebase",  "data",       "dynsrc",
+                       "formaction", "href",      "icon",       "imagesrcset",
+                       "longdesc",   "lowsrc",    "manifest",   "ping",
+                       "poster",     "profile",   "src",        "srcset",
+                       "usemap",     "xlink:href"});
 }
 
 /// Whether a URL is absolute: it names a scheme ("https:", "https:host",
@@ -379,10 +379,10 @@ size_t word_count(std::string_view norm) {
 } // namespace
 
 output_guard::output_guard(output_guard_config cfg)
-  : words_(std::max<size_t>(cfg.shingle_words, 1)),
-    canary_lower_(lower_ascii(cfg.canary)),
-    canary_normalized_(normalize(cfg.canary)),
-    canary_compact_(without_spaces(canary_normalized_)) {
+    : words_(std::max<size_t>(cfg.shingle_words, 1)),
+      canary_lower_(lower_ascii(cfg.canary)),
+      canary_normalized_(normalize(cfg.canary)),
+      canary_compact_(without_spaces(canary_normalized_)) {
   std::unordered_set<uint64_t> echoes;
   std::vector<std::string> echo_texts;
   for (const auto& e : cfg.allowed_echoes) {
@@ -395,10 +395,9 @@ output_guard::output_guard(output_guard_config cfg)
     if (norm.empty())
       continue;
     if (word_count(norm) < words_) {
-      bool echoed = std::any_of(echo_texts.begin(), echo_texts.end(),
-                                [&](const std::string& e) {
-                                  return contains_phrase(e, norm);
-                                });
+      bool echoed = std::any_of(
+        echo_texts.begin(), echo_texts.end(),
+        [&](const std::string& e) { return contains_phrase(e, norm); });
       if (!echoed)
         short_phrases_.push_back(std::move(norm));
       continue;
@@ -460,9 +459,8 @@ output_guard::check(std::string_view text,
       continue;
     }
     bool shared = false;
-    for_each_leak_shingle(s, words_, [&](uint64_t x) {
-      shared = shared || in_mine(x);
-    });
+    for_each_leak_shingle(s, words_,
+                          [&](uint64_t x) { shared = shared || in_mine(x); });
     if (shared)
       return "redacted_span";
   }

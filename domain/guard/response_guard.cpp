@@ -10,16 +10,16 @@
 
 namespace candor::domain {
 
-output_guard_config product_output_guard_config(
-  std::string canary, std::vector<std::string> prompt_texts) {
+output_guard_config
+product_output_guard_config(std::string canary,
+                            std::vector<std::string> prompt_texts) {
   output_guard_config og;
   og.canary = std::move(canary);
   og.protected_texts = std::move(prompt_texts);
-  og.allowed_echoes = {std::string{texts::out_of_scope},
-                       std::string{texts::input_blocked},
-                       std::string{texts::weak_evidence},
-                       std::string{texts::unsupported_answer},
-                       std::string{texts::unusable_answer}};
+  og.allowed_echoes = {
+    std::string{texts::out_of_scope}, std::string{texts::input_blocked},
+    std::string{texts::weak_evidence}, std::string{texts::unsupported_answer},
+    std::string{texts::unusable_answer}};
   return og;
 }
 
@@ -53,8 +53,8 @@ std::string guard_response(const output_guard& guard, ask_state& st) {
     return r;
   }
   if (st.has_sql) {
-    std::string joined = st.sql.query + "\n" + st.sql.original_query + "\n"
-                         + st.sql.last_error;
+    std::string joined
+      = st.sql.query + "\n" + st.sql.original_query + "\n" + st.sql.last_error;
     for (auto& c : st.sql.columns)
       joined += "\n" + c;
     for (auto& row : st.sql.rows)

@@ -17,8 +17,9 @@ namespace candor::domain {
 /// The product's output guard configuration: `canary`, every prompt text as
 /// a protected text, and the fixed refusal and block messages as allowed
 /// echoes (they share wording with no prompt but may always be said).
-output_guard_config product_output_guard_config(
-  std::string canary, std::vector<std::string> prompt_texts);
+output_guard_config
+product_output_guard_config(std::string canary,
+                            std::vector<std::string> prompt_texts);
 
 /// Removes control and bidirectional-override characters
 /// (`remove_control_characters`: NUL, ESC, \r, DEL, C1, U+202A..U+202E,

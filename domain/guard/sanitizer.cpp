@@ -59,8 +59,8 @@ sanitized_text sanitize(std::string_view text, const rule_set& rules) {
   out.text.reserve(text.size());
   auto spans = split_sentences(text);
   // Leading whitespace, kept as is.
-  out.text.append(text.substr(0, spans.empty() ? text.size()
-                                               : spans.front().begin));
+  out.text.append(
+    text.substr(0, spans.empty() ? text.size() : spans.front().begin));
   for (const auto& s : spans) {
     auto sentence = text.substr(s.begin, s.end - s.begin);
     auto verdict = rules.evaluate(sentence, rule_scope::document);

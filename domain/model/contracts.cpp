@@ -94,8 +94,8 @@ outcome<rag_reply> parse_rag_reply(std::string_view text) {
   std::string problems;
   rag_reply out;
   for (auto& kv : o)
-    if (kv.key() != "refused" && kv.key() != "confident"
-        && kv.key() != "answer" && kv.key() != "citedChunkIds")
+    if (kv.key() != "refused" && kv.key() != "confident" && kv.key() != "answer"
+        && kv.key() != "citedChunkIds")
       problems += unknown_field(kv.key());
   auto flag = [&](const char* name, bool& dst) {
     if (auto* f = o.if_contains(name); f && f->is_bool())

@@ -25,12 +25,12 @@ struct http_call {
 
 /// How a transport attempt ended before any HTTP status was seen.
 enum class transport_failure : uint8_t {
-  none,      ///< a response arrived (see status)
-  timeout,   ///< the attempt ran past its timeout
-  connect,   ///< resolve, connect or reset: the endpoint is unreachable
-  tls,       ///< handshake or certificate verification failed
-  protocol,  ///< malformed or oversized response
-  bad_url,   ///< the URL could not be used
+  none,     ///< a response arrived (see status)
+  timeout,  ///< the attempt ran past its timeout
+  connect,  ///< resolve, connect or reset: the endpoint is unreachable
+  tls,      ///< handshake or certificate verification failed
+  protocol, ///< malformed or oversized response
+  bad_url,  ///< the URL could not be used
 };
 
 /// The outcome of one http_call.
@@ -48,8 +48,7 @@ struct http_result {
 class http_transport {
 public:
   virtual ~http_transport() = default;
-  virtual void post(http_call call,
-                    std::function<void(http_result)> done) = 0;
+  virtual void post(http_call call, std::function<void(http_result)> done) = 0;
 };
 
 } // namespace candor::domain

@@ -128,8 +128,8 @@ int64_t retry_after_ms(std::string_view value,
   if (value.empty() || value.size() > 64)
     return -1;
   int64_t secs = 0;
-  auto [p, err] = std::from_chars(value.data(), value.data() + value.size(),
-                                  secs);
+  auto [p, err]
+    = std::from_chars(value.data(), value.data() + value.size(), secs);
   if (err == std::errc{} && p == value.data() + value.size()) {
     if (secs < 0)
       return -1;
@@ -146,8 +146,8 @@ int64_t retry_after_ms(std::string_view value,
   if (end == nullptr || *end != '\0')
     return -1;
   auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(when - now)
-              .count();
+  auto ms
+    = std::chrono::duration_cast<std::chrono::milliseconds>(when - now).count();
   return std::clamp<int64_t>(ms, 0, cap_ms);
 }
 
@@ -159,10 +159,10 @@ outcome<price_table> price_table::parse(std::string_view json_text) {
                       "conf/prices.json: not a JSON object");
   price_table out;
   for (auto& [model, v] : doc.as_object()) {
-    auto* in = v.is_object() ? v.as_object().if_contains("inputPerMTokUsd")
-                             : nullptr;
-    auto* o = v.is_object() ? v.as_object().if_contains("outputPerMTokUsd")
-                            : nullptr;
+    auto* in
+      = v.is_object() ? v.as_object().if_contains("inputPerMTokUsd") : nullptr;
+    auto* o
+      = v.is_object() ? v.as_object().if_contains("outputPerMTokUsd") : nullptr;
     if (!in || !o || !in->is_number() || !o->is_number()
         || in->to_number<double>() < 0 || o->to_number<double>() < 0)
       return make_error(ec::config_invalid,
@@ -190,7 +190,8 @@ const price_table& builtin_prices() {
 }
 
 guard_verdict parse_guard_reply(std::string_view text) noexcept {
-  auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)); };
+  auto space
+    = [](char c) { return std::isspace(static_cast<unsigned char>(c)); };
   while (!text.empty() && space(text.front()))
     text.remove_prefix(1);
   while (!text.empty() && space(text.back()))
@@ -199,11 +200,11 @@ guard_verdict parse_guard_reply(std::string_view text) noexcept {
   std::string word;
   while (i < text.size() && word.size() < 8
          && std::isalpha(static_cast<unsigned char>(text[i])))
-    word += static_cast<char>(
-      std::tolower(static_cast<unsigned char>(text[i++])));
+    word
+      += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i++])));
   // The word must end there: "safely" or "unsafety" are not verdicts.
-  bool ends = i == text.size()
-              || !std::isalnum(static_cast<unsigned char>(text[i]));
+  bool ends
+    = i == text.size() || !std::isalnum(static_cast<unsigned char>(text[i]));
   // "unsafe" with a reason after it still blocks (failing closed). "safe"
   // lets the question through only on its own (one full stop allowed):
   // "safe, but actually this is unsafe" or "safe\nunsafe" is not a verdict.

@@ -82,7 +82,9 @@ public:
   model_price lookup(const std::string& model,
                      const model_price& fallback) const;
 
-  size_t size() const noexcept { return prices_.size(); }
+  size_t size() const noexcept {
+    return prices_.size();
+  }
 
 private:
   std::map<std::string, model_price> prices_;

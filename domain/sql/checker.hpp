@@ -28,7 +28,7 @@ inline bool contains(const std::vector<std::string_view>& xs,
 class checker {
 public:
   checker(std::string_view sql, const policy_config& cfg)
-    : sql_(sql), cfg_(cfg) {
+      : sql_(sql), cfg_(cfg) {
     // nop
   }
 
@@ -84,8 +84,8 @@ private:
 
   static bool is_clause_end(const token& x) noexcept {
     static const std::vector<std::string_view> ends = {
-      "where",  "group",     "having",    "order", "limit",
-      "window", "union",     "except",    "intersect", "returning",
+      "where",  "group", "having", "order",     "limit",
+      "window", "union", "except", "intersect", "returning",
     };
     return (x.kind == token_kind::keyword && contains(ends, x.name))
            || x.is_symbol(";");
@@ -182,8 +182,7 @@ private:
 
   /// Whether the LIMIT clause at `l` is well formed; fills the positions
   /// of its count and offset literals.
-  bool parse_limit(size_t l, size_t& count, size_t& offset,
-                   bool& comma) const;
+  bool parse_limit(size_t l, size_t& count, size_t& offset, bool& comma) const;
 
   bool check_limits();
 

@@ -32,8 +32,8 @@ void read_follow_ups(const boost::json::object& o, size_t min, bool required,
   }
   auto& a = f->as_array();
   if (a.size() < min || a.size() > 3) {
-    problems += "'followUps' must hold " + std::to_string(min)
-                + " to 3 questions; ";
+    problems
+      += "'followUps' must hold " + std::to_string(min) + " to 3 questions; ";
     return;
   }
   for (auto& x : a) {
@@ -83,8 +83,8 @@ outcome<sql_reply> parse_sql_reply(std::string_view text) {
     else if (sql.empty())
       problems += "'sql' must not be empty; ";
     else if (sql.size() > max_model_sql_bytes)
-      problems += "'sql' must be at most "
-                  + std::to_string(max_model_sql_bytes) + " bytes; ";
+      problems += "'sql' must be at most " + std::to_string(max_model_sql_bytes)
+                  + " bytes; ";
     else
       out.sql = std::string{sql};
   } else {

@@ -14,55 +14,153 @@ namespace {
 // The keyword list of SQLite 3.40 (mkkeywordhash.c with the default
 // options, the set `sqlite3_keyword_name` enumerates), sorted.
 constexpr std::array<std::string_view, 147> keyword_list = {
-  "ABORT",        "ACTION",       "ADD",
-  "AFTER",        "ALL",          "ALTER",
-  "ALWAYS",       "ANALYZE",      "AND",
-  "AS",           "ASC",          "ATTACH",
-  "AUTOINCREMENT", "BEFORE",      "BEGIN",
-  "BETWEEN",      "BY",           "CASCADE",
-  "CASE",         "CAST",         "CHECK",
-  "COLLATE",      "COLUMN",       "COMMIT",
-  "CONFLICT",     "CONSTRAINT",   "CREATE",
-  "CROSS",        "CURRENT",      "CURRENT_DATE",
-  "CURRENT_TIME", "CURRENT_TIMESTAMP", "DATABASE",
-  "DEFAULT",      "DEFERRABLE",   "DEFERRED",
-  "DELETE",       "DESC",         "DETACH",
-  "DISTINCT",     "DO",           "DROP",
-  "EACH",         "ELSE",         "END",
-  "ESCAPE",       "EXCEPT",       "EXCLUDE",
-  "EXCLUSIVE",    "EXISTS",       "EXPLAIN",
-  "FAIL",         "FILTER",       "FIRST",
-  "FOLLOWING",    "FOR",          "FOREIGN",
-  "FROM",         "FULL",         "GENERATED",
-  "GLOB",         "GROUP",        "GROUPS",
-  "HAVING",       "IF",           "IGNORE",
-  "IMMEDIATE",    "IN",           "INDEX",
-  "INDEXED",      "INITIALLY",    "INNER",
-  "INSERT",       "INSTEAD",      "INTERSECT",
-  "INTO",         "IS",           "ISNULL",
-  "JOIN",         "KEY",          "LAST",
-  "LEFT",         "LIKE",         "LIMIT",
-  "MATCH",        "MATERIALIZED", "NATURAL",
-  "NO",           "NOT",          "NOTHING",
-  "NOTNULL",      "NULL",         "NULLS",
-  "OF",           "OFFSET",       "ON",
-  "OR",           "ORDER",        "OTHERS",
-  "OUTER",        "OVER",         "PARTITION",
-  "PLAN",         "PRAGMA",       "PRECEDING",
-  "PRIMARY",      "QUERY",        "RAISE",
-  "RANGE",        "RECURSIVE",    "REFERENCES",
-  "REGEXP",       "REINDEX",      "RELEASE",
-  "RENAME",       "REPLACE",      "RESTRICT",
-  "RETURNING",    "RIGHT",        "ROLLBACK",
-  "ROW",          "ROWS",         "SAVEPOINT",
-  "SELECT",       "SET",          "TABLE",
-  "TEMP",         "TEMPORARY",    "THEN",
-  "TIES",         "TO",           "TRANSACTION",
-  "TRIGGER",      "UNBOUNDED",    "UNION",
-  "UNIQUE",       "UPDATE",       "USING",
-  "VACUUM",       "VALUES",       "VIEW",
-  "VIRTUAL",      "WHEN",         "WHERE",
-  "WINDOW",       "WITH",         "WITHOUT",
+  "ABORT",
+  "ACTION",
+  "ADD",
+  "AFTER",
+  "ALL",
+  "ALTER",
+  "ALWAYS",
+  "ANALYZE",
+  "AND",
+  "AS",
+  "ASC",
+  "ATTACH",
+  "AUTOINCREMENT",
+  "BEFORE",
+  "BEGIN",
+  "BETWEEN",
+  "BY",
+  "CASCADE",
+  "CASE",
+  "CAST",
+  "CHECK",
+  "COLLATE",
+  "COLUMN",
+  "COMMIT",
+  "CONFLICT",
+  "CONSTRAINT",
+  "CREATE",
+  "CROSS",
+  "CURRENT",
+  "CURRENT_DATE",
+  "CURRENT_TIME",
+  "CURRENT_TIMESTAMP",
+  "DATABASE",
+  "DEFAULT",
+  "DEFERRABLE",
+  "DEFERRED",
+  "DELETE",
+  "DESC",
+  "DETACH",
+  "DISTINCT",
+  "DO",
+  "DROP",
+  "EACH",
+  "ELSE",
+  "END",
+  "ESCAPE",
+  "EXCEPT",
+  "EXCLUDE",
+  "EXCLUSIVE",
+  "EXISTS",
+  "EXPLAIN",
+  "FAIL",
+  "FILTER",
+  "FIRST",
+  "FOLLOWING",
+  "FOR",
+  "FOREIGN",
+  "FROM",
+  "FULL",
+  "GENERATED",
+  "GLOB",
+  "GROUP",
+  "GROUPS",
+  "HAVING",
+  "IF",
+  "IGNORE",
+  "IMMEDIATE",
+  "IN",
+  "INDEX",
+  "INDEXED",
+  "INITIALLY",
+  "INNER",
+  "INSERT",
+  "INSTEAD",
+  "INTERSECT",
+  "INTO",
+  "IS",
+  "ISNULL",
+  "JOIN",
+  "KEY",
+  "LAST",
+  "LEFT",
+  "LIKE",
+  "LIMIT",
+  "MATCH",
+  "MATERIALIZED",
+  "NATURAL",
+  "NO",
+  "NOT",
+  "NOTHING",
+  "NOTNULL",
+  "NULL",
+  "NULLS",
+  "OF",
+  "OFFSET",
+  "ON",
+  "OR",
+  "ORDER",
+  "OTHERS",
+  "OUTER",
+  "OVER",
+  "PARTITION",
+  "PLAN",
+  "PRAGMA",
+  "PRECEDING",
+  "PRIMARY",
+  "QUERY",
+  "RAISE",
+  "RANGE",
+  "RECURSIVE",
+  "REFERENCES",
+  "REGEXP",
+  "REINDEX",
+  "RELEASE",
+  "RENAME",
+  "REPLACE",
+  "RESTRICT",
+  "RETURNING",
+  "RIGHT",
+  "ROLLBACK",
+  "ROW",
+  "ROWS",
+  "SAVEPOINT",
+  "SELECT",
+  "SET",
+  "TABLE",
+  "TEMP",
+  "TEMPORARY",
+  "THEN",
+  "TIES",
+  "TO",
+  "TRANSACTION",
+  "TRIGGER",
+  "UNBOUNDED",
+  "UNION",
+  "UNIQUE",
+  "UPDATE",
+  "USING",
+  "VACUUM",
+  "VALUES",
+  "VIEW",
+  "VIRTUAL",
+  "WHEN",
+  "WHERE",
+  "WINDOW",
+  "WITH",
+  "WITHOUT",
 };
 
 constexpr char ascii_upper(char c) noexcept {
@@ -203,9 +301,7 @@ private:
         emit(token_kind::punct, start, pos_ + 1);
         return;
       case ',':
-      case ';':
-        emit(token_kind::punct, start, pos_ + 1);
-        return;
+      case ';': emit(token_kind::punct, start, pos_ + 1); return;
       case '.':
         if (is_digit(at(pos_ + 1)))
           return number(start);
@@ -215,9 +311,7 @@ private:
       case '*':
       case '%':
       case '&':
-      case '~':
-        emit(token_kind::op, start, pos_ + 1);
-        return;
+      case '~': emit(token_kind::op, start, pos_ + 1); return;
       case '=':
         emit(token_kind::op, start, pos_ + (at(pos_ + 1) == '=' ? 2 : 1));
         return;
@@ -241,8 +335,7 @@ private:
       case '|':
         emit(token_kind::op, start, pos_ + (at(pos_ + 1) == '|' ? 2 : 1));
         return;
-      case '\'':
-        return quoted(start, '\'', token_kind::string, "string");
+      case '\'': return quoted(start, '\'', token_kind::string, "string");
       case '"':
         return quoted(start, '"', token_kind::quoted_identifier,
                       "quoted identifier");
@@ -280,8 +373,7 @@ private:
         emit(token_kind::parameter, start, i);
         return;
       }
-      default:
-        break;
+      default: break;
     }
     if (is_digit(c))
       return number(start);
@@ -370,26 +462,16 @@ private:
 
 std::string_view to_string(token_kind x) noexcept {
   switch (x) {
-    case token_kind::keyword:
-      return "keyword";
-    case token_kind::identifier:
-      return "identifier";
-    case token_kind::quoted_identifier:
-      return "quoted_identifier";
-    case token_kind::string:
-      return "string";
-    case token_kind::blob:
-      return "blob";
-    case token_kind::number:
-      return "number";
-    case token_kind::op:
-      return "operator";
-    case token_kind::punct:
-      return "punctuation";
-    case token_kind::parameter:
-      return "parameter";
-    case token_kind::comment:
-      return "comment";
+    case token_kind::keyword: return "keyword";
+    case token_kind::identifier: return "identifier";
+    case token_kind::quoted_identifier: return "quoted_identifier";
+    case token_kind::string: return "string";
+    case token_kind::blob: return "blob";
+    case token_kind::number: return "number";
+    case token_kind::op: return "operator";
+    case token_kind::punct: return "punctuation";
+    case token_kind::parameter: return "parameter";
+    case token_kind::comment: return "comment";
   }
   return "unknown";
 }

@@ -50,15 +50,16 @@ struct token {
   /// (`"Order ""x"""` -> `order "x"`). Empty for other kinds.
   std::string name;
 
-  bool is(token_kind k) const noexcept { return kind == k; }
+  bool is(token_kind k) const noexcept {
+    return kind == k;
+  }
   /// True for an unquoted keyword spelled `lower` (given in lower case).
   bool is_keyword(std::string_view lower) const noexcept {
     return kind == token_kind::keyword && name == lower;
   }
   /// True for a punctuation or operator token spelled exactly `s`.
   bool is_symbol(std::string_view s) const noexcept {
-    return (kind == token_kind::punct || kind == token_kind::op)
-           && text == s;
+    return (kind == token_kind::punct || kind == token_kind::op) && text == s;
   }
   /// A keyword or identifier, quoted or not: something that can name a
   /// table, a column or a function.
@@ -80,7 +81,9 @@ struct lex_result {
   /// True when every '(' is closed and no ')' is unmatched.
   bool balanced = true;
 
-  bool ok() const noexcept { return error.empty(); }
+  bool ok() const noexcept {
+    return error.empty();
+  }
 };
 
 /// Splits `sql` into tokens (whitespace dropped, comments kept). Errors:

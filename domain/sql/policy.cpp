@@ -20,55 +20,91 @@ namespace {
 // -- name lists ---------------------------------------------------------------
 
 const std::vector<std::string_view> forbidden_list = {
-  "alter",     "analyze",   "attach",  "begin",       "commit",
-  "conflict",  "create",    "database", "delete",     "detach",
-  "do",        "drop",      "explain", "index",       "insert",
-  "into",      "merge",     "nothing", "pragma",      "raise",
-  "reindex",   "release",   "rename",  "replace",     "returning",
-  "rollback",  "savepoint", "table",   "temp",        "temporary",
-  "transaction", "trigger", "update",  "upsert",      "vacuum",
-  "view",      "virtual",
+  "alter",       "analyze",  "attach",    "begin",   "commit", "conflict",
+  "create",      "database", "delete",    "detach",  "do",     "drop",
+  "explain",     "index",    "insert",    "into",    "merge",  "nothing",
+  "pragma",      "raise",    "reindex",   "release", "rename", "replace",
+  "returning",   "rollback", "savepoint", "table",   "temp",   "temporary",
+  "transaction", "trigger",  "update",    "upsert",  "vacuum", "view",
+  "virtual",
 };
 
 const std::vector<std::string_view> risky_list = {
   // files and extensions (CLI-only in Debian, but never let them through)
-  "load_extension", "readfile", "writefile", "edit", "sha3_query",
-  "fts3_tokenizer", "fts5", "fts5_source_id",
+  "load_extension",
+  "readfile",
+  "writefile",
+  "edit",
+  "sha3_query",
+  "fts3_tokenizer",
+  "fts5",
+  "fts5_source_id",
   // size bombs and width bombs (SQL-SANDBOX-NOTES G5, G6)
-  "randomblob", "zeroblob", "printf", "format",
+  "randomblob",
+  "zeroblob",
+  "printf",
+  "format",
   // build and schema introspection
-  "sqlite_version", "sqlite_source_id", "sqlite_compileoption_get",
-  "sqlite_compileoption_used", "sqlite_offset", "sqlite_rename_column",
-  "sqlite_rename_table", "sqlite_rename_test", "sqlite_drop_column",
+  "sqlite_version",
+  "sqlite_source_id",
+  "sqlite_compileoption_get",
+  "sqlite_compileoption_used",
+  "sqlite_offset",
+  "sqlite_rename_column",
+  "sqlite_rename_table",
+  "sqlite_rename_test",
+  "sqlite_drop_column",
   "sqlite_rename_quotefix",
   // internal helpers that exist only for SQLite's own statements
-  "affinity", "implies_nonnull_row", "expr_compare", "expr_implies_expr",
+  "affinity",
+  "implies_nonnull_row",
+  "expr_compare",
+  "expr_implies_expr",
 };
 
 const std::vector<std::string_view> tvf_list = {
-  "json_each", "json_tree", "dbstat", "sqlite_dbpage", "sqlite_stmt",
-  "fts3tokenize", "fts4aux", "fts5vocab", "generate_series", "carray",
-  "zipfile", "fsdir", "rtree", "rtree_i32", "geopoly", "bytecode",
-  "tables_used", "swarmvtab", "unionvtab", "memstat",
+  "json_each",    "json_tree",   "dbstat",    "sqlite_dbpage",   "sqlite_stmt",
+  "fts3tokenize", "fts4aux",     "fts5vocab", "generate_series", "carray",
+  "zipfile",      "fsdir",       "rtree",     "rtree_i32",       "geopoly",
+  "bytecode",     "tables_used", "swarmvtab", "unionvtab",       "memstat",
 };
 
 const std::vector<std::string_view> schema_list = {
-  "sqlite_schema",      "sqlite_master",     "sqlite_temp_schema",
-  "sqlite_temp_master", "sqlite_sequence",   "sqlite_stat1",
-  "sqlite_stat2",       "sqlite_stat3",      "sqlite_stat4",
-  "dbstat",
+  "sqlite_schema",      "sqlite_master",
+  "sqlite_temp_schema", "sqlite_temp_master",
+  "sqlite_sequence",    "sqlite_stat1",
+  "sqlite_stat2",       "sqlite_stat3",
+  "sqlite_stat4",       "dbstat",
 };
 
 const std::vector<std::string_view> all_rules = {
-  "input_too_long",   "invalid_utf8",           "control_character",
-  "invisible_character", "syntax_error",        "empty",
-  "multiple_statements", "not_select",          "forbidden_keyword",
-  "schema_table",     "table_valued_function",  "risky_function",
-  "recursive_cte",    "natural_join",           "using_join",
-  "cross_join",       "comma_join",             "join_without_on",
-  "trivial_join_condition", "too_many_tables",  "nesting_too_deep",
-  "too_many_selects", "in_list_too_long",       "cte_expansion_too_large",
-  "non_literal_limit", "unbalanced_parentheses", "parameter",
+  "input_too_long",
+  "invalid_utf8",
+  "control_character",
+  "invisible_character",
+  "syntax_error",
+  "empty",
+  "multiple_statements",
+  "not_select",
+  "forbidden_keyword",
+  "schema_table",
+  "table_valued_function",
+  "risky_function",
+  "recursive_cte",
+  "natural_join",
+  "using_join",
+  "cross_join",
+  "comma_join",
+  "join_without_on",
+  "trivial_join_condition",
+  "too_many_tables",
+  "nesting_too_deep",
+  "too_many_selects",
+  "in_list_too_long",
+  "cte_expansion_too_large",
+  "non_literal_limit",
+  "unbalanced_parentheses",
+  "parameter",
 };
 
 std::string lower(std::string_view s) {
@@ -134,9 +170,8 @@ policy_result checker::run() {
 bool checker::check_input() {
   if (sql_.size() > cfg_.max_bytes)
     return fail(verdict_kind::block, "input_too_long",
-                "the SQL is " + std::to_string(sql_.size())
-                  + " bytes; at most " + std::to_string(cfg_.max_bytes)
-                  + " are accepted");
+                "the SQL is " + std::to_string(sql_.size()) + " bytes; at most "
+                  + std::to_string(cfg_.max_bytes) + " are accepted");
   if (!valid_utf8(sql_))
     return fail(verdict_kind::block, "invalid_utf8",
                 "the SQL is not valid UTF-8");
@@ -147,8 +182,8 @@ bool checker::check_input() {
     if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F
         || (cp >= 0x80 && cp <= 0x9F))
       return fail(verdict_kind::block, "control_character",
-                  "the SQL contains control character U+"
-                    + hex(cp) + " at byte " + std::to_string(at),
+                  "the SQL contains control character U+" + hex(cp)
+                    + " at byte " + std::to_string(at),
                   at);
     if (is_invisible(cp))
       return fail(verdict_kind::block, "invisible_character",
@@ -246,8 +281,7 @@ bool checker::check_names() {
     auto& x = *t_[i];
     if (x.is_word() && is_table_valued_function(x.name))
       return block("table_valued_function",
-                   "the table-valued function " + x.name
-                     + " is not allowed",
+                   "the table-valued function " + x.name + " is not allowed",
                    x);
   }
   for (size_t i = 0; i < size(); ++i) {
@@ -256,8 +290,7 @@ bool checker::check_names() {
       continue;
     if (is_risky_function(x.name))
       return block("risky_function",
-                   "the function " + x.name + "() is not allowed",
-                   x);
+                   "the function " + x.name + "() is not allowed", x);
     if (x.name == "char") {
       auto close = matching(i + 1);
       int args = 0;
@@ -369,15 +402,11 @@ bool checker::check_recursion() {
 
 } // namespace detail
 
-
 std::string_view to_string(verdict_kind x) noexcept {
   switch (x) {
-    case verdict_kind::allow:
-      return "allow";
-    case verdict_kind::block:
-      return "block";
-    case verdict_kind::correctable:
-      return "correctable";
+    case verdict_kind::allow: return "allow";
+    case verdict_kind::block: return "block";
+    case verdict_kind::correctable: return "correctable";
   }
   return "unknown";
 }

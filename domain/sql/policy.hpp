@@ -75,7 +75,9 @@ struct policy_result {
   /// True when the LIMIT was added or lowered.
   bool limit_applied = false;
 
-  bool allowed() const noexcept { return verdict == verdict_kind::allow; }
+  bool allowed() const noexcept {
+    return verdict == verdict_kind::allow;
+  }
 };
 
 /// Checks one model-written statement. Rules, in the order they are tried

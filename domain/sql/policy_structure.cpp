@@ -90,15 +90,14 @@ bool checker::check_joins() {
     if (n > cfg_.max_tables)
       return fail(verdict_kind::block, "too_many_tables",
                   "a FROM clause joins " + std::to_string(n)
-                    + " sources; at most "
-                    + std::to_string(cfg_.max_tables) + " are allowed");
+                    + " sources; at most " + std::to_string(cfg_.max_tables)
+                    + " are allowed");
   }
   if (total > cfg_.max_table_refs)
     return fail(verdict_kind::block, "too_many_tables",
                 "the query reads " + std::to_string(total)
                   + " table sources; at most "
-                  + std::to_string(cfg_.max_table_refs)
-                  + " are allowed");
+                  + std::to_string(cfg_.max_table_refs) + " are allowed");
   return true;
 }
 
@@ -189,8 +188,7 @@ bool checker::check_sizes() {
       if (rows > cfg_.max_in_list)
         return block("in_list_too_long",
                      "a VALUES list has " + std::to_string(rows)
-                       + " rows; at most "
-                       + std::to_string(cfg_.max_in_list)
+                       + " rows; at most " + std::to_string(cfg_.max_in_list)
                        + " are allowed",
                      x);
     }
@@ -273,9 +271,8 @@ bool checker::check_cte_expansion() {
                  + " copies of common table expression bodies (SQLite "
                    "compiles a CTE's body again for every reference to "
                    "it: FROM, JOIN, x IN name, subqueries and other CTEs; "
-                 + dearest->name + " alone is "
-                 + std::to_string(dearest_cost) + "); at most "
-                 + std::to_string(cfg_.max_cte_expansion)
+                 + dearest->name + " alone is " + std::to_string(dearest_cost)
+                 + "); at most " + std::to_string(cfg_.max_cte_expansion)
                  + " are allowed: read each CTE once and join it",
                *dearest);
 }
@@ -314,8 +311,8 @@ bool checker::check_limits() {
       bool in_limit = false;
       for (size_t k = i; k-- > 0;)
         if (t_[k]->depth == x.depth) {
-          in_limit = integer_literal(t_[k]) && k > 0
-                     && t_[k - 1]->is_keyword("limit");
+          in_limit
+            = integer_literal(t_[k]) && k > 0 && t_[k - 1]->is_keyword("limit");
           break;
         }
       if (!in_limit)

@@ -48,9 +48,9 @@ public:
   }
 
   void run() {
-    asio::dispatch(stream_.get_executor(),
-                   beast::bind_front_handler(&session::do_read,
-                                             shared_from_this()));
+    asio::dispatch(
+      stream_.get_executor(),
+      beast::bind_front_handler(&session::do_read, shared_from_this()));
   }
 
 private:
@@ -58,9 +58,9 @@ private:
     parser_.emplace();
     parser_->body_limit(16384);
     stream_.expires_after(std::chrono::seconds(30));
-    http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&session::on_read,
-                                               shared_from_this()));
+    http::async_read(
+      stream_, buffer_, *parser_,
+      beast::bind_front_handler(&session::on_read, shared_from_this()));
   }
 
   void on_read(beast::error_code ec, size_t) {
@@ -81,9 +81,9 @@ private:
     }
     res_.set(http::field::content_type, "application/json");
     res_.prepare_payload();
-    http::async_write(stream_, res_,
-                      beast::bind_front_handler(&session::on_write,
-                                                shared_from_this()));
+    http::async_write(
+      stream_, res_,
+      beast::bind_front_handler(&session::on_write, shared_from_this()));
   }
 
   void on_write(beast::error_code ec, size_t) {
@@ -108,14 +108,14 @@ private:
 class listener : public std::enable_shared_from_this<listener> {
 public:
   listener(asio::io_context& ioc, tcp::acceptor&& acceptor)
-    : ioc_(ioc), acceptor_(std::move(acceptor)) {
+      : ioc_(ioc), acceptor_(std::move(acceptor)) {
     // nop
   }
 
   void run() {
-    acceptor_.async_accept(asio::make_strand(ioc_),
-                           beast::bind_front_handler(&listener::on_accept,
-                                                     shared_from_this()));
+    acceptor_.async_accept(
+      asio::make_strand(ioc_),
+      beast::bind_front_handler(&listener::on_accept, shared_from_this()));
   }
 
 private:
@@ -167,8 +167,8 @@ int main(int argc, char** argv) {
   if (!ec)
     acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    std::cerr << "candor-baseline: cannot listen on 127.0.0.1:" << port
-              << ": " << ec.message() << "\n";
+    std::cerr << "candor-baseline: cannot listen on 127.0.0.1:" << port << ": "
+              << ec.message() << "\n";
     return 1;
   }
   std::cerr << "candor-baseline: listening on 127.0.0.1:"

@@ -46,9 +46,9 @@ int run(const std::filesystem::path& dir, long requests, long batch_size) {
   }
   int64_t ts = 1796280000000000;
   const char* outcomes[] = {"ok", "route:out_of_scope", "refused", "refused"};
-  const domain::node nodes[] = {domain::node::guard_input, domain::node::router,
-                                domain::node::out_of_scope,
-                                domain::node::finalize};
+  const domain::node nodes[]
+    = {domain::node::guard_input, domain::node::router,
+       domain::node::out_of_scope, domain::node::finalize};
   auto t0 = std::chrono::steady_clock::now();
   long written = 0;
   while (written < requests) {

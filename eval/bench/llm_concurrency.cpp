@@ -47,8 +47,7 @@ int main(int argc, char** argv) {
   server_process server{{{"CANDOR_LLM_BASE_URL", stub.base_url()},
                          {"CANDOR_LLM_MODEL", "bench-model"}}};
   if (!server.start()) {
-    std::fprintf(stderr, "candor did not start:\n%s\n",
-                 server.log().c_str());
+    std::fprintf(stderr, "candor did not start:\n%s\n", server.log().c_str());
     return 2;
   }
   const std::string body
@@ -119,8 +118,8 @@ int main(int argc, char** argv) {
               n, delay_ms, ok.load(), wall_ms, n * delay_ms);
   std::printf("per request: P50 %.1f ms, P99 %.1f ms, max %.1f ms\n",
               rank(0.50), rank(0.99), ms.empty() ? 0.0 : ms.back());
-  std::printf("model calls: %d, at most %d at once\n",
-              stub.requests() - before, stub.max_concurrent());
+  std::printf("model calls: %d, at most %d at once\n", stub.requests() - before,
+              stub.max_concurrent());
   std::printf("%s: wall %.1f ms < target %d ms\n", pass ? "PASS" : "MISS",
               wall_ms, target_ms);
   server.stop(15);

@@ -158,8 +158,8 @@ mode_result measure(const data::retrieval_snapshot& snap,
       auto start = clock_type::now();
       auto hits = snap.search(questions[q], opts.k, mode, search);
       auto stop = clock_type::now();
-      us.push_back(std::chrono::duration<double, std::micro>(stop - start)
-                     .count());
+      us.push_back(
+        std::chrono::duration<double, std::micro>(stop - start).count());
       sink += hits.size();
       if (rep == 0 && hits.empty())
         ++r.empty;
@@ -181,12 +181,12 @@ mode_result measure(const data::retrieval_snapshot& snap,
 /// Prints the latency table; with `check`, a PASS/MISS column against the
 /// P99 target. Returns true when every mode passed (or nothing was checked).
 bool report(const char* title, const data::retrieval_snapshot& snap,
-            const options& opts, const data::search_options& search,
-            bool check, size_t& sink) {
+            const options& opts, const data::search_options& search, bool check,
+            size_t& sink) {
   std::printf("\n== %s: %zu chunks, %zu documents, %zu postings, "
               "prune_ratio=%g\n",
-              title, snap.size(), snap.document_count(),
-              snap.posting_count(), search.prune_ratio);
+              title, snap.size(), snap.document_count(), snap.posting_count(),
+              search.prune_ratio);
   std::printf("%-7s %8s %9s %9s %9s %9s %9s %6s%s\n", "mode", "samples",
               "mean_us", "p50_us", "p95_us", "p99_us", "max_us", "empty",
               check ? "  target(p99<5ms)" : "");
@@ -198,8 +198,8 @@ bool report(const char* title, const data::retrieval_snapshot& snap,
     all_pass = all_pass && pass;
     auto name = data::to_string(mode);
     std::printf("%-7.*s %8zu %9.1f %9.1f %9.1f %9.1f %9.1f %6zu%s\n",
-                static_cast<int>(name.size()), name.data(), r.samples,
-                r.mean, r.p50, r.p95, r.p99, r.max, r.empty,
+                static_cast<int>(name.size()), name.data(), r.samples, r.mean,
+                r.p50, r.p95, r.p99, r.max, r.empty,
                 check ? (pass ? "  PASS" : "  MISS") : "");
   }
   std::fflush(stdout);
@@ -242,9 +242,7 @@ std::vector<data::chunk> synthesize(const std::vector<data::chunk>& real,
   for (const auto& c : real)
     split_sentences(c.text, sentences);
   std::mt19937_64 rng(0x6b657374726c); // fixed seed: deterministic corpus
-  auto pick = [&rng](size_t n) {
-    return static_cast<size_t>(rng() % n);
-  };
+  auto pick = [&rng](size_t n) { return static_cast<size_t>(rng() % n); };
   constexpr size_t per_doc = 100;
   std::vector<data::chunk> out;
   out.reserve(count);
@@ -319,8 +317,7 @@ int main(int argc, char** argv) {
   std::printf("\nsynthetic corpus: generated in %.3f s, snapshot built in "
               "%.3f s\n",
               synth_s, seconds_since(t3));
-  bool pass
-    = report("synthetic corpus", *synthetic, opts, served, true, sink);
+  bool pass = report("synthetic corpus", *synthetic, opts, served, true, sink);
   if (opts.compare_parts) {
     // Reference only: the ranking without the document-level part, the
     // heading field and the answer-type prior, to show what they cost in

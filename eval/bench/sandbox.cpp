@@ -66,8 +66,7 @@ double percentile(std::vector<double> xs, double p) {
   if (xs.empty())
     return 0;
   std::sort(xs.begin(), xs.end());
-  auto idx = static_cast<size_t>(p * static_cast<double>(xs.size() - 1)
-                                 + 0.5);
+  auto idx = static_cast<size_t>(p * static_cast<double>(xs.size() - 1) + 0.5);
   return xs[std::min(idx, xs.size() - 1)];
 }
 
@@ -98,8 +97,8 @@ struct inproc {
   int64_t run(const std::string& sql) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v3(db.handle(), sql.data(),
-                           static_cast<int>(sql.size()),
-                           SQLITE_PREPARE_NO_VTAB, &st, nullptr)
+                           static_cast<int>(sql.size()), SQLITE_PREPARE_NO_VTAB,
+                           &st, nullptr)
         != SQLITE_OK)
       return -1;
     std::vector<std::vector<domain::cell>> rows;
@@ -121,8 +120,7 @@ struct inproc {
             c.kind = domain::cell::text;
             c.s = reinterpret_cast<const char*>(sqlite3_column_text(st, i));
             break;
-          default:
-            break;
+          default: break;
         }
       }
       rows.push_back(std::move(row));

@@ -39,8 +39,7 @@ std::string unknown_key(const json::object& o,
 /// A bounded non-empty string member; `error` is set when it is missing or
 /// wrong (unless `optional` and absent, which gives nullopt quietly).
 std::optional<std::string> text_member(const json::object& o,
-                                       std::string_view key,
-                                       std::string& error,
+                                       std::string_view key, std::string& error,
                                        bool optional = false) {
   auto* v = o.if_contains(key);
   if (v == nullptr) {
@@ -112,14 +111,10 @@ std::optional<model_output> parse_output(const json::value& v,
 /// The payload key each kind carries.
 std::string_view payload_key(attack_kind k) noexcept {
   switch (k) {
-    case attack_kind::direct:
-      return "question";
-    case attack_kind::indirect:
-      return "passage";
-    case attack_kind::sql:
-      return "sql";
-    case attack_kind::output:
-      break;
+    case attack_kind::direct: return "question";
+    case attack_kind::indirect: return "passage";
+    case attack_kind::sql: return "sql";
+    case attack_kind::output: break;
   }
   return {};
 }
@@ -130,9 +125,9 @@ std::optional<attack> parse_attack(const json::value& v, std::string& error) {
     error = "an attack must be an object";
     return std::nullopt;
   }
-  if (auto k = unknown_key(*o, {"id", "kind", "description", "write",
-                                "payload", "expectedStoppedBy", "modelOutput",
-                                "modelSql"});
+  if (auto k
+      = unknown_key(*o, {"id", "kind", "description", "write", "payload",
+                         "expectedStoppedBy", "modelOutput", "modelSql"});
       !k.empty()) {
     error = "unknown field \"" + k + "\"";
     return std::nullopt;
@@ -225,22 +220,18 @@ std::optional<attack> parse_attack(const json::value& v, std::string& error) {
 
 std::string_view to_string(attack_kind k) noexcept {
   switch (k) {
-    case attack_kind::direct:
-      return "direct";
-    case attack_kind::indirect:
-      return "indirect";
-    case attack_kind::sql:
-      return "sql";
-    case attack_kind::output:
-      return "output";
+    case attack_kind::direct: return "direct";
+    case attack_kind::indirect: return "indirect";
+    case attack_kind::sql: return "sql";
+    case attack_kind::output: return "output";
   }
   return "?";
 }
 
 domain::outcome<attack_set> parse_attacks(std::string_view text) {
   if (text.size() > max_attack_file)
-    return invalid("attack set: larger than "
-                   + std::to_string(max_attack_file) + " bytes");
+    return invalid("attack set: larger than " + std::to_string(max_attack_file)
+                   + " bytes");
   std::error_code ec;
   auto doc = json::parse(text, ec);
   if (ec)

@@ -44,8 +44,7 @@ domain::outcome<std::string> sales_db(const layers_command_options& opts) {
                                 "no sales database at " + opts.db);
     if (!std::filesystem::is_regular_file(opts.db))
       return domain::make_error(domain::ec::config_invalid,
-                                "sales database " + opts.db
-                                  + " is not a file");
+                                "sales database " + opts.db + " is not a file");
     // A file that is not a database, or a corrupt one, is a runtime
     // failure naming the file (as for sql-guard and serve).
     auto db = data::open_read_only(opts.db);
@@ -112,10 +111,10 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
   auto started = std::chrono::steady_clock::now();
   data::progress_stream progress{err, data::is_terminal(err)};
   auto rows = runner->run_all(
-    set->attacks, [&out = progress.get()](size_t done, size_t total,
-                                          const std::string& id) {
-      out << "\rlayers: " << done << "/" << total << " " << id
-          << "            " << std::flush;
+    set->attacks,
+    [&out = progress.get()](size_t done, size_t total, const std::string& id) {
+      out << "\rlayers: " << done << "/" << total << " " << id << "            "
+          << std::flush;
     });
   progress.done();
   if (!rows) {

@@ -29,7 +29,7 @@ struct layers_command_options {
 /// errors on `err`. Returns the exit code: 0 when the gate passes, 1 when
 /// it fails or a layer cannot run, 2 for a bad attack file or a missing
 /// `db`.
-int run_layers_command(const layers_command_options& opts,
-                       std::ostream& out, std::ostream& err);
+int run_layers_command(const layers_command_options& opts, std::ostream& out,
+                       std::ostream& err);
 
 } // namespace candor::eval

@@ -11,10 +11,8 @@ namespace candor::eval {
 executor_layer::executor_layer(
   std::optional<actors::executor_settings> settings, int64_t deadline_ms,
   int32_t max_rows)
-  : settings_(std::move(settings)),
-    deadline_ms_(deadline_ms),
-    max_rows_(max_rows) {
-}
+    : settings_(std::move(settings)), deadline_ms_(deadline_ms),
+      max_rows_(max_rows) {}
 
 executor_verdict executor_layer::judge(std::string_view sql) {
   executor_verdict v;
@@ -46,15 +44,9 @@ executor_verdict executor_layer::judge(std::string_view sql) {
   }
   v.verdict = "block";
   switch (res.err().code) {
-    case domain::ec::sql_timeout:
-      v.rule = "sql_timeout";
-      break;
-    case domain::ec::sql_executor_failed:
-      v.rule = "executor_died";
-      break;
-    default:
-      v.rule = "sql_failed";
-      break;
+    case domain::ec::sql_timeout: v.rule = "sql_timeout"; break;
+    case domain::ec::sql_executor_failed: v.rule = "executor_died"; break;
+    default: v.rule = "sql_failed"; break;
   }
   v.message = res.err().message;
   return v;

@@ -32,14 +32,10 @@ constexpr std::array<layer_names, layer_count> names{{
 
 char symbol(cell_kind k) noexcept {
   switch (k) {
-    case cell_kind::stopped:
-      return 'S';
-    case cell_kind::passed:
-      return '.';
-    case cell_kind::not_configured:
-      return 'o';
-    case cell_kind::not_applicable:
-      break;
+    case cell_kind::stopped: return 'S';
+    case cell_kind::passed: return '.';
+    case cell_kind::not_configured: return 'o';
+    case cell_kind::not_applicable: break;
   }
   return '-';
 }
@@ -62,9 +58,9 @@ std::string pad(std::string_view s, size_t width) {
 
 const std::array<layer, layer_count>& all_layers() noexcept {
   static const std::array<layer, layer_count> xs{
-    layer::input_rules,    layer::input_model,    layer::sanitizer,
-    layer::sql_policy,     layer::sql_authorizer, layer::sql_connection,
-    layer::sql_executor,   layer::output_guard};
+    layer::input_rules,  layer::input_model,    layer::sanitizer,
+    layer::sql_policy,   layer::sql_authorizer, layer::sql_connection,
+    layer::sql_executor, layer::output_guard};
   return xs;
 }
 
@@ -87,23 +83,18 @@ bool parse_layer(std::string_view name, layer& out) noexcept {
 
 std::string_view to_string(cell_kind k) noexcept {
   switch (k) {
-    case cell_kind::not_applicable:
-      return "n/a";
-    case cell_kind::not_configured:
-      return "not_configured";
-    case cell_kind::stopped:
-      return "stopped";
-    case cell_kind::passed:
-      return "passed";
+    case cell_kind::not_applicable: return "n/a";
+    case cell_kind::not_configured: return "not_configured";
+    case cell_kind::stopped: return "stopped";
+    case cell_kind::passed: return "passed";
   }
   return "?";
 }
 
 size_t attack_row::stopped() const noexcept {
   return static_cast<size_t>(
-    std::count_if(cells.begin(), cells.end(), [](const cell& c) {
-      return c.kind == cell_kind::stopped;
-    }));
+    std::count_if(cells.begin(), cells.end(),
+                  [](const cell& c) { return c.kind == cell_kind::stopped; }));
 }
 
 std::vector<std::string> attack_row::stopped_by() const {
@@ -120,18 +111,10 @@ totals(const std::vector<attack_row>& rows) {
   for (auto& r : rows)
     for (size_t i = 0; i < layer_count; ++i)
       switch (r.cells[i].kind) {
-        case cell_kind::stopped:
-          ++t[i].stopped;
-          break;
-        case cell_kind::passed:
-          ++t[i].passed;
-          break;
-        case cell_kind::not_configured:
-          ++t[i].not_configured;
-          break;
-        case cell_kind::not_applicable:
-          ++t[i].not_applicable;
-          break;
+        case cell_kind::stopped: ++t[i].stopped; break;
+        case cell_kind::passed: ++t[i].passed; break;
+        case cell_kind::not_configured: ++t[i].not_configured; break;
+        case cell_kind::not_applicable: ++t[i].not_applicable; break;
       }
   return t;
 }
@@ -143,10 +126,9 @@ std::vector<gate_failure> check_gate(const std::vector<attack_row>& rows) {
     if (n == 0)
       out.push_back({r.id, "passes every layer"});
     else if (r.write && n < min_layers_for_writes)
-      out.push_back({r.id, "a write stopped by " + std::to_string(n)
-                             + " layer (at least "
-                             + std::to_string(min_layers_for_writes)
-                             + " required)"});
+      out.push_back(
+        {r.id, "a write stopped by " + std::to_string(n) + " layer (at least "
+                 + std::to_string(min_layers_for_writes) + " required)"});
   }
   return out;
 }
@@ -211,7 +193,8 @@ std::string format_matrix(const std::vector<attack_row>& rows) {
       ++writes;
       writes_ok += r.stopped() >= min_layers_for_writes ? 1 : 0;
     }
-  out << "\n" << rows.size() << " attacks; writes stopped by at least "
+  out << "\n"
+      << rows.size() << " attacks; writes stopped by at least "
       << min_layers_for_writes << " layers: " << writes_ok << " / " << writes
       << "\n";
   auto notes = expectation_notes(rows);
@@ -260,11 +243,10 @@ json::value to_json(const std::vector<attack_row>& rows) {
   auto t = totals(rows);
   for (auto l : all_layers()) {
     auto& x = t[static_cast<size_t>(l)];
-    per_layer[to_string(l)]
-      = json::object{{"stopped", x.stopped},
-                     {"passed", x.passed},
-                     {"notConfigured", x.not_configured},
-                     {"notApplicable", x.not_applicable}};
+    per_layer[to_string(l)] = json::object{{"stopped", x.stopped},
+                                           {"passed", x.passed},
+                                           {"notConfigured", x.not_configured},
+                                           {"notApplicable", x.not_applicable}};
   }
   json::array notes;
   for (auto& n : expectation_notes(rows))
@@ -273,12 +255,12 @@ json::value to_json(const std::vector<attack_row>& rows) {
   auto gate = check_gate(rows);
   for (auto& f : gate)
     failures.push_back(json::object{{"id", f.id}, {"reason", f.reason}});
-  return json::object{{"attacks", std::move(attacks)},
-                      {"layers", std::move(per_layer)},
-                      {"notes", std::move(notes)},
-                      {"gate", json::object{{"pass", gate.empty()},
-                                            {"failures",
-                                             std::move(failures)}}}};
+  return json::object{
+    {"attacks", std::move(attacks)},
+    {"layers", std::move(per_layer)},
+    {"notes", std::move(notes)},
+    {"gate",
+     json::object{{"pass", gate.empty()}, {"failures", std::move(failures)}}}};
 }
 
 } // namespace candor::eval

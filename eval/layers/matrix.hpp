@@ -108,8 +108,7 @@ std::vector<gate_failure> check_gate(const std::vector<attack_row>& rows);
 /// Differences between what the author expected and what happened, one line
 /// per attack that differs ("sql-09: expected sql_connection, not
 /// stopped; also stopped by sql_executor"). Informational, not gated.
-std::vector<std::string>
-expectation_notes(const std::vector<attack_row>& rows);
+std::vector<std::string> expectation_notes(const std::vector<attack_row>& rows);
 
 /// The matrix as text: one line per attack (S stopped, . passed, - not
 /// applicable, o not configured), the per-layer totals, the expectation

@@ -48,8 +48,8 @@ std::string short_detail(std::string s) {
 }
 
 cell input_rules_cell(const std::string& question) {
-  auto v = domain::rule_set::builtin().evaluate(question,
-                                                domain::rule_scope::input);
+  auto v
+    = domain::rule_set::builtin().evaluate(question, domain::rule_scope::input);
   auto matched = join(v.matched);
   if (v.blocked)
     return stopped(matched);
@@ -66,8 +66,7 @@ cell verdict_cell(const Result& r) {
       return stopped(r.rule + ": " + short_detail(r.message));
     case domain::sql::verdict_kind::correctable:
       return passed("correctable " + r.rule + " (sent back to the model)");
-    case domain::sql::verdict_kind::allow:
-      break;
+    case domain::sql::verdict_kind::allow: break;
   }
   return passed("allowed");
 }
@@ -108,8 +107,7 @@ domain::ask_state response_with(const model_output& out,
 struct heap_limit_scope {
   int64_t previous;
   explicit heap_limit_scope(int64_t bytes)
-    : previous(sqlite3_hard_heap_limit64(bytes)) {
-  }
+      : previous(sqlite3_hard_heap_limit64(bytes)) {}
   ~heap_limit_scope() {
     sqlite3_hard_heap_limit64(previous);
   }
@@ -182,12 +180,8 @@ struct layer_runner::impl {
 
   impl(layer_runner_options o, data::sql_guard g, data::fixture_store f,
        domain::output_guard og, executor_layer e)
-    : opts(std::move(o)),
-      guard(std::move(g)),
-      fixtures(std::move(f)),
-      output(std::move(og)),
-      exec(std::move(e)) {
-  }
+      : opts(std::move(o)), guard(std::move(g)), fixtures(std::move(f)),
+        output(std::move(og)), exec(std::move(e)) {}
 
   cell input_model_cell(const std::string& question) const {
     if (!opts.scripted_provider)
@@ -200,12 +194,9 @@ struct layer_runner::impl {
     if (reply->finish_reason == "length")
       return stopped("model:truncated (fails closed)");
     switch (domain::parse_guard_reply(reply->text)) {
-      case domain::guard_verdict::safe:
-        return passed("model:safe");
-      case domain::guard_verdict::unsafe:
-        return stopped("model:unsafe");
-      case domain::guard_verdict::unparseable:
-        break;
+      case domain::guard_verdict::safe: return passed("model:safe");
+      case domain::guard_verdict::unsafe: return stopped("model:unsafe");
+      case domain::guard_verdict::unparseable: break;
     }
     return stopped("model:unparseable (fails closed)");
   }
@@ -225,9 +216,8 @@ struct layer_runner::impl {
     auto conn = run_connection_layer(opts.sales_db, sql, opts.heap_limit_mb,
                                      opts.connection_budget_ms);
     if (!conn)
-      return domain::make_error(conn.err().code,
-                                id + ": connection layer: "
-                                  + conn.err().message);
+      return domain::make_error(
+        conn.err().code, id + ": connection layer: " + conn.err().message);
     row.at(layer::sql_connection) = std::move(*conn);
     auto v = exec.judge(sql);
     if (v.verdict == "block")
@@ -260,14 +250,13 @@ domain::outcome<layer_runner> layer_runner::open(layer_runner_options opts) {
   settings.db_path = opts.sales_db;
   settings.unguarded = true;
   executor_layer exec{settings, opts.deadline_ms, opts.max_rows};
-  return layer_runner{std::make_unique<impl>(
-    std::move(opts), std::move(*guard), std::move(*fixtures), std::move(og),
-    std::move(exec))};
+  return layer_runner{std::make_unique<impl>(std::move(opts), std::move(*guard),
+                                             std::move(*fixtures),
+                                             std::move(og), std::move(exec))};
 }
 
 layer_runner::layer_runner(std::unique_ptr<impl> p) noexcept
-  : impl_(std::move(p)) {
-}
+    : impl_(std::move(p)) {}
 layer_runner::layer_runner(layer_runner&&) noexcept = default;
 layer_runner& layer_runner::operator=(layer_runner&&) noexcept = default;
 layer_runner::~layer_runner() = default;

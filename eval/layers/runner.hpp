@@ -83,7 +83,8 @@ private:
 /// `budget_ms` (they are interrupted then). Errors: the database cannot be
 /// opened or hardened. Public for tests.
 domain::outcome<cell> run_connection_layer(const std::string& sales_db,
-                          std::string_view statements, int64_t heap_limit_mb,
-                          int64_t budget_ms);
+                                           std::string_view statements,
+                                           int64_t heap_limit_mb,
+                                           int64_t budget_ms);
 
 } // namespace candor::eval

@@ -26,8 +26,7 @@ struct app_fixture {
   app_fixture(std::map<std::string, std::string> flags = {}) {
     flags["dataDir"] = dir + "/var";
     flags["llm.backoffBaseMs"] = "1";
-    auto cfg = data::load_config(domain::default_config_json(), "", {},
-                                   flags);
+    auto cfg = data::load_config(domain::default_config_json(), "", {}, flags);
     BOOST_REQUIRE(cfg.ok());
     auto started = actors::app::start(*cfg);
     BOOST_REQUIRE_MESSAGE(started.ok(),
@@ -144,8 +143,7 @@ BOOST_AUTO_TEST_CASE(router_reasks_once_then_falls_back) {
   r = ask("Translate good morning into Japanese");
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK_EQUAL(r->usage.calls, 1);
-  BOOST_CHECK(std::find(r->warnings.begin(), r->warnings.end(),
-                        "llm_truncated")
+  BOOST_CHECK(std::find(r->warnings.begin(), r->warnings.end(), "llm_truncated")
               != r->warnings.end());
 }
 
@@ -230,9 +228,9 @@ BOOST_AUTO_TEST_CASE(a_budget_of_one_stops_the_reask) {
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK_EQUAL(r->usage.calls, 1);
   BOOST_CHECK(r->route == domain::route_kind::out_of_scope);
-  BOOST_CHECK(std::find(r->warnings.begin(), r->warnings.end(),
-                        "router_fallback")
-              != r->warnings.end());
+  BOOST_CHECK(
+    std::find(r->warnings.begin(), r->warnings.end(), "router_fallback")
+    != r->warnings.end());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

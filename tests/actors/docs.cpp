@@ -388,8 +388,8 @@ BOOST_FIXTURE_TEST_CASE(startup_refuses_an_index_of_another_chunk_size,
   auto started = actors::app::start(smaller);
   BOOST_REQUIRE(!started.ok());
   BOOST_CHECK_EQUAL(started.err().code, domain::ec::config_invalid);
-  for (auto* part : {"target=600", "target=400", "retrieval.chunkSize 400",
-                     "candor ingest"})
+  for (auto* part :
+       {"target=600", "target=400", "retrieval.chunkSize 400", "candor ingest"})
     BOOST_CHECK_MESSAGE(started.err().message.find(part) != std::string::npos,
                         started.err().message);
   // `candor ingest` with the new size re-chunks; then startup serves it.

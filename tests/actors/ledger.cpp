@@ -160,11 +160,11 @@ data::database side_connection(const std::string& path) {
 /// Makes the ledger refuse request rows (a trigger) until the table
 /// `hold` is emptied.
 void hold_request_rows(data::database& db) {
-  BOOST_REQUIRE(!db.exec(
-    "CREATE TABLE hold (x INTEGER); INSERT INTO hold VALUES (1); "
-    "CREATE TRIGGER held BEFORE INSERT ON requests "
-    "WHEN EXISTS (SELECT 1 FROM hold) BEGIN "
-    "SELECT RAISE(ABORT, 'held by the test'); END"));
+  BOOST_REQUIRE(
+    !db.exec("CREATE TABLE hold (x INTEGER); INSERT INTO hold VALUES (1); "
+             "CREATE TRIGGER held BEFORE INSERT ON requests "
+             "WHEN EXISTS (SELECT 1 FROM hold) BEGIN "
+             "SELECT RAISE(ABORT, 'held by the test'); END"));
 }
 
 /// The request ids in the order the rows were stored.
@@ -258,10 +258,10 @@ BOOST_FIXTURE_TEST_CASE(a_row_refused_for_good_costs_only_itself, fixture) {
   auto h = spawn(std::chrono::hours{1}, 512, 3);
   {
     auto db = side_connection(path);
-    BOOST_REQUIRE(!db.exec(
-      "CREATE TRIGGER refuse_row BEFORE INSERT ON requests "
-      "WHEN NEW.request_id = 'inbox-row-3' BEGIN "
-      "SELECT RAISE(ABORT, 'refused for good'); END"));
+    BOOST_REQUIRE(
+      !db.exec("CREATE TRIGGER refuse_row BEFORE INSERT ON requests "
+               "WHEN NEW.request_id = 'inbox-row-3' BEGIN "
+               "SELECT RAISE(ABORT, 'refused for good'); END"));
   }
   caf::scoped_actor self{sys};
   auto flush = [&] {
@@ -284,8 +284,8 @@ BOOST_FIXTURE_TEST_CASE(a_row_refused_for_good_costs_only_itself, fixture) {
   caf::anon_send_exit(h, caf::exit_reason::user_shutdown);
 }
 
-BOOST_FIXTURE_TEST_CASE(the_writer_yields_the_cpu_and_a_catch_up_thread_does_not,
-                        fixture) {
+BOOST_FIXTURE_TEST_CASE(
+  the_writer_yields_the_cpu_and_a_catch_up_thread_does_not, fixture) {
   int own = ::getpriority(PRIO_PROCESS, 0);
   auto before = thread_nices("candor.ledger").size();
   auto h = spawn(std::chrono::hours{1}, 512, 51, 7);
@@ -307,8 +307,7 @@ BOOST_FIXTURE_TEST_CASE(the_writer_yields_the_cpu_and_a_catch_up_thread_does_not
   BOOST_CHECK_EQUAL(flush(plain), 0);
   BOOST_CHECK(thread_nices("candor.ledger+").empty());
   writers = thread_nices("candor.ledger");
-  BOOST_CHECK(std::find(writers.begin(), writers.end(), own)
-              != writers.end());
+  BOOST_CHECK(std::find(writers.begin(), writers.end(), own) != writers.end());
   caf::anon_send_exit(plain, caf::exit_reason::user_shutdown);
 }
 
@@ -320,7 +319,7 @@ BOOST_FIXTURE_TEST_CASE(a_catch_up_thread_commits_in_order_through_the_actor,
   auto h = spawn(std::chrono::hours{1}, 1, 51, 19, 1);
   for (int i = 0; i < 300; ++i)
     caf::anon_send(h, atom::put_v, row(i)); // a batch each
-  BOOST_CHECK_EQUAL(flush(h), 600); // 300 request rows and their traces
+  BOOST_CHECK_EQUAL(flush(h), 600);         // 300 request rows and their traces
   auto order = stored_order(path);
   BOOST_REQUIRE_EQUAL(order.size(), 300u);
   for (int i = 0; i < 300; ++i)
@@ -386,8 +385,8 @@ BOOST_FIXTURE_TEST_CASE(metrics_show_the_backlog_until_it_is_committed,
   // A trigger refuses request rows while `hold` has a row, so the batch
   // waits in the writer (retried every millisecond) until it is removed.
   auto metrics = std::make_shared<telemetry>();
-  auto h = spawn(std::chrono::milliseconds{5}, 512, 1000000, 10, 16384,
-                 metrics);
+  auto h
+    = spawn(std::chrono::milliseconds{5}, 512, 1000000, 10, 16384, metrics);
   auto db = side_connection(path);
   hold_request_rows(db);
   auto shows = [&](const std::string& line) {

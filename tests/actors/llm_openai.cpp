@@ -58,15 +58,14 @@ struct openai_app {
   openai_app(test::openai_stub::handler h,
              std::map<std::string, std::string> flags = {},
              domain::env_lookup env = {}, std::string tls_dir = {})
-    : stub(std::move(h), std::move(tls_dir)) {
+      : stub(std::move(h), std::move(tls_dir)) {
     flags["dataDir"] = dir + "/var";
     flags.try_emplace("llm.backoffBaseMs", "1");
     env.try_emplace("CANDOR_LLM_BASE_URL", stub.base_url());
     env.try_emplace("CANDOR_LLM_API_KEY", key);
     env.try_emplace("CANDOR_LLM_MODEL", "gpt-4o-mini");
     env.try_emplace("CANDOR_LLM_FALLBACK_MODEL", "m-fallback");
-    auto cfg = data::load_config(domain::default_config_json(), "", env,
-                                   flags);
+    auto cfg = data::load_config(domain::default_config_json(), "", env, flags);
     BOOST_REQUIRE_MESSAGE(cfg.ok(), (cfg.ok() ? "" : cfg.err().message));
     BOOST_REQUIRE_EQUAL(cfg->llm.provider, "openai");
     auto client = net::make_llm_client(net::client_options(*cfg));
@@ -106,16 +105,16 @@ struct openai_app {
       BOOST_REQUIRE(step.ok());
       if (*step == data::step_result::done)
         break;
-      out.push_back(boost::json::object{
-        {"provider", q->column_text(0)},
-        {"model", q->column_text(1)},
-        {"attempts", q->column_int64(2)},
-        {"retries", q->column_int64(3)},
-        {"fallbackUsed", q->column_int64(4) != 0},
-        {"outcome", q->column_text(5)},
-        {"tokensIn", q->column_int64(6)},
-        {"tokensEstimated", q->column_int64(7) != 0},
-        {"costUsd", q->column_double(8)}});
+      out.push_back(
+        boost::json::object{{"provider", q->column_text(0)},
+                            {"model", q->column_text(1)},
+                            {"attempts", q->column_int64(2)},
+                            {"retries", q->column_int64(3)},
+                            {"fallbackUsed", q->column_int64(4) != 0},
+                            {"outcome", q->column_text(5)},
+                            {"tokensIn", q->column_int64(6)},
+                            {"tokensEstimated", q->column_int64(7) != 0},
+                            {"costUsd", q->column_double(8)}});
     }
     return out;
   }
@@ -350,9 +349,9 @@ BOOST_AUTO_TEST_CASE(json_object_mode_and_estimated_usage) {
   BOOST_CHECK(seen[0].system.find("JSON schema") != std::string::npos);
   // Estimated from the text: about one token per four bytes.
   BOOST_CHECK_GT(r->usage.tokens_in, 50);
-  BOOST_CHECK_EQUAL(r->usage.tokens_out,
-                    static_cast<int64_t>((std::string{route_oos}.size() + 3)
-                                         / 4));
+  BOOST_CHECK_EQUAL(
+    r->usage.tokens_out,
+    static_cast<int64_t>((std::string{route_oos}.size() + 3) / 4));
   auto calls = t.calls();
   BOOST_REQUIRE_EQUAL(calls.size(), 1u);
   BOOST_CHECK(calls[0].at("tokensEstimated").as_bool());
@@ -380,7 +379,8 @@ BOOST_AUTO_TEST_CASE(tls_endpoint_needs_its_ca) {
   BOOST_REQUIRE(test::make_self_signed_cert(certs.path.string()));
   {
     openai_app t{[](const test::stub_request&) { return say(route_oos); },
-                 {{"llm.caFile", certs.file("cert.pem")}}, {},
+                 {{"llm.caFile", certs.file("cert.pem")}},
+                 {},
                  certs.path.string()};
     auto r = t.ask();
     BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
@@ -388,7 +388,9 @@ BOOST_AUTO_TEST_CASE(tls_endpoint_needs_its_ca) {
   }
   {
     openai_app t{[](const test::stub_request&) { return say(route_oos); },
-                 {}, {}, certs.path.string()};
+                 {},
+                 {},
+                 certs.path.string()};
     auto r = t.ask();
     BOOST_REQUIRE(!r.ok());
     BOOST_CHECK_EQUAL(r.err().code, domain::ec::llm_unavailable);
@@ -403,12 +405,12 @@ namespace {
 /// An app in rules+model mode whose classifier replies `verdict`.
 struct guarded_app : openai_app {
   explicit guarded_app(std::function<test::stub_reply()> verdict)
-    : openai_app(
-      [verdict](const test::stub_request& req) {
-        return is_guard(req) ? verdict() : say(route_oos);
-      },
-      {{"guardrail.mode", "rules+model"}},
-      {{"CANDOR_GUARD_MODEL", "m-guard"}}) {
+      : openai_app(
+        [verdict](const test::stub_request& req) {
+          return is_guard(req) ? verdict() : say(route_oos);
+        },
+        {{"guardrail.mode", "rules+model"}},
+        {{"CANDOR_GUARD_MODEL", "m-guard"}}) {
     // nop
   }
 };
@@ -430,8 +432,8 @@ BOOST_AUTO_TEST_CASE(guard_safe_lets_the_question_through) {
   BOOST_CHECK(!is_guard(seen[1]));
   BOOST_CHECK_EQUAL(seen[1].model, "gpt-4o-mini");
   // The classifier gets a plain-text request.
-  BOOST_CHECK(!boost::json::parse(seen[0].body).as_object().contains(
-    "response_format"));
+  BOOST_CHECK(
+    !boost::json::parse(seen[0].body).as_object().contains("response_format"));
 }
 
 BOOST_AUTO_TEST_CASE(guard_unsafe_blocks_before_the_router) {

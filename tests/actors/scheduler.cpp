@@ -79,15 +79,17 @@ BOOST_AUTO_TEST_CASE(request_and_receive_timeouts_still_fire) {
       ls.sys.spawn([reporter](caf::event_based_actor* a) -> caf::behavior {
         return {
           [](int) {},
-          caf::after(20ms) >> [a, reporter] {
-            a->send(reporter, 42);
-            a->quit();
-          },
+          caf::after(20ms) >>
+            [a, reporter] {
+              a->send(reporter, 42);
+              a->quit();
+            },
         };
       });
       int got = 0;
       self->receive([&](int x) { got = x; },
-                    caf::after(10s) >> [] { BOOST_FAIL("no receive timeout"); });
+                    caf::after(10s) >>
+                      [] { BOOST_FAIL("no receive timeout"); });
       BOOST_CHECK_EQUAL(got, 42);
     }
   }
@@ -100,12 +102,12 @@ BOOST_AUTO_TEST_CASE(an_armed_timeout_of_a_finished_actor_is_cancelled) {
   // Arms a request timeout, then quits before it fires: the clock must
   // drop the timeout (a late one would reach a destroyed actor).
   caf::actor reporter = self;
-  auto h = ls.sys.spawn([silent = caf::actor{silent},
-                         reporter](caf::event_based_actor* a) {
-    a->request(silent, 30ms, 1).then([](int) {}, [](caf::error&) {});
-    a->send(reporter, 1);
-    a->quit();
-  });
+  auto h = ls.sys.spawn(
+    [silent = caf::actor{silent}, reporter](caf::event_based_actor* a) {
+      a->request(silent, 30ms, 1).then([](int) {}, [](caf::error&) {});
+      a->send(reporter, 1);
+      a->quit();
+    });
   self->wait_for(h);
   self->receive([](int) {}, caf::after(10s) >> [] { BOOST_FAIL("no start"); });
   // Past the would-be timeout the system still runs actors and timers.

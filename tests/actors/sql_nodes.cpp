@@ -46,7 +46,6 @@ using namespace candor::test::sql_nodes_support;
 
 BOOST_AUTO_TEST_SUITE(actors_sql_nodes)
 
-
 BOOST_FIXTURE_TEST_CASE(generate_writes_the_scripted_query, fixture) {
   auto n = sys.spawn(sql_generate, llm, "v1", prompt("sql_generate"),
                      sales().schema_text);
@@ -230,8 +229,7 @@ BOOST_FIXTURE_TEST_CASE(generate_sends_schema_and_escaped_question, fixture) {
 
 BOOST_FIXTURE_TEST_CASE(correct_sends_the_failed_query_and_the_error, fixture) {
   auto log = std::make_shared<recorded_calls>();
-  auto model = spawn_recording_llm(sys, log,
-                                   R"({"sql": "SELECT 2 AS fixed"})");
+  auto model = spawn_recording_llm(sys, log, R"({"sql": "SELECT 2 AS fixed"})");
   auto n = sys.spawn(sql_correct, model, "v1", prompt("sql_correct"),
                      sales().schema_text, 3);
   auto st = state("q?", "SELECT zone FROM orders");
@@ -276,14 +274,14 @@ struct route_fixture : fixture {
     }
     guard = std::make_shared<const domain::output_guard>(og);
     auto path = sales().path;
-    sandbox = test::spawn_test_sandbox(
-      sys, [path](const sql_exec_request& req) {
-        // The heavy self-join stands for a query the sandbox kills.
-        if (req.sql.find("a.quantity < b.quantity") != std::string::npos)
-          return domain::outcome<sql_exec_result>{domain::make_error(
-            domain::ec::sql_timeout, "killed after the 5000 ms deadline")};
-        return test::run_in_process(path, req);
-      });
+    sandbox
+      = test::spawn_test_sandbox(sys, [path](const sql_exec_request& req) {
+          // The heavy self-join stands for a query the sandbox kills.
+          if (req.sql.find("a.quantity < b.quantity") != std::string::npos)
+            return domain::outcome<sql_exec_result>{domain::make_error(
+              domain::ec::sql_timeout, "killed after the 5000 ms deadline")};
+          return test::run_in_process(path, req);
+        });
   }
 
   ~route_fixture() {
@@ -296,19 +294,19 @@ struct route_fixture : fixture {
     using domain::node;
     graph g;
     auto& schema = sales().schema_text;
-    g.at(node::guard_input) = sys.spawn(guard_input, std::string{"rules"},
-                                        llm_actor{}, std::string{},
-                                        std::string{}, std::string{});
+    g.at(node::guard_input)
+      = sys.spawn(guard_input, std::string{"rules"}, llm_actor{}, std::string{},
+                  std::string{}, std::string{});
     g.at(node::router) = sys.spawn(router, llm, "v1", prompts["router"]);
-    g.at(node::sql_generate) = sys.spawn(sql_generate, llm, "v1",
-                                         prompts["sql_generate"], schema);
-    g.at(node::sql_validate) = sys.spawn(sql_validate, sales().path,
-                                         sales().cat, ledger);
-    g.at(node::sql_correct) = sys.spawn(sql_correct, llm, "v1",
-                                        prompts["sql_correct"], schema, 3);
+    g.at(node::sql_generate)
+      = sys.spawn(sql_generate, llm, "v1", prompts["sql_generate"], schema);
+    g.at(node::sql_validate)
+      = sys.spawn(sql_validate, sales().path, sales().cat, ledger);
+    g.at(node::sql_correct)
+      = sys.spawn(sql_correct, llm, "v1", prompts["sql_correct"], schema, 3);
     g.at(node::sql_execute) = sys.spawn(sql_execute, sandbox, ledger, 200);
-    g.at(node::sql_answer) = sys.spawn(sql_answer, llm, "v1",
-                                       prompts["sql_answer"], 50);
+    g.at(node::sql_answer)
+      = sys.spawn(sql_answer, llm, "v1", prompts["sql_answer"], 50);
     g.at(node::finalize) = sys.spawn(finalize, guard, domain::service_info{});
     g.ledger = ledger;
     for (auto& h : g.nodes)
@@ -358,7 +356,7 @@ BOOST_FIXTURE_TEST_CASE(answered_through_every_node_and_finalize,
   std::vector<std::string> nodes;
   for (auto& t : r->trace)
     nodes.emplace_back(domain::to_string(t.step));
-  std::vector<std::string> want{"guard_input", "router",      "sql_generate",
+  std::vector<std::string> want{"guard_input",  "router",      "sql_generate",
                                 "sql_validate", "sql_execute", "sql_answer",
                                 "finalize"};
   BOOST_CHECK_EQUAL_COLLECTIONS(nodes.begin(), nodes.end(), want.begin(),
@@ -371,8 +369,7 @@ BOOST_FIXTURE_TEST_CASE(corrected_once_then_answered, route_fixture) {
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK(r->status == status_kind::answered);
   BOOST_CHECK_EQUAL(r->sql.corrections, 1);
-  BOOST_CHECK(r->sql.original_query.find("o.order_value")
-              != std::string::npos);
+  BOOST_CHECK(r->sql.original_query.find("o.order_value") != std::string::npos);
   BOOST_CHECK_EQUAL(r->sql.row_count, 3);
   BOOST_CHECK_EQUAL(r->usage.calls, 4);
 }

@@ -50,11 +50,11 @@ BOOST_FIXTURE_TEST_CASE(execute_runs_through_the_sandbox_and_caps_rows,
                         fixture) {
   std::string seen;
   auto path = sales().path;
-  auto sandbox = test::spawn_test_sandbox(
-    sys, [path, &seen](const sql_exec_request& req) {
-      seen = req.sql;
-      return test::run_in_process(path, req);
-    });
+  auto sandbox
+    = test::spawn_test_sandbox(sys, [path, &seen](const sql_exec_request& req) {
+        seen = req.sql;
+        return test::run_in_process(path, req);
+      });
   auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
   auto r = step(n, state("x", "SELECT product_id, sku FROM products "
                               "ORDER BY product_id LIMIT 200"));
@@ -99,27 +99,25 @@ BOOST_FIXTURE_TEST_CASE(execute_reports_the_deadline_honestly, fixture) {
 BOOST_FIXTURE_TEST_CASE(execute_names_the_limit_that_killed_the_executor,
                         fixture) {
   // The message the sandbox gives for an executor killed by SIGXCPU.
-  const std::string message
-    = std::string{actors::executor_limit_prefix}
-      + actors::executor_limit_for_signal(SIGXCPU, 10)
-      + " and was killed by signal 24 (SIGXCPU)";
-  auto sandbox = test::spawn_test_sandbox(
-    sys, [message](const sql_exec_request&) {
-      return domain::outcome<sql_exec_result>{
-        domain::make_error(domain::ec::sql_executor_failed, message)};
-    });
+  const std::string message = std::string{actors::executor_limit_prefix}
+                              + actors::executor_limit_for_signal(SIGXCPU, 10)
+                              + " and was killed by signal 24 (SIGXCPU)";
+  auto sandbox
+    = test::spawn_test_sandbox(sys, [message](const sql_exec_request&) {
+        return domain::outcome<sql_exec_result>{
+          domain::make_error(domain::ec::sql_executor_failed, message)};
+      });
   auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
   auto r = step(n, state("x", "SELECT 1"));
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK(r->status == status_kind::error);
   for (auto* part : {"CPU time limit", "RLIMIT_CPU 10 s",
                      "sql.executorCpuSeconds", "SIGXCPU"})
-    BOOST_CHECK_MESSAGE(r->answer.find(part) != std::string::npos,
-                        r->answer);
+    BOOST_CHECK_MESSAGE(r->answer.find(part) != std::string::npos, r->answer);
   BOOST_CHECK(r->answer.find("executor process failed") == std::string::npos);
-  BOOST_CHECK(std::find(r->warnings.begin(), r->warnings.end(),
-                        "sql_resource_limit")
-              != r->warnings.end());
+  BOOST_CHECK(
+    std::find(r->warnings.begin(), r->warnings.end(), "sql_resource_limit")
+    != r->warnings.end());
   BOOST_CHECK_EQUAL(r->sql.last_error, message);
   caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
   // Any other death keeps the general text.
@@ -139,8 +137,8 @@ BOOST_FIXTURE_TEST_CASE(execute_names_the_limit_that_killed_the_executor,
 BOOST_FIXTURE_TEST_CASE(execute_sends_a_correctable_failure_to_correction,
                         fixture) {
   auto sandbox = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
-    return domain::outcome<sql_exec_result>{domain::make_error(
-      domain::ec::sql_failed, "no such column: zone")};
+    return domain::outcome<sql_exec_result>{
+      domain::make_error(domain::ec::sql_failed, "no such column: zone")};
   });
   auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
   auto r = step(n, state("x", "SELECT zone FROM orders"));
@@ -228,7 +226,8 @@ BOOST_FIXTURE_TEST_CASE(answer_is_told_when_the_policy_capped_the_rows,
   // and nothing saying that the system, not the data, stopped there.
   auto log = std::make_shared<recorded_calls>();
   auto model = spawn_recording_llm(
-    sys, log, R"({"answer": "At least 200 web orders.", "followUps": ["Which?"]})");
+    sys, log,
+    R"({"answer": "At least 200 web orders.", "followUps": ["Which?"]})");
   auto n = sys.spawn(sql_answer, model, "v1", prompt("sql_answer"), 7);
   auto st = state("List the web orders",
                   "SELECT order_id FROM orders WHERE channel = 'web' "

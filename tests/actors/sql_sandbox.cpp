@@ -140,13 +140,12 @@ BOOST_AUTO_TEST_CASE(the_executor_applies_the_authorizer_and_shape_checks) {
   auto pii = p.exec("SELECT email FROM customers");
   BOOST_REQUIRE(!pii.ok());
   BOOST_CHECK(pii.err().code == domain::ec::sql_failed);
-  BOOST_CHECK_NE(pii.err().message.find("customers.email"),
-                 std::string::npos);
+  BOOST_CHECK_NE(pii.err().message.find("customers.email"), std::string::npos);
   auto two = p.exec("SELECT 1 FROM orders; SELECT 2 FROM orders");
   BOOST_REQUIRE(!two.ok());
-  BOOST_CHECK_MESSAGE(
-    two.err().message.find("multiple_statements") != std::string::npos,
-    two.err().message);
+  BOOST_CHECK_MESSAGE(two.err().message.find("multiple_statements")
+                        != std::string::npos,
+                      two.err().message);
   auto write = p.exec("DELETE FROM orders");
   BOOST_REQUIRE(!write.ok());
   BOOST_CHECK(write.err().code == domain::ec::sql_failed);

@@ -56,9 +56,9 @@ BOOST_AUTO_TEST_CASE(a_runaway_query_is_killed_while_others_are_served) {
   auto slow = p.exec_async(runaway, 400);
   std::vector<std::future<exec_outcome>> others;
   for (int i = 0; i < 50; ++i)
-    others.push_back(p.exec_async(
-      "SELECT count(*) FROM orders WHERE order_id % 50 = "
-      + std::to_string(i)));
+    others.push_back(
+      p.exec_async("SELECT count(*) FROM orders WHERE order_id % 50 = "
+                   + std::to_string(i)));
   auto killed = slow.get();
   auto took = std::chrono::steady_clock::now() - start;
   BOOST_REQUIRE(!killed.ok());
@@ -151,9 +151,8 @@ BOOST_AUTO_TEST_CASE(every_accepted_memory_setting_runs_real_queries) {
     auto s = settings_for(false);
     s.exec.memory_mb = mb;
     auto proc = actors::executor_process::spawn(s.exec);
-    BOOST_REQUIRE_MESSAGE(proc.ok(), mb << " MiB: "
-                                        << (proc.ok() ? ""
-                                                      : proc.err().message));
+    BOOST_REQUIRE_MESSAGE(
+      proc.ok(), mb << " MiB: " << (proc.ok() ? "" : proc.err().message));
     for (auto& sql : queries) {
       sql_exec_request req;
       req.sql = sql;
@@ -194,8 +193,7 @@ BOOST_AUTO_TEST_CASE(memory_runs_out_as_an_error_with_stderr_in_a_file) {
   BOOST_REQUIRE(!bomb.ok());
   BOOST_CHECK_MESSAGE(bomb.err().code == domain::ec::sql_failed,
                       bomb.err().message);
-  BOOST_CHECK_NE(bomb.err().message.find("out of memory"),
-                 std::string::npos);
+  BOOST_CHECK_NE(bomb.err().message.find("out of memory"), std::string::npos);
   BOOST_CHECK_NE(bomb.err().message.find("sql.executorMemoryMb"),
                  std::string::npos);
   // The same process serves the next statement.
@@ -362,8 +360,7 @@ BOOST_AUTO_TEST_CASE(the_seccomp_filter_is_installed_and_denies_open) {
   // A fully set-up executor cannot create a file.
   test::temp_dir dir{"candor-sandbox-probe"};
   auto s = settings_for(false);
-  auto probe = actors::executor_process::probe_open(s.exec,
-                                                    dir.file("x"));
+  auto probe = actors::executor_process::probe_open(s.exec, dir.file("x"));
   BOOST_REQUIRE_MESSAGE(probe.ok(), (probe.ok() ? "" : probe.err().message));
   auto report = boost::json::parse(*probe).as_object();
   BOOST_CHECK_EQUAL(report.at("probe").as_string(), "denied");

@@ -54,13 +54,11 @@ struct fixture {
     req.question = std::move(question);
     req.method = "POST";
     req.path = "/ask";
-    g.record = [this](domain::request_record rec) {
-      rows.push_back(std::move(rec));
-    };
+    g.record
+      = [this](domain::request_record rec) { rows.push_back(std::move(rec)); };
     sys.spawn(supervisor, std::make_shared<const graph>(std::move(g)), lim,
-              std::move(req),
-              std::make_shared<const domain::service_info>(), responder(),
-              deadline_slot_ptr{});
+              std::move(req), std::make_shared<const domain::service_info>(),
+              responder(), deadline_slot_ptr{});
   }
 
   ~fixture() {
@@ -182,9 +180,9 @@ BOOST_AUTO_TEST_CASE(step_cap_stops_a_loop_and_still_finalizes) {
   BOOST_REQUIRE(result && result->ok());
   auto& st = result->value();
   BOOST_CHECK(st.status == domain::status_kind::error);
-  BOOST_CHECK(std::count(st.warnings.begin(), st.warnings.end(),
-                         "step_cap_exceeded")
-              == 1);
+  BOOST_CHECK(
+    std::count(st.warnings.begin(), st.warnings.end(), "step_cap_exceeded")
+    == 1);
   // 25 capped steps plus finalize, which always runs.
   BOOST_CHECK_EQUAL(st.trace.size(), 26u);
   BOOST_CHECK_EQUAL(*calls, 26);
@@ -204,9 +202,9 @@ BOOST_AUTO_TEST_CASE(budget_refuses_a_node_that_needs_a_model_call) {
   auto& st = result->value();
   BOOST_CHECK(st.status == domain::status_kind::error);
   BOOST_CHECK(st.route == domain::route_kind::none);
-  BOOST_CHECK(std::find(st.warnings.begin(), st.warnings.end(),
-                        "llm_budget_exceeded")
-              != st.warnings.end());
+  BOOST_CHECK(
+    std::find(st.warnings.begin(), st.warnings.end(), "llm_budget_exceeded")
+    != st.warnings.end());
   BOOST_CHECK_EQUAL(*router_calls, 0); // refused before it ran
 }
 
@@ -244,7 +242,7 @@ BOOST_AUTO_TEST_CASE(deadline_answers_timeout_and_drops_late_replies) {
   BOOST_REQUIRE(!result->ok());
   BOOST_CHECK_EQUAL(result->err().code, domain::ec::timeout);
   BOOST_CHECK(result->err().message.find("guard_input") != std::string::npos);
-  BOOST_CHECK_EQUAL(*calls, 0); // finalize never ran
+  BOOST_CHECK_EQUAL(*calls, 0);      // finalize never ran
   BOOST_CHECK(!result->err().spent); // nothing chosen or spent yet
   // The silent node holds its promise (and so itself) forever: stop it.
   caf::anon_send_exit(hung, caf::exit_reason::kill);
@@ -298,15 +296,15 @@ BOOST_AUTO_TEST_CASE(a_timed_out_request_reports_what_it_had_spent) {
 BOOST_AUTO_TEST_CASE(missing_node_is_an_honest_error) {
   graph g;
   g.at(node::guard_input) = sys.spawn(passthrough, calls);
-  g.at(node::router) = sys.spawn([](node_actor::pointer)
-                                   -> node_actor::behavior_type {
-    return {
-      [](atom::step, domain::ask_box& box) {
-        box->route = domain::route_kind::data;
-        return std::move(box);
-      },
-    };
-  });
+  g.at(node::router)
+    = sys.spawn([](node_actor::pointer) -> node_actor::behavior_type {
+        return {
+          [](atom::step, domain::ask_box& box) {
+            box->route = domain::route_kind::data;
+            return std::move(box);
+          },
+        };
+      });
   g.at(node::finalize) = sys.spawn(passthrough, calls);
   spawn(g, limits{});
   run();

@@ -13,7 +13,7 @@ BOOST_AUTO_TEST_SUITE(data_clock)
 BOOST_AUTO_TEST_CASE(request_ids_are_time_ordered_uuid_v7) {
   auto a = new_request_id();
   BOOST_REQUIRE_EQUAL(a.size(), 36u);
-  BOOST_CHECK_EQUAL(a[14], '7');                      // version
+  BOOST_CHECK_EQUAL(a[14], '7');                                     // version
   BOOST_CHECK(std::string{"89ab"}.find(a[19]) != std::string::npos); // variant
   for (size_t i = 0; i < a.size(); ++i) {
     bool dash = i == 8 || i == 13 || i == 18 || i == 23;

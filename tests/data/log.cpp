@@ -58,15 +58,14 @@ void log_from_threads(bool buffered) {
   for (int t = 0; t < threads; ++t)
     ts.emplace_back([t, buffered] {
       for (int i = 0; i < per_thread; ++i)
-        data::log_event(i % 50 == 0 ? data::log_level::warn
-                                      : data::log_level::info,
-                          "test_line",
-                          {{"thread", t},
-                           {"seq", i},
-                           {"text", std::string(static_cast<size_t>(i % 300),
-                                                'x')}},
-                          buffered ? data::log_delivery::buffered
-                                   : data::log_delivery::immediate);
+        data::log_event(
+          i % 50 == 0 ? data::log_level::warn : data::log_level::info,
+          "test_line",
+          {{"thread", t},
+           {"seq", i},
+           {"text", std::string(static_cast<size_t>(i % 300), 'x')}},
+          buffered ? data::log_delivery::buffered
+                   : data::log_delivery::immediate);
     });
   for (auto& th : ts)
     th.join();
@@ -121,8 +120,7 @@ BOOST_AUTO_TEST_CASE(the_flusher_writes_buffered_lines_on_its_own) {
   auto path = (dir.path / "stderr.log").string();
   stderr_to_file redirect{path};
   data::log_event(data::log_level::info, "test_line",
-                    {{"thread", 0}, {"seq", 0}},
-                    data::log_delivery::buffered);
+                  {{"thread", 0}, {"seq", 0}}, data::log_delivery::buffered);
   bool seen = false;
   for (int i = 0; i < 500 && !seen; ++i) { // up to 5 s on a loaded machine
     std::this_thread::sleep_for(std::chrono::milliseconds{10});
@@ -146,24 +144,23 @@ BOOST_AUTO_TEST_CASE(log_line_writes_what_log_event_writes) {
   sunk.clear();
   data::set_log_sink(&sink_line);
   const std::string secret = "key sk-proj-abcdefghijklmnopqrstuvwx please";
-  data::log_line(data::log_level::info, "request",
-                   [&](data::log_fields& f) {
-                     f.text("question", secret);
-                     f.text_or_null("route", "");
-                     f.integer("httpStatus", 200);
-                     f.real("latencyMs", 1.5);
-                     f.texts("warnings", {"plain", secret});
-                   });
+  data::log_line(data::log_level::info, "request", [&](data::log_fields& f) {
+    f.text("question", secret);
+    f.text_or_null("route", "");
+    f.integer("httpStatus", 200);
+    f.real("latencyMs", 1.5);
+    f.texts("warnings", {"plain", secret});
+  });
   boost::json::array warnings{"plain", secret};
   data::log_event(data::log_level::info, "request",
-                    {{"question", secret},
-                     {"route", nullptr},
-                     {"httpStatus", 200},
-                     {"latencyMs", 1.5},
-                     {"warnings", warnings}});
+                  {{"question", secret},
+                   {"route", nullptr},
+                   {"httpStatus", 200},
+                   {"latencyMs", 1.5},
+                   {"warnings", warnings}});
   // Below the level: nothing.
   data::log_line(data::log_level::debug, "hidden",
-                   [](data::log_fields& f) { f.integer("x", 1); });
+                 [](data::log_fields& f) { f.integer("x", 1); });
   data::set_log_sink(nullptr);
   BOOST_REQUIRE_EQUAL(sunk.size(), 2u);
   auto a = boost::json::parse(sunk[0]).as_object();
@@ -174,9 +171,9 @@ BOOST_AUTO_TEST_CASE(log_line_writes_what_log_event_writes) {
     BOOST_TEST_REQUIRE(ts.size() == 24u, ts);
     for (size_t i = 0; i < ts.size(); ++i) {
       auto expect = std::string_view{"dddd-dd-ddTdd:dd:dd.dddZ"}[i];
-      BOOST_TEST((expect == 'd' ? std::isdigit(static_cast<unsigned char>(
-                                    ts[i])) != 0
-                                : ts[i] == expect),
+      BOOST_TEST((expect == 'd'
+                    ? std::isdigit(static_cast<unsigned char>(ts[i])) != 0
+                    : ts[i] == expect),
                  ts << " at " << i);
     }
   }

@@ -37,7 +37,8 @@ BOOST_AUTO_TEST_CASE(a_line_without_newline_is_written_at_the_end) {
   std::ostringstream log;
   {
     progress_stream p{log, false};
-    p.get() << "\rlayers: 1/2 a" << "\rlayers: 2/2 b   ";
+    p.get() << "\rlayers: 1/2 a"
+            << "\rlayers: 2/2 b   ";
   }
   BOOST_TEST(log.str() == "layers: 2/2 b\n");
 }
@@ -46,7 +47,8 @@ BOOST_AUTO_TEST_CASE(on_a_terminal_the_text_passes_unchanged) {
   std::ostringstream tty;
   {
     progress_stream p{tty, true};
-    p.get() << "\rx: 1" << "\rx: 2\n";
+    p.get() << "\rx: 1"
+            << "\rx: 2\n";
   }
   BOOST_TEST(tty.str() == "\rx: 1\rx: 2\n");
 }

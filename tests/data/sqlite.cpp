@@ -48,7 +48,8 @@ BOOST_AUTO_TEST_CASE(allocation_budget_bounds_one_thread_only) {
   auto db = database::open(":memory:");
   BOOST_REQUIRE(db.ok());
   const std::string big = "SELECT length(zeroblob(1)) FROM (SELECT 1) "
-                          "WHERE '" + std::string(4 << 20, 'x') + "' <> ''";
+                          "WHERE '"
+                          + std::string(4 << 20, 'x') + "' <> ''";
   {
     allocation_budget budget{1 << 20};
     auto st = db->prepare(big);

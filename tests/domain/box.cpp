@@ -100,8 +100,7 @@ BOOST_AUTO_TEST_CASE(inspect_sees_the_state_itself) {
       taken = std::move(loaded);
     caf::binary_deserializer source{nullptr, bytes};
     BOOST_REQUIRE(!source(loaded));
-    BOOST_CHECK_EQUAL(caf::deep_to_string(loaded),
-                      caf::deep_to_string(state));
+    BOOST_CHECK_EQUAL(caf::deep_to_string(loaded), caf::deep_to_string(state));
   }
   // A moved-from box prints as an empty state.
   ask_box taken{std::move(box)};
@@ -110,8 +109,8 @@ BOOST_AUTO_TEST_CASE(inspect_sees_the_state_itself) {
 }
 
 BOOST_AUTO_TEST_CASE(unbox_keeps_the_value_or_the_error) {
-  auto ok = domain::unbox(
-    domain::outcome<ask_box>{ask_box{test::sample_state()}});
+  auto ok
+    = domain::unbox(domain::outcome<ask_box>{ask_box{test::sample_state()}});
   BOOST_REQUIRE(ok.ok());
   BOOST_CHECK_EQUAL(caf::deep_to_string(*ok),
                     caf::deep_to_string(test::sample_state()));

@@ -38,7 +38,8 @@ BOOST_AUTO_TEST_SUITE(domain_config)
 
 BOOST_AUTO_TEST_CASE(embedded_defaults_load) {
   auto cfg = load();
-  BOOST_REQUIRE_MESSAGE(cfg.ok(), (cfg.ok() ? std::string{} : cfg.err().message));
+  BOOST_REQUIRE_MESSAGE(cfg.ok(),
+                        (cfg.ok() ? std::string{} : cfg.err().message));
   BOOST_CHECK_EQUAL(cfg->http.port, 8080);
   BOOST_CHECK_EQUAL(cfg->http.bind, "127.0.0.1");
   BOOST_CHECK_EQUAL(cfg->http.body_limit_bytes, 16384);
@@ -136,16 +137,15 @@ BOOST_AUTO_TEST_CASE(a_key_or_endpoint_selects_the_real_provider) {
 }
 
 BOOST_AUTO_TEST_CASE(an_inconsistent_endpoint_names_the_variable) {
-  auto names = [](const outcome<config>& c,
-                  const std::string& var) {
+  auto names = [](const outcome<config>& c, const std::string& var) {
     return !c && c.err().message.find(var) != std::string::npos;
   };
   // The scripted model names mean nothing to a real endpoint.
   BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "http://127.0.0.1:9/v1"}}),
                     "CANDOR_LLM_MODEL"));
-  BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "ftp://h/v1"},
-                          {"CANDOR_LLM_MODEL", "m"}}),
-                    "CANDOR_LLM_BASE_URL"));
+  BOOST_CHECK(names(
+    load({{"CANDOR_LLM_BASE_URL", "ftp://h/v1"}, {"CANDOR_LLM_MODEL", "m"}}),
+    "CANDOR_LLM_BASE_URL"));
   BOOST_CHECK(names(load({{"CANDOR_LLM_BASE_URL", "https://u:p@h/v1"},
                           {"CANDOR_LLM_MODEL", "m"}}),
                     "CANDOR_LLM_BASE_URL"));
@@ -158,8 +158,8 @@ BOOST_AUTO_TEST_CASE(an_inconsistent_endpoint_names_the_variable) {
                        {"CANDOR_LLM_MODEL", "m"},
                        {"CANDOR_LLM_API_KEY", "sk-x\r\nX-Evil: 1"}});
   BOOST_CHECK(names(bad_key, "CANDOR_LLM_API_KEY"));
-  BOOST_CHECK(!bad_key && bad_key.err().message.find("sk-x")
-                            == std::string::npos);
+  BOOST_CHECK(!bad_key
+              && bad_key.err().message.find("sk-x") == std::string::npos);
   BOOST_CHECK(load({{"CANDOR_LLM_BASE_URL", "http://localhost:8000/v1"},
                     {"CANDOR_LLM_MODEL", "m"},
                     {"CANDOR_LLM_API_KEY", "sk-x"}}));
@@ -188,22 +188,22 @@ BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
                                            {"http.port", "--port"}};
   for (auto seed : {"-1", "-9223372036854775809", "9223372036854775808"}) {
     auto cfg = data::load_config(default_config_json(), {}, {},
-                           {{"sql.seed", seed}}, names);
+                                 {{"sql.seed", seed}}, names);
     BOOST_TEST_CONTEXT(seed) {
       BOOST_REQUIRE(!cfg);
       BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
       BOOST_CHECK(cfg.err().message.find("--seed") != std::string::npos);
-      BOOST_CHECK(cfg.err().message.find(
-                    "must be between 0 and 9223372036854775807")
-                  != std::string::npos);
+      BOOST_CHECK(
+        cfg.err().message.find("must be between 0 and 9223372036854775807")
+        != std::string::npos);
     }
   }
   auto ok = data::load_config(default_config_json(), {}, {},
-                        {{"sql.seed", "9223372036854775807"}}, names);
+                              {{"sql.seed", "9223372036854775807"}}, names);
   BOOST_REQUIRE(ok);
   BOOST_CHECK_EQUAL(ok->sql.seed, 9223372036854775807u);
   auto port = data::load_config(default_config_json(), {}, {},
-                          {{"http.port", "99999999999999999999"}}, names);
+                                {{"http.port", "99999999999999999999"}}, names);
   BOOST_REQUIRE(!port);
   BOOST_CHECK(port.err().message.find("--port") != std::string::npos);
   BOOST_CHECK(port.err().message.find("between 0 and 65535")
@@ -219,8 +219,7 @@ BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
 BOOST_AUTO_TEST_CASE(bind_must_be_an_ip_address_and_data_dir_not_empty) {
   for (auto bind : {"127.0.0.1", "0.0.0.0", "::1", "::", "fe80::1%lo"})
     BOOST_CHECK_MESSAGE(load({{"CANDOR_HTTP_BIND", bind}}), bind);
-  for (auto bind : {"999.1.1.1", "notanaddress", "localhost", "1.2.3",
-                    "bad"}) {
+  for (auto bind : {"999.1.1.1", "notanaddress", "localhost", "1.2.3", "bad"}) {
     auto cfg = load({{"CANDOR_HTTP_BIND", bind}});
     BOOST_TEST_CONTEXT(bind) {
       BOOST_REQUIRE(!cfg);
@@ -230,8 +229,8 @@ BOOST_AUTO_TEST_CASE(bind_must_be_an_ip_address_and_data_dir_not_empty) {
     }
   }
   auto empty = load({}, {{"http.bind", ""}});
-  BOOST_CHECK(!empty && empty.err().message.find("http.bind")
-                          != std::string::npos);
+  BOOST_CHECK(!empty
+              && empty.err().message.find("http.bind") != std::string::npos);
   auto file = temp_file(R"({"dataDir": ""})");
   auto cfg = load({}, {}, file);
   BOOST_REQUIRE(!cfg);
@@ -243,8 +242,7 @@ BOOST_AUTO_TEST_CASE(bind_must_be_an_ip_address_and_data_dir_not_empty) {
 }
 
 BOOST_AUTO_TEST_CASE(file_errors_name_the_key_and_the_file_not_a_variable) {
-  auto fails_with = [](const std::string& json,
-                       std::vector<std::string> wanted,
+  auto fails_with = [](const std::string& json, std::vector<std::string> wanted,
                        std::vector<std::string> unwanted = {}) {
     auto file = temp_file(json);
     auto cfg = load({}, {}, file);
@@ -296,13 +294,15 @@ BOOST_AUTO_TEST_CASE(ranges_print_numbers_without_trailing_zeros) {
 BOOST_AUTO_TEST_CASE(a_key_given_twice_is_refused_by_name) {
   // The JSON parser keeps the last of two members silently; a config file
   // that sets a key twice is a mistake worth a message.
-  auto file = temp_file(R"({"http": {"port": 8081, "threads": 2, "port": 9090}})");
+  auto file
+    = temp_file(R"({"http": {"port": 8081, "threads": 2, "port": 9090}})");
   auto cfg = load({}, {}, file);
   BOOST_REQUIRE(!cfg);
   BOOST_CHECK_EQUAL(cfg.err().code, ec::config_invalid);
-  BOOST_CHECK_MESSAGE(cfg.err().message.find("'http.port' appears more than once")
-                        != std::string::npos,
-                      cfg.err().message);
+  BOOST_CHECK_MESSAGE(
+    cfg.err().message.find("'http.port' appears more than once")
+      != std::string::npos,
+    cfg.err().message);
   std::remove(file.c_str());
   // The same name in two objects is two keys.
   file = temp_file(R"({"http": {"port": 8081}, "llm": {"model": "m"}})");

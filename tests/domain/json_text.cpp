@@ -37,8 +37,8 @@ BOOST_AUTO_TEST_CASE(non_finite_numbers_become_null) {
 }
 
 BOOST_AUTO_TEST_CASE(every_double_reads_back_exactly) {
-  for (double x : {0.0, 1.0, 100.0, 0.1, 1.0 / 3.0, 123456789.123, 1e-300, 1.7976931348623157e308,
-                   4.9e-324, 0.0001, 2.5e20}) {
+  for (double x : {0.0, 1.0, 100.0, 0.1, 1.0 / 3.0, 123456789.123, 1e-300,
+                   1.7976931348623157e308, 4.9e-324, 0.0001, 2.5e20}) {
     auto back = json::parse(json_text(json::value(x)));
     BOOST_TEST_REQUIRE(back.is_double(), x); // a double stays a double
     BOOST_TEST(back.as_double() == x, x);
@@ -59,8 +59,7 @@ BOOST_AUTO_TEST_CASE(documents_match_boost_json_apart_from_doubles) {
     "b":{"c":"d","e":[],"f":{}},"g":"h\u0000i","k":-9223372036854775808})");
   BOOST_TEST(json_text(doc) == json::serialize(doc));
   BOOST_TEST(json_text(doc.as_object()) == json::serialize(doc));
-  BOOST_TEST(json_text(doc.at("a").as_array())
-             == json::serialize(doc.at("a")));
+  BOOST_TEST(json_text(doc.at("a").as_array()) == json::serialize(doc.at("a")));
   auto with_double = json::parse(R"({"p50":44.799,"rows":[[1,2.5]]})");
   BOOST_TEST(json_text(with_double) == R"({"p50":44.799,"rows":[[1,2.5]]})");
 }
@@ -77,8 +76,8 @@ BOOST_AUTO_TEST_CASE(every_escape_at_every_position) {
         std::string text(len, 'a');
         text[at] = c;
         json::value v(text);
-        BOOST_TEST_CONTEXT("length " << len << ", byte " << int(c)
-                                     << " at " << at) {
+        BOOST_TEST_CONTEXT("length " << len << ", byte " << int(c) << " at "
+                                     << at) {
           BOOST_TEST(json_text(v) == json::serialize(v));
         }
       }
@@ -118,12 +117,12 @@ BOOST_AUTO_TEST_CASE(the_streaming_writer_writes_what_json_text_writes) {
   w.string("");
   w.end_object();
   w.end_object();
-  json::object expected{{"a", -7},
-                        {"", "x\"y"},
-                        {long_key, json::array{nullptr, true, false,
-                                               json::object{}, json::array{},
-                                               json::array{1, 2}}},
-                        {"o", json::object{{"r", 2.5}, {"s", ""}}}};
+  json::object expected{
+    {"a", -7},
+    {"", "x\"y"},
+    {long_key, json::array{nullptr, true, false, json::object{}, json::array{},
+                           json::array{1, 2}}},
+    {"o", json::object{{"r", 2.5}, {"s", ""}}}};
   // json_text: Boost.JSON's text but for the double (tested above).
   BOOST_TEST(out == json_text(expected));
   BOOST_TEST(json::parse(out) == json::value(expected));

@@ -22,15 +22,11 @@ BOOST_AUTO_TEST_CASE(secrets_are_masked_with_a_prefix) {
     {"auth header bearer eyJhbGciOiJIUzI1NiJ9", "auth header bearer ***"},
     {"Basic dXNlcjpwYXNzd29yZA==", "Basic ***"},
     {"Authorization: Basic YTpi==", "Authorization: Basic ***"},
-    {"key sk-abcdefghijklmnopqrstuvwxyz123456 used",
-     "key sk-*** used"},
-    {"sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789",
-     "sk-proj-***"},
+    {"key sk-abcdefghijklmnopqrstuvwxyz123456 used", "key sk-*** used"},
+    {"sk-proj-AbCdEfGhIjKlMnOpQrStUvWx_yz-0123456789", "sk-proj-***"},
     {"stripe sk_live_51HxYzAbCdEfGhIjKlMn", "stripe sk_live_***"},
-    {"token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-     "token ghp_***"},
-    {"github_pat_11ABCDEFG0abcdefghijkl_mnopqrstuvwxyz",
-     "github_pat_***"},
+    {"token ghp_abcdefghijklmnopqrstuvwxyz0123456789", "token ghp_***"},
+    {"github_pat_11ABCDEFG0abcdefghijkl_mnopqrstuvwxyz", "github_pat_***"},
     {"aws AKIAIOSFODNN7EXAMPLE end", "aws AKIA*** end"},
     {"google AIzaSyA1b2C3d4E5f6G7h8I9j0K_lMnOpQrStUv end",
      "google AIza*** end"},
@@ -49,8 +45,7 @@ BOOST_AUTO_TEST_CASE(secrets_are_masked_with_a_prefix) {
     {"x-api-key = 0123456789abcdef", "x-api-key = ***"},
     {"the signing key 3f9a1c0b7e6d5a4f3e2d1c0b9a8f7e6d is rotated",
      "the signing key *** is rotated"},
-    {"secret is QUJDREVGR0hJSktMTU5PUFFSU1RVVldY",
-     "secret is ***"},
+    {"secret is QUJDREVGR0hJSktMTU5PUFFSU1RVVldY", "secret is ***"},
   };
   for (const auto& [in, out] : cases)
     BOOST_TEST(mask_secrets(in) == out, in);
@@ -88,11 +83,13 @@ BOOST_AUTO_TEST_CASE(masking_is_idempotent) {
 BOOST_AUTO_TEST_CASE(the_prefilter_passes_every_secret_word) {
   // may_hold_secret lets mask_secrets skip its patterns; it must say "maybe"
   // for every word a secret shape starts from, in any case, anywhere.
-  const std::vector<std::string> words = {
-    "bearer", "basic", "authorization", "sk-", "sk_", "ghp_", "gho_", "ghu_",
-    "ghs_", "ghr_", "github_pat_", "akia", "asia", "xoxa-", "xoxb-", "xoxp-",
-    "xoxo-", "xoxr-", "xoxs-", "eyj", "key", "secret", "token", "passw",
-    "pwd", "credential", "signature", "passphrase"};
+  const std::vector<std::string> words
+    = {"bearer",      "basic",     "authorization", "sk-",   "sk_",
+       "ghp_",        "gho_",      "ghu_",          "ghs_",  "ghr_",
+       "github_pat_", "akia",      "asia",          "xoxa-", "xoxb-",
+       "xoxp-",       "xoxo-",     "xoxr-",         "xoxs-", "eyj",
+       "key",         "secret",    "token",         "passw", "pwd",
+       "credential",  "signature", "passphrase"};
   for (const auto& w : words)
     for (int variant = 0; variant < 3; ++variant) {
       auto word = w;
@@ -105,12 +102,13 @@ BOOST_AUTO_TEST_CASE(the_prefilter_passes_every_secret_word) {
   // Everything shown masked above passes the prefilter too.
   BOOST_TEST(may_hold_secret("Authorization: Bearer abcdefghijklmnopqrstu"));
   // Non-ASCII text is left to the patterns (Unicode case folding).
-  BOOST_TEST(may_hold_secret("\xe2\x84\xaa" "ey=abc")); // KELVIN SIGN + "ey"
+  BOOST_TEST(may_hold_secret("\xe2\x84\xaa"
+                             "ey=abc")); // KELVIN SIGN + "ey"
   // Ordinary log fields need no pattern search.
   for (std::string_view text :
        {"0190f3c2-7b1a-7c3e-9f00-123456789abc", "POST", "/ask", "out_of_scope",
-        "refused", "guard_input", "What is the weather in Lisbon tomorrow?",
-        "", "sk", "ke", "gh_x", "xox-", "pass word"})
+        "refused", "guard_input", "What is the weather in Lisbon tomorrow?", "",
+        "sk", "ke", "gh_x", "xox-", "pass word"})
     BOOST_TEST(!may_hold_secret(text), text);
 }
 
@@ -118,12 +116,14 @@ BOOST_AUTO_TEST_CASE(the_prefilter_agrees_with_a_plain_search) {
   // may_hold_secret skips most positions with a table of two-letter starts;
   // over random texts made of the words' letters (and a few others) it must
   // answer exactly as a plain search for every word would.
-  const std::vector<std::pair<std::string, std::string>> words = {
-    {"authorization", ""}, {"akia", ""}, {"asia", ""}, {"aiza", ""},
-    {"bearer", ""}, {"basic", ""}, {"credential", ""}, {"eyj", ""},
-    {"gh?_", "pousr"}, {"github_pat_", ""}, {"key", ""}, {"passw", ""},
-    {"pwd", ""}, {"passphrase", ""}, {"sk?", "-_"}, {"secret", ""},
-    {"signature", ""}, {"token", ""}, {"xox?-", "abpors"}};
+  const std::vector<std::pair<std::string, std::string>> words
+    = {{"authorization", ""}, {"akia", ""},       {"asia", ""},
+       {"aiza", ""},          {"bearer", ""},     {"basic", ""},
+       {"credential", ""},    {"eyj", ""},        {"gh?_", "pousr"},
+       {"github_pat_", ""},   {"key", ""},        {"passw", ""},
+       {"pwd", ""},           {"passphrase", ""}, {"sk?", "-_"},
+       {"secret", ""},        {"signature", ""},  {"token", ""},
+       {"xox?-", "abpors"}};
   auto reference = [&](const std::string& text) {
     std::string low;
     for (char c : text) {

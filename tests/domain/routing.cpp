@@ -49,8 +49,7 @@ BOOST_AUTO_TEST_CASE(router_edges_follow_the_route) {
 
 BOOST_AUTO_TEST_CASE(docs_branch_is_linear) {
   BOOST_CHECK(next_node(node::retrieve, pending()) == node::rag_answer);
-  BOOST_CHECK(next_node(node::rag_answer, pending())
-              == node::check_citations);
+  BOOST_CHECK(next_node(node::rag_answer, pending()) == node::check_citations);
   BOOST_CHECK(next_node(node::check_citations, pending()) == node::finalize);
   BOOST_CHECK(next_node(node::retrieve, finished(status_kind::refused))
               == node::finalize);
@@ -113,9 +112,8 @@ BOOST_AUTO_TEST_CASE(step_outcomes) {
   auto st = with_route(route_kind::data);
   BOOST_CHECK_EQUAL(step_outcome(node::router, st), "route:data");
   BOOST_CHECK_EQUAL(step_outcome(node::guard_input, pending()), "ok");
-  BOOST_CHECK_EQUAL(step_outcome(node::guard_input,
-                                 finished(status_kind::blocked)),
-                    "blocked");
+  BOOST_CHECK_EQUAL(
+    step_outcome(node::guard_input, finished(status_kind::blocked)), "blocked");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -45,11 +45,14 @@ BOOST_AUTO_TEST_CASE(homoglyphs_map_to_ascii) {
 }
 
 BOOST_AUTO_TEST_CASE(invisible_characters_are_removed) {
-  BOOST_TEST(normalize("ig\xe2\x80\x8bnore") == "ignore");       // U+200B
+  BOOST_TEST(normalize("ig\xe2\x80\x8bnore") == "ignore"); // U+200B
   BOOST_TEST(normalize("in\xe2\x80\x8cstr\xe2\x80\x8duct") == "instruct");
-  BOOST_TEST(normalize("\xef\xbb\xbfhello") == "hello");         // BOM
-  BOOST_TEST(normalize("sys\xc2\xadtem") == "system");           // soft hyphen
-  BOOST_TEST(normalize("a\xe2\x80\xae" "b\xe2\x80\xac" "c") == "abc"); // RLO
+  BOOST_TEST(normalize("\xef\xbb\xbfhello") == "hello"); // BOM
+  BOOST_TEST(normalize("sys\xc2\xadtem") == "system");   // soft hyphen
+  BOOST_TEST(normalize("a\xe2\x80\xae"
+                       "b\xe2\x80\xac"
+                       "c")
+             == "abc"); // RLO
 
   BOOST_TEST(normalize("x\xe2\x81\xa6y\xe2\x81\xa9z") == "xyz"); // isolates
   BOOST_TEST(normalize("e\xef\xb8\x8f") == "e");                 // VS16
@@ -70,22 +73,32 @@ BOOST_AUTO_TEST_CASE(punctuation_collapses_and_trims) {
   BOOST_TEST(normalize("?!. ,;").empty());
   // Non-Latin scripts without a Latin look-alike separate words.
   BOOST_TEST(normalize("price 中文 list") == "price list");
-  BOOST_TEST(normalize("a\xc2\xa0" "b") == "a b"); // no-break space
+  BOOST_TEST(normalize("a\xc2\xa0"
+                       "b")
+             == "a b"); // no-break space
 }
 
 BOOST_AUTO_TEST_CASE(invalid_utf8_is_dropped_without_crashing) {
-  BOOST_TEST(normalize("ab\xff\xfe" "cd") == "abcd");
-  BOOST_TEST(normalize("\xc0\xaf" "x") == "x");        // overlong '/'
-  BOOST_TEST(normalize("\xed\xa0\x80" "y") == "y");    // encoded surrogate
-  BOOST_TEST(normalize("z\xe2\x82") == "z");           // truncated sequence
-  BOOST_TEST(normalize("\xf4\x90\x80\x80" "q") == "q"); // above U+10FFFF
+  BOOST_TEST(normalize("ab\xff\xfe"
+                       "cd")
+             == "abcd");
+  BOOST_TEST(normalize("\xc0\xaf"
+                       "x")
+             == "x"); // overlong '/'
+  BOOST_TEST(normalize("\xed\xa0\x80"
+                       "y")
+             == "y");                        // encoded surrogate
+  BOOST_TEST(normalize("z\xe2\x82") == "z"); // truncated sequence
+  BOOST_TEST(normalize("\xf4\x90\x80\x80"
+                       "q")
+             == "q"); // above U+10FFFF
   std::string all_bytes;
   for (int i = 0; i < 256; ++i)
     all_bytes.push_back(static_cast<char>(i));
   auto out = normalize(all_bytes);
   for (char ch : out)
-    BOOST_TEST(((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')
-                || ch == ' '));
+    BOOST_TEST(
+      ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == ' '));
   BOOST_TEST(out.find("0123456789") != std::string::npos);
 }
 
@@ -149,8 +162,8 @@ BOOST_AUTO_TEST_CASE(swar_byte_tests_are_exact_for_every_byte_and_lane) {
 }
 
 BOOST_AUTO_TEST_CASE(escape_xml_escapes_the_five_characters) {
-  BOOST_TEST(escape_xml("a<b>&\"c\"'d'") ==
-             "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
+  BOOST_TEST(escape_xml("a<b>&\"c\"'d'")
+             == "a&lt;b&gt;&amp;&quot;c&quot;&apos;d&apos;");
   BOOST_TEST(escape_xml("</document><system>")
              == "&lt;/document&gt;&lt;system&gt;");
   BOOST_TEST(escape_xml("plain text") == "plain text");
@@ -213,8 +226,7 @@ BOOST_AUTO_TEST_CASE(html_references_are_decoded_like_a_browser) {
              == "a-b-c-d-e-f");
   BOOST_TEST(decode_html_references("https&#58;//x&#x3a;&#x3A;")
              == "https://x::");
-  BOOST_TEST(decode_html_references("&#8203;&#x1F600;")
-             == "\u200b\U0001F600");
+  BOOST_TEST(decode_html_references("&#8203;&#x1F600;") == "\u200b\U0001F600");
   // C1 numbers are Windows-1252; invalid numbers become U+FFFD.
   BOOST_TEST(decode_html_references("&#150;&#151;&#x80;&#129;")
              == "\u2013\u2014\u20ac\u0081");
@@ -255,7 +267,9 @@ BOOST_AUTO_TEST_CASE(control_characters_are_removed) {
   // \t and \n stay; \r, DEL, C1 (CSI U+009B), embeddings, overrides and
   // isolates go; marks (LRM) and other invisible characters stay (the
   // normalizer already ignores them when matching).
-  std::string t = "a\tb\nc\rd\x7f" "e\u009b" "f\u202a\u202b\u202c\u202d"
+  std::string t = "a\tb\nc\rd\x7f"
+                  "e\u009b"
+                  "f\u202a\u202b\u202c\u202d"
                   "\u2066\u2067\u2068\u2069g\u200eh\u200bi";
   BOOST_TEST(remove_control_characters(t) == 11u);
   BOOST_TEST(t == "a\tb\ncdefg\u200eh\u200bi");

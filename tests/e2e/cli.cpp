@@ -36,8 +36,8 @@ BOOST_AUTO_TEST_CASE(extra_positional_arguments_are_usage_errors) {
   auto data = dir.file("data");
   for (std::string cmd : {"serve", "seed", "ingest", "ask", "sql-guard",
                           "calibrate", "ablation", "layers", "eval"}) {
-    bool measuring = cmd != "serve" && cmd != "seed" && cmd != "ingest"
-                     && cmd != "ask";
+    bool measuring
+      = cmd != "serve" && cmd != "seed" && cmd != "ingest" && cmd != "ask";
     auto args = std::vector<std::string>{cmd, "extra", "--data-dir", data};
     if (cmd == "ask")
       args.insert(args.begin() + 1, "a question");
@@ -77,9 +77,9 @@ BOOST_AUTO_TEST_CASE(version_names_the_commit_and_the_linked_libraries) {
       BOOST_CHECK(has(first, "(commit "));
       // Read from the running libraries, not the headers.
       BOOST_CHECK(has(r.out, std::string{"SQLite "} + sqlite3_libversion()));
-      for (auto lib : {"CAF 0.17.6", "Boost 1.81.", "OpenSSL ", "ICU ",
-                       "libseccomp ", "tcmalloc ", "RE2 ", "libstemmer ",
-                       "prometheus-cpp "})
+      for (auto lib :
+           {"CAF 0.17.6", "Boost 1.81.", "OpenSSL ", "ICU ", "libseccomp ",
+            "tcmalloc ", "RE2 ", "libstemmer ", "prometheus-cpp "})
         BOOST_CHECK_MESSAGE(has(r.out, lib), lib);
     }
   }
@@ -103,8 +103,8 @@ BOOST_AUTO_TEST_CASE(eval_limit_must_be_positive) {
   temp_dir dir{"candor-cli"};
   for (auto limit : {"-1", "0"}) {
     auto r = run_candor_eval({"eval", "--limit", limit, "--data-dir",
-                         dir.file("data"), "--report-dir",
-                         dir.file("reports")});
+                              dir.file("data"), "--report-dir",
+                              dir.file("reports")});
     BOOST_TEST_CONTEXT(limit) {
       BOOST_CHECK_EQUAL(r.exit_code, 2);
       BOOST_CHECK(has(r.err, "--limit must be at least 1"));
@@ -116,8 +116,8 @@ BOOST_AUTO_TEST_CASE(bad_bind_and_empty_data_dir_stop_before_any_work) {
   temp_dir dir{"candor-cli"};
   auto data = dir.file("data");
   for (auto bind : {"999.1.1.1", "notanaddress", ""}) {
-    auto r = run_candor({"serve", "--port", "0", "--bind", bind,
-                         "--data-dir", data});
+    auto r = run_candor(
+      {"serve", "--port", "0", "--bind", bind, "--data-dir", data});
     BOOST_TEST_CONTEXT(bind) {
       BOOST_CHECK_EQUAL(r.exit_code, 2);
       BOOST_CHECK(has(r.err, "--bind"));
@@ -183,9 +183,8 @@ BOOST_AUTO_TEST_CASE(a_broken_sales_db_is_named_and_a_runtime_failure) {
       BOOST_CHECK_MESSAGE(has(r.err, "'" + db + "'"), r.err);
       r = run_candor({"seed", "--data-dir", dir.file(sub)});
       BOOST_CHECK_EQUAL(r.exit_code, 1);
-      BOOST_CHECK_MESSAGE(has(r.err, "seed failed: sales database '" + db
-                                       + "'"),
-                          r.err);
+      BOOST_CHECK_MESSAGE(
+        has(r.err, "seed failed: sales database '" + db + "'"), r.err);
     }
   }
 }
@@ -199,8 +198,8 @@ BOOST_AUTO_TEST_CASE(one_exit_code_rule_for_files) {
   write_file(text, std::string(4096, 'x'));
   std::filesystem::create_directories(dir.file("data"));
   write_file(dir.file("data/sales.db"), std::string(4096, 'x'));
-  auto r = run_candor_eval({"sql-guard", "--no-executor", "--data-dir",
-                       dir.file("data")});
+  auto r = run_candor_eval(
+    {"sql-guard", "--no-executor", "--data-dir", dir.file("data")});
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK_MESSAGE(has(r.err, dir.file("data/sales.db")), r.err);
   r = run_candor_eval({"sql-guard", "--no-executor", "--db", text});
@@ -209,12 +208,14 @@ BOOST_AUTO_TEST_CASE(one_exit_code_rule_for_files) {
   r = run_candor_eval({"layers", "--db", text, "--data-dir", dir.file("data")});
   BOOST_CHECK_EQUAL(r.exit_code, 1);
   BOOST_CHECK_MESSAGE(has(r.err, text), r.err);
-  r = run_candor_eval({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
+  r = run_candor_eval(
+    {"sql-guard", "--no-executor", "--db", dir.file("none.db")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   r = run_candor_eval({"layers", "--db", dir.file("none.db")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   // A directory where a file belongs is the wrong kind: usage.
-  r = run_candor_eval({"sql-guard", "--no-executor", "--db", dir.path.string()});
+  r = run_candor_eval(
+    {"sql-guard", "--no-executor", "--db", dir.path.string()});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "is not a file"));
   r = run_candor_eval({"layers", "--db", dir.path.string()});
@@ -239,20 +240,21 @@ BOOST_AUTO_TEST_CASE(sql_guard_creates_the_sales_db_like_serve) {
   // do (it stopped with "no sales database"); an explicit --db that does
   // not exist is still usage, and says how to get one.
   temp_dir dir{"candor-cli"};
-  auto r = run_candor_eval({"sql-guard", "--no-executor", "--data-dir",
-                       dir.file("fresh")});
+  auto r = run_candor_eval(
+    {"sql-guard", "--no-executor", "--data-dir", dir.file("fresh")});
   BOOST_CHECK_EQUAL(r.exit_code, 0);
-  BOOST_CHECK_MESSAGE(has(r.err, "creating " + dir.file("fresh")
-                                   + "/sales.db from sql.seed 42"),
-                      r.err);
+  BOOST_CHECK_MESSAGE(
+    has(r.err, "creating " + dir.file("fresh") + "/sales.db from sql.seed 42"),
+    r.err);
   BOOST_CHECK_GT(std::filesystem::file_size(dir.file("fresh/sales.db")),
                  50000u);
   // The second run finds it and says nothing about creating it.
-  r = run_candor_eval({"sql-guard", "--no-executor", "--data-dir",
-                  dir.file("fresh")});
+  r = run_candor_eval(
+    {"sql-guard", "--no-executor", "--data-dir", dir.file("fresh")});
   BOOST_CHECK_EQUAL(r.exit_code, 0);
   BOOST_CHECK_MESSAGE(!has(r.err, "creating"), r.err);
-  r = run_candor_eval({"sql-guard", "--no-executor", "--db", dir.file("none.db")});
+  r = run_candor_eval(
+    {"sql-guard", "--no-executor", "--db", dir.file("none.db")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK_MESSAGE(has(r.err, "leave out --db"), r.err);
 }
@@ -263,8 +265,8 @@ BOOST_AUTO_TEST_CASE(an_empty_kb_is_refused_not_indexed_or_calibrated) {
   auto data = dir.file("data");
   auto first = run_candor({"ingest", "--data-dir", data});
   BOOST_REQUIRE_EQUAL(first.exit_code, 0);
-  auto r = run_candor({"ingest", "--kb", dir.file("empty"), "--data-dir",
-                       data});
+  auto r
+    = run_candor({"ingest", "--kb", dir.file("empty"), "--data-dir", data});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "no documents"));
   BOOST_CHECK(has(r.err, "refusing to empty the index"));
@@ -300,8 +302,8 @@ BOOST_AUTO_TEST_CASE(ask_json_prints_the_error_object_and_names_the_flag) {
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "the question must be at least 3 characters"));
   BOOST_CHECK(!has(r.err, "request body"));
-  r = run_candor({"ask", "What is the warranty?", "--route", "foo",
-                  "--json", "--data-dir", data});
+  r = run_candor({"ask", "What is the warranty?", "--route", "foo", "--json",
+                  "--data-dir", data});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "--route must be"));
   BOOST_CHECK(!has(r.err, "forceRoute"));

@@ -54,9 +54,10 @@ json::object parse_object(const std::string& body) {
 struct started_server {
   server_process proc;
   explicit started_server(std::map<std::string, std::string> env = {})
-    : proc(std::move(env)) {
+      : proc(std::move(env)) {
     BOOST_REQUIRE_MESSAGE(proc.start(std::chrono::seconds{60}),
-                          "server did not start:\n" << proc.log());
+                          "server did not start:\n"
+                            << proc.log());
   }
 
   json::object ask(std::string_view question) {
@@ -309,11 +310,10 @@ BOOST_AUTO_TEST_CASE(every_rejected_statement_is_audited) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_AUTO_TEST_SUITE(e2e_data_route,
-                      *boost::unit_test::precondition(
-                        [](boost::unit_test::test_unit_id) {
-                          return sandbox_built();
-                        }))
+BOOST_AUTO_TEST_SUITE(e2e_data_route, *boost::unit_test::precondition(
+                                        [](boost::unit_test::test_unit_id) {
+                                          return sandbox_built();
+                                        }))
 
 BOOST_AUTO_TEST_CASE(answered_revenue_by_channel_and_top_products) {
   started_server s;
@@ -337,8 +337,8 @@ BOOST_AUTO_TEST_CASE(corrected_once_keeps_the_original_query) {
   BOOST_CHECK(str(sql.at("originalQuery")).find("o.order_value")
               != std::string::npos);
   BOOST_CHECK(str(sql.at("query")).find("o.total_cents") != std::string::npos);
-  auto want = expected_rows(s.proc.data_dir() + "/sales.db",
-                            str(sql.at("query")));
+  auto want
+    = expected_rows(s.proc.data_dir() + "/sales.db", str(sql.at("query")));
   BOOST_CHECK_EQUAL(json::serialize(sql.at("rows")), json::serialize(want));
   BOOST_CHECK_EQUAL(llm_calls(o), 4); // router, generate, correct, answer
   auto audit = s.audit(o);

@@ -58,9 +58,9 @@ BOOST_AUTO_TEST_CASE(a_well_defended_set_passes_the_gate) {
   temp_dir dir{"candor-e2e-layers"};
   auto file = dir.file("strong.json");
   std::ofstream{file} << strong_set;
-  auto r = run_candor_eval({"layers", "--json", "--attacks", file, "--data-dir",
-                       dir.file("data")},
-                      {}, std::chrono::seconds{120});
+  auto r = run_candor_eval(
+    {"layers", "--json", "--attacks", file, "--data-dir", dir.file("data")}, {},
+    std::chrono::seconds{120});
   BOOST_TEST(r.exit_code == 0, r.err);
   auto doc = json::parse(r.out).as_object();
   BOOST_TEST(doc.at("gate").at("pass").as_bool());
@@ -86,9 +86,9 @@ BOOST_AUTO_TEST_CASE(a_well_defended_set_passes_the_gate) {
   BOOST_TEST(r.err.find("layers: 4/4") != std::string::npos, r.err);
   BOOST_TEST(r.err.find(" attacks in ") != std::string::npos);
   // The text form says the same.
-  r = run_candor_eval({"layers", "--attacks", file, "--data-dir",
-                  dir.file("data")},
-                 {}, std::chrono::seconds{120});
+  r = run_candor_eval(
+    {"layers", "--attacks", file, "--data-dir", dir.file("data")}, {},
+    std::chrono::seconds{120});
   BOOST_TEST(r.exit_code == 0, r.err);
   BOOST_TEST(r.out.find("gate: pass") != std::string::npos, r.out);
 }
@@ -97,9 +97,9 @@ BOOST_AUTO_TEST_CASE(weak_defences_fail_the_gate) {
   temp_dir dir{"candor-e2e-layers"};
   auto file = dir.file("weak.json");
   std::ofstream{file} << weak_set;
-  auto r = run_candor_eval({"layers", "--attacks", file, "--data-dir",
-                       dir.file("data")},
-                      {}, std::chrono::seconds{120});
+  auto r = run_candor_eval(
+    {"layers", "--attacks", file, "--data-dir", dir.file("data")}, {},
+    std::chrono::seconds{120});
   BOOST_TEST(r.exit_code == 1, r.err);
   BOOST_TEST(r.out.find("harmless: passes every layer") != std::string::npos,
              r.out);
@@ -114,8 +114,8 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2) {
   temp_dir dir{"candor-e2e-layers"};
   auto bad = dir.file("bad.json");
   std::ofstream{bad} << R"({"version": 1, "attacks": [{"id": "x"}]})";
-  auto r = run_candor_eval({"layers", "--attacks", bad, "--data-dir",
-                       dir.file("data")});
+  auto r = run_candor_eval(
+    {"layers", "--attacks", bad, "--data-dir", dir.file("data")});
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.err.find("attack 0 (x)") != std::string::npos, r.err);
   r = run_candor_eval({"layers", "--budget-ms", "5"});

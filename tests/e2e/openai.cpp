@@ -101,9 +101,9 @@ BOOST_AUTO_TEST_CASE(serve_answers_fails_with_503_and_never_shows_the_key) {
   // (1 + 1 retry) on each of the two models for the failing question.
   BOOST_CHECK_EQUAL(stub.requests(), 1 + 4);
 
-  for (auto target : {"/health", "/runs/openai-e2e-ok-1",
-                      "/runs/openai-e2e-down-1", "/stats?since=1h",
-                      "/metrics"}) {
+  for (auto target :
+       {"/health", "/runs/openai-e2e-ok-1", "/runs/openai-e2e-down-1",
+        "/stats?since=1h", "/metrics"}) {
     r = c.request("GET", target);
     BOOST_REQUIRE(r);
     BOOST_CHECK_MESSAGE(r->status == 200, target << ": " << r->status);
@@ -159,8 +159,8 @@ BOOST_AUTO_TEST_CASE(inconsistent_configuration_stops_startup) {
                     {"CANDOR_LLM_CA_FILE", dir + "/missing.pem"}});
   BOOST_CHECK_NE(res.exit_code, 0);
   BOOST_CHECK(contains(res.err, "CANDOR_LLM_CA_FILE"));
-  res = run_candor({"ask", oos}, {{"CANDOR_DATA_DIR", dir},
-                                  {"CANDOR_GUARD_MODEL", "g"}});
+  res = run_candor({"ask", oos},
+                   {{"CANDOR_DATA_DIR", dir}, {"CANDOR_GUARD_MODEL", "g"}});
   BOOST_CHECK_NE(res.exit_code, 0);
   BOOST_CHECK(contains(res.err, "CANDOR_GUARD_MODEL"));
   remove_tree(dir);

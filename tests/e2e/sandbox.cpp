@@ -143,7 +143,8 @@ BOOST_AUTO_TEST_CASE(executors_die_with_a_killed_server) {
     BOOST_CHECK(eventually([pid = pid] { return not_running(pid); }, 5s));
 }
 
-BOOST_AUTO_TEST_CASE(every_accepted_memory_setting_answers_with_the_log_in_a_file) {
+BOOST_AUTO_TEST_CASE(
+  every_accepted_memory_setting_answers_with_the_log_in_a_file) {
   // `candor ask` with its stderr (the JSON log) in a regular file and
   // sql.executorMemoryMb of 32, 48 or 64 (all accepted) must answer data
   // questions, not "executor process failed" with the executor killed by

@@ -53,7 +53,8 @@ void check_error(const http_response& r, int status, std::string_view error) {
 
 int64_t ledger_rows(const std::string& data_dir) {
   auto store = data::ledger_store::open(data_dir + "/ledger.db", false);
-  BOOST_REQUIRE_MESSAGE(store.ok(), (store.ok() ? std::string{} : store.err().message));
+  BOOST_REQUIRE_MESSAGE(store.ok(),
+                        (store.ok() ? std::string{} : store.err().message));
   auto n = store->count_requests();
   BOOST_REQUIRE(n);
   return *n;
@@ -62,8 +63,9 @@ int64_t ledger_rows(const std::string& data_dir) {
 struct started_server {
   server_process proc;
   explicit started_server(std::map<std::string, std::string> env = {})
-    : proc(std::move(env)) {
-    BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n" << proc.log());
+      : proc(std::move(env)) {
+    BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n"
+                                          << proc.log());
   }
 };
 
@@ -220,9 +222,11 @@ BOOST_AUTO_TEST_CASE(ops_endpoints) {
   BOOST_CHECK_EQUAL(r->status, 200);
   auto o = parse_object(r->body);
   BOOST_CHECK_EQUAL(o.at("totals").at("requests").as_int64(), 5);
-  BOOST_CHECK_EQUAL(o.at("totals").at("byRoute").at("out_of_scope").as_int64(), 3);
+  BOOST_CHECK_EQUAL(o.at("totals").at("byRoute").at("out_of_scope").as_int64(),
+                    3);
   BOOST_CHECK_EQUAL(o.at("totals").at("byStatus").at("blocked").as_int64(), 1);
-  BOOST_CHECK_EQUAL(o.at("totals").at("byStatus").at("http_error").as_int64(), 1);
+  BOOST_CHECK_EQUAL(o.at("totals").at("byStatus").at("http_error").as_int64(),
+                    1);
   BOOST_CHECK_EQUAL(o.at("llm").at("calls").as_int64(), 3);
   BOOST_CHECK(o.at("llm").at("costIsFictional").as_bool());
   BOOST_CHECK(o.at("latencyMs").at("p95").is_number());
@@ -245,7 +249,8 @@ BOOST_AUTO_TEST_CASE(ops_endpoints) {
   BOOST_CHECK(r->body.find("candor_http_requests_total") != std::string::npos);
   BOOST_CHECK(r->body.find("candor_http_request_duration_seconds_bucket")
               != std::string::npos);
-  BOOST_CHECK(r->body.find("candor_http_in_flight_requests") != std::string::npos);
+  BOOST_CHECK(r->body.find("candor_http_in_flight_requests")
+              != std::string::npos);
   BOOST_CHECK(r->body.find("candor_model_calls_total") != std::string::npos);
   // promtool (Debian package prometheus) must accept the exposition.
   auto dir = make_temp_dir("candor-metrics");
@@ -256,9 +261,9 @@ BOOST_AUTO_TEST_CASE(ops_endpoints) {
     std::fwrite(r->body.data(), 1, r->body.size(), f);
     std::fclose(f);
   }
-  auto rc = std::system(("promtool check metrics < " + path + " > " + dir
-                         + "/promtool.out 2>&1")
-                          .c_str());
+  auto rc = std::system(
+    ("promtool check metrics < " + path + " > " + dir + "/promtool.out 2>&1")
+      .c_str());
   BOOST_CHECK_MESSAGE(rc == 0, "promtool rejected /metrics");
   remove_tree(dir);
 }
@@ -267,8 +272,10 @@ BOOST_AUTO_TEST_CASE(json_logs_mask_secrets_and_cut_questions) {
   started_server s;
   http_client c{s.proc.port()};
   std::string secret = "sk-abcdefghijklmnopqrstuvwxyz0123456789";
-  auto r = c.ask(ask_body("My key is " + secret + " and my token is Bearer "
-                          "eyJhbGciOiJIUzI1NiJ9.payload.signature, can you help?"));
+  auto r = c.ask(
+    ask_body("My key is " + secret
+             + " and my token is Bearer "
+               "eyJhbGciOiJIUzI1NiJ9.payload.signature, can you help?"));
   BOOST_REQUIRE(r);
   auto long_q = std::string(300, 'x') + " weather?";
   BOOST_REQUIRE(c.ask(ask_body(long_q)));
@@ -336,9 +343,9 @@ BOOST_AUTO_TEST_CASE(sigterm_mid_load_loses_nothing) {
           return; // the listener is gone
         for (int k = 0; k < 50 && !stop; ++k) {
           // Some succeed, some fail with 400: all are requests.
-          auto body = (k % 5 == 0) ? std::string{"{oops"}
-                                   : ask_body(i % 2 ? out_of_scope_q
-                                                    : injection_q);
+          auto body = (k % 5 == 0)
+                        ? std::string{"{oops"}
+                        : ask_body(i % 2 ? out_of_scope_q : injection_q);
           auto r = c.ask(body);
           if (!r)
             break; // connection closed by the draining server
@@ -402,8 +409,8 @@ BOOST_AUTO_TEST_CASE(cli_help_and_configuration_errors) {
                     .count();
     auto stats = store->stats_json("1h", 3600, now_us, true);
     BOOST_REQUIRE(stats.ok());
-    auto by_status = boost::json::parse(*stats)
-                       .at("totals").at("byHttpStatus").as_object();
+    auto by_status
+      = boost::json::parse(*stats).at("totals").at("byHttpStatus").as_object();
     BOOST_CHECK_EQUAL(by_status.at("200").as_int64(), 1);
     BOOST_CHECK_EQUAL(by_status.at("422").as_int64(), 1);
     BOOST_CHECK(!by_status.contains("500"));

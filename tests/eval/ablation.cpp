@@ -39,10 +39,9 @@ const labelled_set& shipped_set() {
 
 /// conf/candor.json as shipped (the file in the source tree).
 domain::config shipped_config() {
-  auto cfg = data::load_config(domain::default_config_json(),
-                                 std::string{CANDOR_SOURCE_DIR}
-                                   + "/conf/candor.json",
-                                 {}, {});
+  auto cfg = data::load_config(
+    domain::default_config_json(),
+    std::string{CANDOR_SOURCE_DIR} + "/conf/candor.json", {}, {});
   BOOST_REQUIRE_MESSAGE(cfg.ok(), (cfg.ok() ? "" : cfg.err().message));
   return *cfg;
 }
@@ -114,8 +113,7 @@ BOOST_AUTO_TEST_CASE(splits_are_disjoint_stratified_and_mixed) {
 BOOST_AUTO_TEST_CASE(expected_chunks_exist_at_the_shipped_chunk_size) {
   const auto& set = shipped_set();
   auto cfg = shipped_config();
-  BOOST_TEST(set.chunk_size
-             == static_cast<size_t>(cfg.retrieval.chunk_size));
+  BOOST_TEST(set.chunk_size == static_cast<size_t>(cfg.retrieval.chunk_size));
   auto snap = build_snapshot(kb_dir, set.chunk_size, {});
   BOOST_REQUIRE(snap.ok());
   std::set<std::string> sections;
@@ -147,8 +145,8 @@ BOOST_AUTO_TEST_CASE(section_of_strips_the_chunk_number) {
 }
 
 BOOST_AUTO_TEST_CASE(matching_is_by_document_and_section) {
-  auto q = question_with({{"warranty", "e-bike-frames", {}},
-                          {"faq", "frames", {}}});
+  auto q
+    = question_with({{"warranty", "e-bike-frames", {}}, {"faq", "frames", {}}});
   BOOST_TEST(matches(q, "warranty#e-bike-frames-1"));
   BOOST_TEST(matches(q, "warranty#e-bike-frames-3"));
   BOOST_TEST(matches(q, "faq#frames-1"));
@@ -160,8 +158,7 @@ BOOST_AUTO_TEST_CASE(matching_is_by_document_and_section) {
 BOOST_AUTO_TEST_CASE(recall_and_mrr_on_a_hand_made_ranking) {
   auto q = question_with({{"d", "answer", {}}});
   BOOST_TEST(first_match_rank(q, {"d#answer-1", "d#other-1"}) == 1u);
-  BOOST_TEST(first_match_rank(q, {"d#other-1", "e#x-1", "d#answer-2"})
-             == 3u);
+  BOOST_TEST(first_match_rank(q, {"d#other-1", "e#x-1", "d#answer-2"}) == 3u);
   BOOST_TEST(first_match_rank(q, {"d#other-1", "e#answer-1"}) == 0u);
   BOOST_TEST(first_match_rank(q, {}) == 0u);
   // Ranks 1, 3, not found, 2, 5 at k = 3.
@@ -194,8 +191,7 @@ BOOST_AUTO_TEST_CASE(malformed_sets_are_rejected_with_the_question_named) {
   auto no_expected = parse_labelled_set(R"({"questions":[
     {"id":"z","split":"test","answerable":true,"question":"q"}]})");
   BOOST_REQUIRE(!no_expected.ok());
-  BOOST_TEST(no_expected.err().message.find("question z")
-             != std::string::npos);
+  BOOST_TEST(no_expected.err().message.find("question z") != std::string::npos);
   auto bad_split = parse_labelled_set(R"({"questions":[
     {"id":"a","split":"train","answerable":false,"question":"q"}]})");
   BOOST_TEST(!bad_split.ok());
@@ -222,8 +218,7 @@ BOOST_AUTO_TEST_CASE(the_ablation_covers_every_mode_and_ships_its_winner) {
   ablation_options opts;
   opts.kb_dir = kb_dir;
   auto report = run_ablation(shipped_set(), opts);
-  BOOST_REQUIRE_MESSAGE(report.ok(),
-                        (report.ok() ? "" : report.err().message));
+  BOOST_REQUIRE_MESSAGE(report.ok(), (report.ok() ? "" : report.err().message));
   BOOST_REQUIRE_EQUAL(report->rows.size(), 6u);
   for (const auto& r : report->rows) {
     BOOST_TEST(r.ranking.questions > 50u);
@@ -259,8 +254,7 @@ BOOST_AUTO_TEST_CASE(explain_prints_one_line_per_question) {
   std::string line;
   for (auto* q : cal) {
     BOOST_REQUIRE(std::getline(in, line));
-    BOOST_TEST(line.rfind(q->id + (q->answerable ? " A rank " : " U rank u"),
-                          0)
+    BOOST_TEST(line.rfind(q->id + (q->answerable ? " A rank " : " U rank u"), 0)
                  == 0u,
                line);
     BOOST_TEST(line.find(" ev ") != std::string::npos);
@@ -270,7 +264,8 @@ BOOST_AUTO_TEST_CASE(explain_prints_one_line_per_question) {
   // The CLI allows --explain on the calibration split only.
   auto r = test::run_candor_eval({"ablation", "--explain"});
   BOOST_TEST(r.exit_code == 2);
-  r = test::run_candor_eval({"ablation", "--split", "calibration", "--explain"});
+  r = test::run_candor_eval(
+    {"ablation", "--split", "calibration", "--explain"});
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   BOOST_TEST(static_cast<size_t>(std::count(r.out.begin(), r.out.end(), '\n'))
              == cal.size());

@@ -30,8 +30,8 @@ auto tol(double x) {
   return boost::test_tools::tolerance(x);
 }
 
-const std::string conf_path = std::string{CANDOR_SOURCE_DIR}
-                              + "/conf/candor.json";
+const std::string conf_path
+  = std::string{CANDOR_SOURCE_DIR} + "/conf/candor.json";
 
 std::vector<scored_question> items(std::vector<double> answerable,
                                    std::vector<double> unanswerable) {
@@ -45,8 +45,7 @@ std::vector<scored_question> items(std::vector<double> answerable,
 
 std::string read(const std::string& path) {
   std::ifstream in{path, std::ios::binary};
-  return {std::istreambuf_iterator<char>{in},
-          std::istreambuf_iterator<char>{}};
+  return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
 }
 
 /// What `candor-eval calibrate` computes for a configuration and a set.
@@ -88,8 +87,7 @@ BOOST_AUTO_TEST_CASE(the_widest_of_two_best_plateaus_wins) {
   BOOST_TEST(c.plateau_low == 0.25);
   BOOST_TEST(c.plateau_high == 0.6);
   BOOST_TEST(c.threshold == 0.425, tol(1e-12));
-  BOOST_TEST(refusal_accuracy(xs, c.threshold) == c.best_accuracy,
-             tol(1e-12));
+  BOOST_TEST(refusal_accuracy(xs, c.threshold) == c.best_accuracy, tol(1e-12));
   // No threshold does better than the chosen one.
   for (double t = 0; t <= 1.0; t += 0.01)
     BOOST_TEST(refusal_accuracy(xs, t) <= c.best_accuracy + 1e-12);
@@ -123,8 +121,7 @@ BOOST_AUTO_TEST_CASE(edge_cases) {
   auto all_no = calibrate(items({}, {0.4, 0.6}));
   BOOST_TEST(all_no.best_accuracy == 1.0);
   BOOST_TEST(all_no.threshold > 0.6);
-  BOOST_TEST(refusal_accuracy(items({}, {0.4, 0.6}), all_no.threshold)
-             == 1.0);
+  BOOST_TEST(refusal_accuracy(items({}, {0.4, 0.6}), all_no.threshold) == 1.0);
   // The sweep spans the observed range.
   auto c = calibrate(items({0.5, 0.8}, {0.1}), 5);
   BOOST_REQUIRE_EQUAL(c.sweep.size(), 5u);
@@ -134,8 +131,8 @@ BOOST_AUTO_TEST_CASE(edge_cases) {
 }
 
 BOOST_AUTO_TEST_CASE(the_shipped_threshold_is_what_calibrate_chooses) {
-  auto cfg = data::load_config(domain::default_config_json(), conf_path,
-                                 {}, {});
+  auto cfg
+    = data::load_config(domain::default_config_json(), conf_path, {}, {});
   BOOST_REQUIRE(cfg.ok());
   auto set = load_labelled_set(default_labelled_set_path());
   BOOST_REQUIRE(set.ok());
@@ -156,8 +153,8 @@ BOOST_AUTO_TEST_CASE(the_shipped_threshold_is_what_calibrate_chooses) {
 }
 
 BOOST_AUTO_TEST_CASE(evidence_separates_off_topic_from_answerable) {
-  auto snap = build_snapshot(std::string{CANDOR_SOURCE_DIR} + "/data/kb", 600,
-                             {});
+  auto snap
+    = build_snapshot(std::string{CANDOR_SOURCE_DIR} + "/data/kb", 600, {});
   BOOST_REQUIRE(snap.ok());
   auto score = [&](const std::string& q, data::search_mode m) {
     return data::evidence_score(**snap, q, (*snap)->search(q, 3, m));
@@ -210,8 +207,8 @@ BOOST_AUTO_TEST_CASE(write_threshold_edits_only_that_value) {
 
 BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
   using candor::test::run_candor_eval;
-  auto cfg = data::load_config(domain::default_config_json(), conf_path,
-                                 {}, {});
+  auto cfg
+    = data::load_config(domain::default_config_json(), conf_path, {}, {});
   BOOST_REQUIRE(cfg.ok());
   auto r = run_candor_eval({"calibrate", "--help"});
   BOOST_TEST(r.exit_code == 0);
@@ -219,8 +216,7 @@ BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
   r = run_candor_eval({"calibrate", "--json"});
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   auto v = json::parse(r.out).as_object();
-  BOOST_TEST(v.at("threshold").to_number<double>()
-             == cfg->retrieval.threshold);
+  BOOST_TEST(v.at("threshold").to_number<double>() == cfg->retrieval.threshold);
   BOOST_TEST(v.at("mode").as_string() == cfg->retrieval.mode);
   // --write sets the value in the given file (a copy here).
   test::temp_dir dir{"candor-calibrate-cli"};
@@ -238,8 +234,7 @@ BOOST_AUTO_TEST_CASE(the_cli_calibrates_writes_and_ablates) {
   BOOST_REQUIRE_EQUAL(r.exit_code, 0);
   BOOST_TEST(r.out.find("chosen threshold") != std::string::npos);
   BOOST_TEST(r.out.find("separation") != std::string::npos);
-  auto written = data::load_config(domain::default_config_json(), copy, {},
-                                     {});
+  auto written = data::load_config(domain::default_config_json(), copy, {}, {});
   BOOST_REQUIRE(written.ok());
   BOOST_TEST(written->retrieval.threshold == cfg->retrieval.threshold);
   // The ablation at one chunk size: three rows, one winner.

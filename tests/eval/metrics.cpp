@@ -201,12 +201,12 @@ BOOST_AUTO_TEST_CASE(thresholds_parse_and_gate) {
   BOOST_REQUIRE(t);
   BOOST_CHECK_EQUAL(t->size(), 2u);
   BOOST_CHECK(!parse_thresholds(R"({"scripted":{}})", "live"));
-  BOOST_CHECK(!parse_thresholds(R"({"scripted":{"recall":{"min":1}}})",
+  BOOST_CHECK(
+    !parse_thresholds(R"({"scripted":{"recall":{"min":1}}})", "scripted"));
+  BOOST_CHECK(!parse_thresholds(R"({"scripted":{"mrr":{"min":0.5,"max":0.9}}})",
                                 "scripted"));
-  BOOST_CHECK(!parse_thresholds(
-    R"({"scripted":{"mrr":{"min":0.5,"max":0.9}}})", "scripted"));
-  BOOST_CHECK(!parse_thresholds(R"({"scripted":{"mrr":{"min":2}}})",
-                                "scripted"));
+  BOOST_CHECK(
+    !parse_thresholds(R"({"scripted":{"mrr":{"min":2}}})", "scripted"));
   metric recall;
   recall.key = "recallAt3";
   recall.total = 10;
@@ -234,10 +234,10 @@ BOOST_AUTO_TEST_CASE(golden_items_are_validated) {
   BOOST_REQUIRE_MESSAGE(ok, (ok ? "" : ok.err().message));
   BOOST_CHECK(ok->items[0].expected_route == route_kind::docs);
   // A blocked item needs its layer, and only a blocked item has one.
-  auto no_layer = parse_golden_set(golden_json(
-    R"("expectedRoute":"none","expectedStatus":"blocked",)"
-    R"("blockingLayer":null,"chunkIds":[],"referenceSql":null,)"
-    R"("orderMatters":false)"));
+  auto no_layer = parse_golden_set(
+    golden_json(R"("expectedRoute":"none","expectedStatus":"blocked",)"
+                R"("blockingLayer":null,"chunkIds":[],"referenceSql":null,)"
+                R"("orderMatters":false)"));
   BOOST_CHECK(!no_layer);
   auto bad_layer = parse_golden_set(golden_json(
     R"("expectedRoute":"none","expectedStatus":"blocked",)"
@@ -245,9 +245,9 @@ BOOST_AUTO_TEST_CASE(golden_items_are_validated) {
     R"("orderMatters":false)"));
   BOOST_REQUIRE(!bad_layer);
   BOOST_CHECK(bad_layer.err().message.find("firewall") != std::string::npos);
-  auto missing = parse_golden_set(golden_json(
-    R"("expectedRoute":"docs","expectedStatus":"answered",)"
-    R"("blockingLayer":null,"chunkIds":[],"referenceSql":null)"));
+  auto missing = parse_golden_set(
+    golden_json(R"("expectedRoute":"docs","expectedStatus":"answered",)"
+                R"("blockingLayer":null,"chunkIds":[],"referenceSql":null)"));
   BOOST_CHECK(!missing);
 }
 

@@ -54,7 +54,7 @@ std::string str(const json::object& obj, std::string_view key) {
   auto* x = obj.if_contains(key);
   BOOST_REQUIRE_MESSAGE(x != nullptr, "missing field " << key);
   BOOST_REQUIRE_MESSAGE(x->is_string(), "field " << key << " not a string: "
-                                                  << json::serialize(*x));
+                                                 << json::serialize(*x));
   return std::string{x->as_string()};
 }
 
@@ -130,20 +130,21 @@ BOOST_AUTO_TEST_CASE(every_line_gets_its_own_verdict) {
 
 BOOST_AUTO_TEST_CASE(bad_input_lines_are_errors) {
   std::string huge(eval::guard_tool_max_line + 10, 'x');
-  std::string input = R"({"id": "a"})"
-                      "\n"
-                      R"({"id": "b", "sql": 42})"
-                      "\n"
-                      R"({"id": "c", "sql": "   "})"
-                      "\n"
-                      R"({"id": true, "sql": "SELECT 1"})"
-                      "\n"
-                      R"([1, 2])"
-                      "\n"
-                      R"({"id": "dup", "sql": "SELECT email FROM customers", "sql": "SELECT 1"})"
-                      "\n"
-                      + huge + "\n"
-                      + R"({"id": "ok", "sql": "SELECT category FROM categories"})";
+  std::string input
+    = R"({"id": "a"})"
+      "\n"
+      R"({"id": "b", "sql": 42})"
+      "\n"
+      R"({"id": "c", "sql": "   "})"
+      "\n"
+      R"({"id": true, "sql": "SELECT 1"})"
+      "\n"
+      R"([1, 2])"
+      "\n"
+      R"({"id": "dup", "sql": "SELECT email FROM customers", "sql": "SELECT 1"})"
+      "\n"
+      + huge + "\n"
+      + R"({"id": "ok", "sql": "SELECT category FROM categories"})";
   eval::guard_tool_summary summary;
   auto lines = run(input, &summary);
   BOOST_REQUIRE_EQUAL(lines.size(), 8u);
@@ -159,8 +160,7 @@ BOOST_AUTO_TEST_CASE(bad_input_lines_are_errors) {
   BOOST_CHECK_EQUAL(str(lines[2], "id"), "c");
   BOOST_CHECK(lines[3].at("id").is_null());
   // Two "sql" members: neither is judged (the parser kept the last).
-  BOOST_CHECK_EQUAL(str(lines[5], "reason"),
-                    "\"sql\" appears more than once");
+  BOOST_CHECK_EQUAL(str(lines[5], "reason"), "\"sql\" appears more than once");
   BOOST_CHECK_NE(str(lines[6], "reason").find("longer"), std::string::npos);
   // The last line has no trailing newline and is still judged.
   BOOST_CHECK_EQUAL(str(lines[7], "id"), "ok");
@@ -173,8 +173,8 @@ BOOST_AUTO_TEST_CASE(bad_input_lines_are_errors) {
 BOOST_AUTO_TEST_CASE(an_over_long_line_keeps_an_id_it_starts_with) {
   std::string filler(eval::guard_tool_max_line, ' ');
   std::string input = R"({"id": "long \"one\"", "sql": "SELECT 1)" + filler
-                      + "\"}\n" + R"( { "id" : 17, "sql": "SELECT 1)"
-                      + filler + "\"}\n" + R"({"sql": "SELECT 1)" + filler
+                      + "\"}\n" + R"( { "id" : 17, "sql": "SELECT 1)" + filler
+                      + "\"}\n" + R"({"sql": "SELECT 1)" + filler
                       + R"(", "id": "late"})" + "\n";
   auto lines = run(input);
   BOOST_REQUIRE_EQUAL(lines.size(), 3u);

@@ -50,10 +50,10 @@ BOOST_AUTO_TEST_CASE(unknown_transfer_coding_is_refused_and_the_body_not_run) {
                       "chunked, chunked"}) {
     BOOST_TEST_CONTEXT("Transfer-Encoding: " << coding) {
       http_client c{s.port};
-      BOOST_REQUIRE(c.send_raw(post_ask(
-        "X-Request-Id: framing-0001\r\nTransfer-Encoding: "
-          + std::string{coding} + "\r\n",
-        smuggled_ask())));
+      BOOST_REQUIRE(
+        c.send_raw(post_ask("X-Request-Id: framing-0001\r\nTransfer-Encoding: "
+                              + std::string{coding} + "\r\n",
+                            smuggled_ask())));
       auto r = c.read_response();
       check_error(r, 400, "invalid_request");
       BOOST_TEST(r->header("Connection") == "close");
@@ -86,9 +86,9 @@ BOOST_AUTO_TEST_CASE(unknown_transfer_coding_is_refused_and_the_body_not_run) {
   std::string chunk = std::string{good_body};
   char size[16];
   std::snprintf(size, sizeof size, "%zx", chunk.size());
-  BOOST_REQUIRE(ok.send_raw(post_ask("Transfer-Encoding: ChUnKeD\r\n",
-                                     std::string{size} + "\r\n" + chunk
-                                       + "\r\n0\r\n\r\n")));
+  BOOST_REQUIRE(ok.send_raw(
+    post_ask("Transfer-Encoding: ChUnKeD\r\n",
+             std::string{size} + "\r\n" + chunk + "\r\n0\r\n\r\n")));
   auto r = ok.read_response();
   BOOST_REQUIRE(r.has_value());
   BOOST_TEST(r->status == 200);
@@ -207,26 +207,26 @@ BOOST_AUTO_TEST_CASE(expect_continue_is_refused_early_when_the_header_decides) {
   // connection closed (the body may follow anyway).
   {
     http_client c{s.port};
-    BOOST_REQUIRE(c.send_raw(
-      "POST /ask HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
-      "Expect: 100-continue\r\nContent-Length: 20\r\n\r\n"));
+    BOOST_REQUIRE(
+      c.send_raw("POST /ask HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+                 "Expect: 100-continue\r\nContent-Length: 20\r\n\r\n"));
     auto r = c.read_response();
     check_error(r, 415, "unsupported_media_type");
     BOOST_TEST(r->header("Connection") == "close");
   }
   {
     http_client c{s.port};
-    BOOST_REQUIRE(c.send_raw(
-      "POST /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-      "Content-Length: 20\r\n\r\n"));
+    BOOST_REQUIRE(
+      c.send_raw("POST /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                 "Content-Length: 20\r\n\r\n"));
     check_error(c.read_response(), 404, "not_found");
   }
   {
     http_client c{s.port};
-    BOOST_REQUIRE(c.send_raw(
-      "POST /ask?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: "
-      "application/json\r\nExpect: 100-continue\r\n"
-      "Content-Length: 20\r\n\r\n"));
+    BOOST_REQUIRE(
+      c.send_raw("POST /ask?x=1 HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                 "application/json\r\nExpect: 100-continue\r\n"
+                 "Content-Length: 20\r\n\r\n"));
     check_error(c.read_response(), 400, "invalid_request");
   }
   // An acceptable request gets "100 Continue", then its answer.
@@ -339,10 +339,10 @@ BOOST_AUTO_TEST_CASE(http_1_0_keep_alive_is_confirmed) {
 BOOST_AUTO_TEST_CASE(replaced_request_id_is_recorded_on_every_route) {
   running_server s;
   http_client c{s.port};
-  check_error(c.request("GET", "/nowhere", {}, {{"X-Request-Id", "bad"}}),
-              404, "not_found");
-  check_error(c.request("POST", "/stats", "{}", {{"X-Request-Id", "bad"}}),
-              405, "method_not_allowed");
+  check_error(c.request("GET", "/nowhere", {}, {{"X-Request-Id", "bad"}}), 404,
+              "not_found");
+  check_error(c.request("POST", "/stats", "{}", {{"X-Request-Id", "bad"}}), 405,
+              "method_not_allowed");
   BOOST_REQUIRE(s.svc.wait_records(2));
   for (const auto& rec : s.svc.records()) {
     BOOST_REQUIRE(rec.warnings.size() == 1u);

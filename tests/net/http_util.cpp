@@ -130,20 +130,20 @@ BOOST_AUTO_TEST_CASE(methods) {
 
 BOOST_AUTO_TEST_CASE(framing) {
   using sv = std::string_view;
-  auto check = [](unsigned version, std::initializer_list<sv> te,
-                  size_t hosts) {
-    std::vector<sv> v(te);
-    return check_framing(version, v, hosts);
-  };
+  auto check
+    = [](unsigned version, std::initializer_list<sv> te, size_t hosts) {
+        std::vector<sv> v(te);
+        return check_framing(version, v, hosts);
+      };
   BOOST_TEST(!check(11, {}, 1).has_value());
   BOOST_TEST(!check(11, {"chunked"}, 1).has_value());
   BOOST_TEST(!check(11, {" Chunked "}, 1).has_value());
   BOOST_TEST(!check(11, {"chunked,"}, 1).has_value());
   BOOST_TEST(!check(10, {}, 0).has_value());
   // Codings this server does not decode, chunked not last, several.
-  for (auto te : {sv{"gzip"}, sv{"chunked, gzip"}, sv{"gzip, chunked"},
-                  sv{"identity"}, sv{"chunked, chunked"}, sv{"chunkedx"},
-                  sv{""}, sv{","}}) {
+  for (auto te :
+       {sv{"gzip"}, sv{"chunked, gzip"}, sv{"gzip, chunked"}, sv{"identity"},
+        sv{"chunked, chunked"}, sv{"chunkedx"}, sv{""}, sv{","}}) {
     BOOST_TEST_CONTEXT(te) {
       auto e = check(11, {te}, 1);
       BOOST_REQUIRE(e.has_value());
@@ -220,7 +220,9 @@ BOOST_AUTO_TEST_CASE(response_head_is_what_beast_writes) {
     {http::status::ok, {}, R"({"answer":"x"})", true},
     {http::status::bad_request, {}, R"({"error":"invalid_request"})", true},
     {http::status::unauthorized,
-     {{"WWW-Authenticate", "Bearer realm=\"candor\""}}, "{}", true},
+     {{"WWW-Authenticate", "Bearer realm=\"candor\""}},
+     "{}",
+     true},
     {http::status::not_found, {}, "{}", false},
     {http::status::method_not_allowed, {{"Allow", "POST"}}, "{}", true},
     {http::status::payload_too_large, {}, "{}", false},
@@ -250,12 +252,12 @@ BOOST_AUTO_TEST_CASE(response_head_is_what_beast_writes) {
       fields.emplace_back(f.name_string(), f.value());
     std::string ours = "(kept)";
     append_response_head(ours, res.result_int(), res.reason(), fields);
-    BOOST_TEST(ours == "(kept)" + beast_text.str().substr(
-                                    0, beast_text.str().size()
-                                         - x.body.size()),
+    BOOST_TEST(ours
+                 == "(kept)"
+                      + beast_text.str().substr(0, beast_text.str().size()
+                                                     - x.body.size()),
                static_cast<unsigned>(x.status));
-    BOOST_TEST(beast_text.str().substr(beast_text.str().size()
-                                       - x.body.size())
+    BOOST_TEST(beast_text.str().substr(beast_text.str().size() - x.body.size())
                == x.body);
   }
 }

@@ -20,8 +20,8 @@ using domain::transport_failure;
 
 namespace {
 
-std::shared_ptr<domain::http_transport>
-client(net::llm_client_options opts = {}) {
+std::shared_ptr<domain::http_transport> client(net::llm_client_options opts
+                                               = {}) {
   auto c = net::make_llm_client(opts);
   BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.err().message));
   return *c;
@@ -155,9 +155,8 @@ BOOST_AUTO_TEST_CASE(a_hang_up_on_a_pooled_connection_is_retried_fresh) {
 }
 
 BOOST_AUTO_TEST_CASE(responses_are_bounded) {
-  test::openai_stub stub{[](const test::stub_request&) {
-    return say(std::string(8000, 'x'));
-  }};
+  test::openai_stub stub{
+    [](const test::stub_request&) { return say(std::string(8000, 'x')); }};
   net::llm_client_options opts;
   opts.max_response_bytes = 4096;
   auto t = client(opts);
@@ -202,9 +201,9 @@ BOOST_AUTO_TEST_CASE(interim_responses_are_skipped) {
 BOOST_AUTO_TEST_CASE(interim_responses_keep_the_attempts_deadline) {
   test::openai_stub stub{[](const test::stub_request&) {
     test::stub_reply r;
-    r.raw = {"HTTP/1.1 103 Early Hints\r\n\r\n",
-             "HTTP/1.1 103 Early Hints\r\n\r\n",
-             test::raw_response(200, test::chat_completion("late"))};
+    r.raw
+      = {"HTTP/1.1 103 Early Hints\r\n\r\n", "HTTP/1.1 103 Early Hints\r\n\r\n",
+         test::raw_response(200, test::chat_completion("late"))};
     r.raw_gap = 150ms;
     return r;
   }};
@@ -224,11 +223,11 @@ BOOST_AUTO_TEST_CASE(a_101_or_too_many_interim_responses_fail_the_call) {
       r.raw = {"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n"
                "Connection: upgrade\r\n\r\n"};
     else if (req.index == 1)
-      r.raw = {continues(9)
-               + test::raw_response(200, test::chat_completion("9"))};
+      r.raw
+        = {continues(9) + test::raw_response(200, test::chat_completion("9"))};
     else
-      r.raw = {continues(8)
-               + test::raw_response(200, test::chat_completion("8"))};
+      r.raw
+        = {continues(8) + test::raw_response(200, test::chat_completion("8"))};
     return r;
   }};
   auto t = client();
@@ -271,18 +270,17 @@ BOOST_AUTO_TEST_CASE(unread_tls_records_keep_a_connection_out_of_the_pool) {
   // read buffer nor on the socket.
   test::temp_dir dir{"candor-tls"};
   BOOST_REQUIRE(test::make_self_signed_cert(dir.path.string()));
-  test::openai_stub stub{[](const test::stub_request& req) {
-                           test::stub_reply r;
-                           if (req.index == 0)
-                             r.raw = {test::raw_response(
-                                        200, test::chat_completion("one")),
-                                      test::raw_response(
-                                        200, test::chat_completion("extra"))};
-                           else
-                             r.content = "two";
-                           return r;
-                         },
-                         dir.path.string()};
+  test::openai_stub stub{
+    [](const test::stub_request& req) {
+      test::stub_reply r;
+      if (req.index == 0)
+        r.raw = {test::raw_response(200, test::chat_completion("one")),
+                 test::raw_response(200, test::chat_completion("extra"))};
+      else
+        r.content = "two";
+      return r;
+    },
+    dir.path.string()};
   net::llm_client_options opts;
   opts.ca_file = dir.file("cert.pem");
   auto t = client(opts);
@@ -320,8 +318,7 @@ BOOST_AUTO_TEST_CASE(an_oversized_header_names_the_header_limit) {
   test::openai_stub stub{[](const test::stub_request&) {
     test::stub_reply r;
     r.raw = {test::raw_response(200, test::chat_completion("x"),
-                                "X-Pad: " + std::string(20000, 'p')
-                                  + "\r\n")};
+                                "X-Pad: " + std::string(20000, 'p') + "\r\n")};
     return r;
   }};
   auto t = client();
@@ -350,9 +347,9 @@ BOOST_AUTO_TEST_CASE(tls_needs_a_trusted_certificate) {
   BOOST_CHECK_EQUAL(trusted.status, 200);
   BOOST_CHECK_EQUAL(stub.requests(), 1);
   // By name (SNI and the host name check) as well as by address.
-  auto by_name = call(*client(opts), "https://localhost:"
-                                       + std::to_string(stub.port())
-                                       + "/v1/chat/completions");
+  auto by_name
+    = call(*client(opts), "https://localhost:" + std::to_string(stub.port())
+                            + "/v1/chat/completions");
   BOOST_CHECK(by_name.failure == transport_failure::none);
   BOOST_CHECK_EQUAL(stub.requests(), 2);
   // A CA file that cannot be read stops startup, naming the variable.

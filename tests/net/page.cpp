@@ -70,13 +70,11 @@ BOOST_AUTO_TEST_CASE(get_serves_the_page_and_assets_with_the_csp) {
   BOOST_REQUIRE(c.connected());
   auto page = c.request("GET", "/");
   BOOST_REQUIRE(page.has_value());
-  check_page_response(*page, "text/html; charset=utf-8",
-                      embedded::page_html());
+  check_page_response(*page, "text/html; charset=utf-8", embedded::page_html());
   // A deep link's query does not change what is served.
   auto deep = c.request("GET", "/?q=How%20long%20is%20the%20warranty%3F");
   BOOST_REQUIRE(deep.has_value());
-  check_page_response(*deep, "text/html; charset=utf-8",
-                      embedded::page_html());
+  check_page_response(*deep, "text/html; charset=utf-8", embedded::page_html());
   auto js = c.request("GET", "/static/app.js");
   BOOST_REQUIRE(js.has_value());
   check_page_response(*js, "application/javascript; charset=utf-8",
@@ -156,13 +154,13 @@ BOOST_AUTO_TEST_CASE(html_has_no_inline_script_or_style) {
     BOOST_TEST(after == "</script>", tag);
   }
   BOOST_TEST(scripts == 1u);
-  BOOST_TEST(!std::regex_search(html, std::regex{R"(<style\b)",
-                                                 std::regex::icase}));
-  BOOST_TEST(!std::regex_search(html, std::regex{R"(\sstyle\s*=)",
-                                                 std::regex::icase}));
+  BOOST_TEST(
+    !std::regex_search(html, std::regex{R"(<style\b)", std::regex::icase}));
+  BOOST_TEST(
+    !std::regex_search(html, std::regex{R"(\sstyle\s*=)", std::regex::icase}));
   // No event-handler attributes and no javascript: URLs either.
-  BOOST_TEST(!std::regex_search(html, std::regex{R"(\son[a-z]+\s*=)",
-                                                 std::regex::icase}));
+  BOOST_TEST(!std::regex_search(
+    html, std::regex{R"(\son[a-z]+\s*=)", std::regex::icase}));
   BOOST_TEST(html.find("javascript:") == std::string::npos);
   // Nothing from another origin (works without the network).
   BOOST_TEST(html.find("http://") == std::string::npos);

@@ -32,7 +32,7 @@ BOOST_AUTO_TEST_CASE(ask_answers_with_validated_json) {
   BOOST_REQUIRE(c.connected());
   auto r = c.ask(
     R"({"question":"  What is the refund policy? ","forceRoute":"docs"})",
-                 {{"X-Request-Id", "client-id-0001"}});
+    {{"X-Request-Id", "client-id-0001"}});
   BOOST_REQUIRE(r.has_value());
   BOOST_TEST(r->status == 200);
   check_common(*r);
@@ -154,9 +154,9 @@ BOOST_AUTO_TEST_CASE(wrong_method_is_405_with_allow) {
 BOOST_AUTO_TEST_CASE(content_type_must_be_json) {
   running_server s;
   http_client c{s.port};
-  check_error(c.request("POST", "/ask", good_body,
-                        {{"Content-Type", "text/plain"}}),
-              415, "unsupported_media_type");
+  check_error(
+    c.request("POST", "/ask", good_body, {{"Content-Type", "text/plain"}}), 415,
+    "unsupported_media_type");
   check_error(c.request("POST", "/ask", good_body), 415,
               "unsupported_media_type");
   auto ok = c.request("POST", "/ask", good_body,
@@ -172,11 +172,10 @@ BOOST_AUTO_TEST_CASE(service_errors_map_to_statuses) {
     domain::ec code;
     int status;
   };
-  for (auto [code, status] : {row{domain::ec::fixture_missing, 422},
-                              row{domain::ec::llm_unavailable, 503},
-                              row{domain::ec::timeout, 504},
-                              row{domain::ec::internal, 500},
-                              row{domain::ec::storage_failed, 500}}) {
+  for (auto [code, status] :
+       {row{domain::ec::fixture_missing, 422},
+        row{domain::ec::llm_unavailable, 503}, row{domain::ec::timeout, 504},
+        row{domain::ec::internal, 500}, row{domain::ec::storage_failed, 500}}) {
     s.svc.set_answer([code = code](const domain::ask_request&) {
       return domain::outcome<domain::ask_box>{
         domain::make_error(code, "from the service")};
@@ -341,13 +340,13 @@ BOOST_AUTO_TEST_CASE(pipelined_and_split_requests_are_answered_in_order) {
 BOOST_AUTO_TEST_CASE(one_row_per_recorded_request) {
   running_server s;
   http_client c{s.port};
-  BOOST_REQUIRE(c.ask(good_body).has_value());                 // 200
-  BOOST_REQUIRE(c.ask("{}").has_value());                      // 400
-  BOOST_REQUIRE(c.request("GET", "/missing").has_value());     // 404
-  BOOST_REQUIRE(c.request("PUT", "/health").has_value());      // 405
-  BOOST_REQUIRE(c.request("GET", "/health").has_value());      // not recorded
-  BOOST_REQUIRE(c.request("GET", "/stats").has_value());       // not recorded
-  BOOST_REQUIRE(c.request("GET", "/metrics").has_value());     // not recorded
+  BOOST_REQUIRE(c.ask(good_body).has_value());             // 200
+  BOOST_REQUIRE(c.ask("{}").has_value());                  // 400
+  BOOST_REQUIRE(c.request("GET", "/missing").has_value()); // 404
+  BOOST_REQUIRE(c.request("PUT", "/health").has_value());  // 405
+  BOOST_REQUIRE(c.request("GET", "/health").has_value());  // not recorded
+  BOOST_REQUIRE(c.request("GET", "/stats").has_value());   // not recorded
+  BOOST_REQUIRE(c.request("GET", "/metrics").has_value()); // not recorded
   BOOST_REQUIRE(c.request("GET", "/demo/questions").has_value());
   BOOST_REQUIRE(c.request("GET", "/runs/unknown-run-id").has_value()); // 404
   BOOST_REQUIRE(s.svc.wait_records(5));
@@ -380,7 +379,8 @@ BOOST_AUTO_TEST_CASE(ledger_question_is_masked_like_the_log) {
   // question must not come back from it.
   running_server s;
   http_client c{s.port};
-  auto r = c.ask(R"({"question":"is sk-proj-abcdefghijklmnopqrstuvwx valid?"})");
+  auto r
+    = c.ask(R"({"question":"is sk-proj-abcdefghijklmnopqrstuvwx valid?"})");
   BOOST_REQUIRE(r.has_value());
   BOOST_TEST(r->status == 200);
   BOOST_REQUIRE(s.svc.wait_records(1));
@@ -404,8 +404,8 @@ BOOST_AUTO_TEST_CASE(every_request_gets_a_log_line_reads_no_ledger_row) {
   sunk_lines.clear();
   data::set_log_sink(&sink_line);
   http_client c{s.port};
-  auto health = c.request("GET", "/health", {},
-                          {{"X-Request-Id", "health-read-1"}});
+  auto health
+    = c.request("GET", "/health", {}, {{"X-Request-Id", "health-read-1"}});
   BOOST_REQUIRE(health.has_value());
   BOOST_TEST(health->status == 200);
   auto metrics = c.request("GET", "/metrics");

@@ -33,7 +33,7 @@ inline domain::ask_state sample_state() {
   st.status = domain::status_kind::answered;
   st.answer = "Revenue in March was 12,345.67.";
   st.citations = {citation_of("handbook#refunds-1", "Handbook", "Refunds",
-                               0.123456789, "Refunds are...")};
+                              0.123456789, "Refunds are...")};
   st.has_sql = true;
   st.sql.query = "SELECT 1 LIMIT 200";
   st.sql.columns = {"n", "name", "x", "nothing"};

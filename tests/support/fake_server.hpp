@@ -43,7 +43,7 @@ inline domain::ask_state answered(const domain::ask_request& req) {
   st.status = domain::status_kind::answered;
   st.answer = "Refunds take 14 days.";
   st.citations = {citation_of("refunds#policy-1", "Refunds", "Policy", 0.5,
-                               "Refunds take 14 days")};
+                              "Refunds take 14 days")};
   st.usage.calls = 1;
   st.usage.tokens_in = 10;
   st.usage.tokens_out = 5;
@@ -59,9 +59,8 @@ inline domain::ask_state answered(const domain::ask_request& req) {
 /// the test releases them (from the test thread).
 class fake_service : public domain::service {
 public:
-  using answer_fn
-    = std::function<domain::outcome<domain::ask_box>(
-      const domain::ask_request&)>;
+  using answer_fn = std::function<domain::outcome<domain::ask_box>(
+    const domain::ask_request&)>;
 
   void ask(domain::ask_request req, ask_callback cb) override {
     std::unique_lock<std::mutex> lk{mtx_};
@@ -260,7 +259,7 @@ inline void check_common(const http_response& r) {
 
 /// Checks an error response: status, common headers, body fields.
 inline void check_error(const std::optional<http_response>& r, int status,
-                 std::string_view code) {
+                        std::string_view code) {
   BOOST_REQUIRE(r.has_value());
   BOOST_TEST(r->status == status);
   check_common(*r);

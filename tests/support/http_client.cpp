@@ -28,8 +28,8 @@ std::string lower(std::string_view s) {
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'
-                        || s.back() == '\r'))
+  while (!s.empty()
+         && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
 }
@@ -46,7 +46,7 @@ bool http_response::has_header(std::string_view name) const {
 }
 
 http_client::http_client(uint16_t port, std::chrono::milliseconds timeout)
-  : timeout_(timeout) {
+    : timeout_(timeout) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0)
     return;
@@ -131,8 +131,8 @@ std::optional<http_response> http_client::read(bool with_body) {
   while (!rest.empty()) {
     auto nl = rest.find("\r\n");
     auto line = rest.substr(0, nl);
-    rest = nl == std::string_view::npos ? std::string_view{}
-                                        : rest.substr(nl + 2);
+    rest
+      = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 2);
     auto colon = line.find(':');
     if (colon == std::string_view::npos)
       continue;
@@ -155,9 +155,10 @@ std::optional<http_response> http_client::read(bool with_body) {
   return res;
 }
 
-std::optional<http_response>
-http_client::request(std::string_view method, std::string_view target,
-                     std::string_view body, const header_list& headers) {
+std::optional<http_response> http_client::request(std::string_view method,
+                                                  std::string_view target,
+                                                  std::string_view body,
+                                                  const header_list& headers) {
   std::string req;
   req.append(method).append(" ").append(target).append(" HTTP/1.1\r\n");
   req.append("Host: 127.0.0.1\r\n");
@@ -168,7 +169,8 @@ http_client::request(std::string_view method, std::string_view target,
     req.append(k).append(": ").append(v).append("\r\n");
   }
   if (!has_length && (!body.empty() || method == "POST"))
-    req.append("Content-Length: ").append(std::to_string(body.size()))
+    req.append("Content-Length: ")
+      .append(std::to_string(body.size()))
       .append("\r\n");
   req.append("\r\n").append(body);
   if (!send_raw(req))

@@ -33,15 +33,16 @@ using header_list = std::vector<std::pair<std::string, std::string>>;
 class http_client {
 public:
   /// Connects to 127.0.0.1:port; check connected().
-  explicit http_client(uint16_t port,
-                       std::chrono::milliseconds timeout
-                       = std::chrono::milliseconds{5000});
+  explicit http_client(uint16_t port, std::chrono::milliseconds timeout
+                                      = std::chrono::milliseconds{5000});
   ~http_client();
 
   http_client(const http_client&) = delete;
   http_client& operator=(const http_client&) = delete;
 
-  bool connected() const noexcept { return fd_ >= 0; }
+  bool connected() const noexcept {
+    return fd_ >= 0;
+  }
 
   /// Sends one request (Host and Content-Length added) and reads the
   /// response; nullopt on a socket error, a timeout or a closed connection.
@@ -70,7 +71,9 @@ public:
 
   void close();
 
-  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+  void set_timeout(std::chrono::milliseconds timeout) {
+    timeout_ = timeout;
+  }
 
 private:
   /// Reads more bytes into buf_; false on timeout, error or EOF.

@@ -42,8 +42,8 @@ inline int64_t count(ledger_store& store) {
 }
 
 inline domain::request_record request(std::string id, int64_t ts_us,
-                               std::string route, std::string status,
-                               int32_t http_status, int64_t latency_us) {
+                                      std::string route, std::string status,
+                                      int32_t http_status, int64_t latency_us) {
   domain::request_record r;
   r.request_id = std::move(id);
   r.ts_us = ts_us;
@@ -57,9 +57,9 @@ inline domain::request_record request(std::string id, int64_t ts_us,
 }
 
 inline domain::llm_call_record llm_call(std::string id, int64_t ts_us,
-                                 std::string outcome, int32_t retries,
-                                 bool fallback, int64_t in, int64_t out,
-                                 double cost) {
+                                        std::string outcome, int32_t retries,
+                                        bool fallback, int64_t in, int64_t out,
+                                        double cost) {
   domain::llm_call_record c;
   c.request_id = std::move(id);
   c.ts_us = ts_us;
@@ -84,7 +84,7 @@ inline json::value parse(const domain::outcome<std::string>& text) {
 }
 
 inline domain::trace_record trace_of(std::string id, int64_t ts_us,
-                              std::vector<std::string> outcomes) {
+                                     std::vector<std::string> outcomes) {
   domain::trace_record t;
   t.request_id = std::move(id);
   t.ts_us = ts_us;
@@ -96,7 +96,7 @@ inline domain::trace_record trace_of(std::string id, int64_t ts_us,
 
 /// The outcomes of a run's trace, in the order /runs shows them.
 inline std::vector<std::string> trace_outcomes(ledger_store& store,
-                                        const std::string& id) {
+                                               const std::string& id) {
   auto doc = parse(store.run_json(id));
   std::vector<std::string> out;
   for (auto& s : doc.at("trace").as_array())
@@ -115,9 +115,8 @@ inline std::vector<std::string> stored_trace_outcomes(const std::string& path,
   BOOST_REQUIRE_MESSAGE(q.ok(), (q.ok() ? "" : q.err().message));
   BOOST_REQUIRE(!q->bind_text(1, id));
   std::vector<std::string> out;
-  auto err = for_each_row(*q, [&](statement& row) {
-    out.push_back(row.column_text(0));
-  });
+  auto err = for_each_row(
+    *q, [&](statement& row) { out.push_back(row.column_text(0)); });
   BOOST_REQUIRE_MESSAGE(!err, err.message);
   return out;
 }

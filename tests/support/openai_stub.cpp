@@ -52,10 +52,10 @@ std::string chat_completion(const std::string& content,
                    {"model", "stub"},
                    {"choices", json::array{std::move(choice)}}};
   if (prompt_tokens >= 0)
-    out["usage"] = json::object{{"prompt_tokens", prompt_tokens},
-                                {"completion_tokens", completion_tokens},
-                                {"total_tokens",
-                                 prompt_tokens + completion_tokens}};
+    out["usage"]
+      = json::object{{"prompt_tokens", prompt_tokens},
+                     {"completion_tokens", completion_tokens},
+                     {"total_tokens", prompt_tokens + completion_tokens}};
   return json::serialize(out);
 }
 
@@ -125,8 +125,8 @@ template <class Stream>
 class session : public std::enable_shared_from_this<session<Stream>> {
 public:
   session(openai_stub::impl& stub, Stream stream)
-    : stub_(stub), stream_(std::move(stream)),
-      timer_(stream_.get_executor()) {
+      : stub_(stub), stream_(std::move(stream)),
+        timer_(stream_.get_executor()) {
     // nop
   }
 
@@ -146,12 +146,12 @@ public:
 private:
   void read() {
     req_ = {};
-    http::async_read(stream_, buffer_, req_,
-                     [self = this->shared_from_this()](beast::error_code ec,
-                                                       size_t) {
-                       if (!ec)
-                         self->on_request();
-                     });
+    http::async_read(
+      stream_, buffer_, req_,
+      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+        if (!ec)
+          self->on_request();
+      });
   }
 
   void on_request() {
@@ -194,20 +194,20 @@ private:
     res_.set(http::field::content_type, "application/json");
     if (!reply_.retry_after.empty())
       res_.set(http::field::retry_after, reply_.retry_after);
-    res_.body() = !reply_.body.empty() || reply_.status != 200
-                    ? reply_.body
-                    : chat_completion(reply_.content, reply_.finish_reason,
-                                      reply_.prompt_tokens,
-                                      reply_.completion_tokens);
+    res_.body()
+      = !reply_.body.empty() || reply_.status != 200
+          ? reply_.body
+          : chat_completion(reply_.content, reply_.finish_reason,
+                            reply_.prompt_tokens, reply_.completion_tokens);
     res_.keep_alive(req_.keep_alive());
     res_.prepare_payload();
-    http::async_write(stream_, res_,
-                      [self = this->shared_from_this()](beast::error_code ec,
-                                                        size_t) {
-                        --self->stub_.in_progress;
-                        if (!ec && self->res_.keep_alive())
-                          self->read();
-                      });
+    http::async_write(
+      stream_, res_,
+      [self = this->shared_from_this()](beast::error_code ec, size_t) {
+        --self->stub_.in_progress;
+        if (!ec && self->res_.keep_alive())
+          self->read();
+      });
   }
 
   /// Writes reply_.raw from piece `i` on, then reads the next request.
@@ -233,14 +233,14 @@ private:
   }
 
   void write_piece(size_t i) {
-    asio::async_write(stream_, asio::buffer(reply_.raw[i]),
-                      [self = this->shared_from_this(),
-                       i](beast::error_code ec, size_t) {
-                        if (!ec)
-                          self->write_raw(i + 1);
-                        else
-                          --self->stub_.in_progress;
-                      });
+    asio::async_write(
+      stream_, asio::buffer(reply_.raw[i]),
+      [self = this->shared_from_this(), i](beast::error_code ec, size_t) {
+        if (!ec)
+          self->write_raw(i + 1);
+        else
+          --self->stub_.in_progress;
+      });
   }
 
   /// Holds back (or sends) partial segments: pieces written back to back
@@ -262,8 +262,8 @@ private:
 
 void accept(openai_stub::impl& stub) {
   stub.acceptor.async_accept(
-    asio::make_strand(stub.ioc), [&stub](beast::error_code ec,
-                                         tcp::socket socket) {
+    asio::make_strand(stub.ioc),
+    [&stub](beast::error_code ec, tcp::socket socket) {
       if (ec)
         return; // closed
       ++stub.conns;
@@ -284,7 +284,7 @@ void accept(openai_stub::impl& stub) {
 } // namespace
 
 openai_stub::openai_stub(handler h, std::string tls_dir, int threads)
-  : impl_(std::make_unique<impl>()) {
+    : impl_(std::make_unique<impl>()) {
   impl_->h = std::move(h);
   if (!tls_dir.empty()) {
     impl_->tls.emplace(ssl::context::tls_server);
@@ -313,8 +313,8 @@ uint16_t openai_stub::port() const {
 }
 
 std::string openai_stub::base_url() const {
-  return std::string{impl_->tls ? "https" : "http"} + "://127.0.0.1:"
-         + std::to_string(impl_->port) + "/v1";
+  return std::string{impl_->tls ? "https" : "http"}
+         + "://127.0.0.1:" + std::to_string(impl_->port) + "/v1";
 }
 
 int openai_stub::requests() const {

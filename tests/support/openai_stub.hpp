@@ -19,12 +19,12 @@ namespace candor::test {
 
 /// One request as the stub received it.
 struct stub_request {
-  int index = 0;              ///< arrival order, from 0
+  int index = 0; ///< arrival order, from 0
   std::string target;
-  std::string model;          ///< the body's "model"
-  std::string system;         ///< first message's content
-  std::string user;           ///< second message's content
-  std::string authorization;  ///< the Authorization header
+  std::string model;         ///< the body's "model"
+  std::string system;        ///< first message's content
+  std::string user;          ///< second message's content
+  std::string authorization; ///< the Authorization header
   std::string body;
 };
 
@@ -36,11 +36,11 @@ struct stub_reply {
   std::string body;
   std::string content;
   std::string finish_reason = "stop";
-  int64_t prompt_tokens = 11;     ///< usage; < 0 leaves usage out
+  int64_t prompt_tokens = 11; ///< usage; < 0 leaves usage out
   int64_t completion_tokens = 7;
-  std::string retry_after;        ///< Retry-After header when not empty
+  std::string retry_after; ///< Retry-After header when not empty
   std::chrono::milliseconds delay{0};
-  bool hang_up = false;           ///< close the connection, no response
+  bool hang_up = false; ///< close the connection, no response
   /// A hostile endpoint: when not empty, these bytes are written instead of
   /// a response, verbatim, one write (over TLS, one record) per piece and
   /// `raw_gap` apart; pieces without a gap leave in one TCP send. Then the

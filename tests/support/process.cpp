@@ -36,8 +36,8 @@ std::string candor_eval_binary() {
 }
 
 std::string make_temp_dir(const std::string& prefix) {
-  std::string templ = (fs::temp_directory_path() / (prefix + "-XXXXXX"))
-                        .string();
+  std::string templ
+    = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   if (!::mkdtemp(buf.data()))
@@ -62,7 +62,8 @@ std::string slurp(const std::string& path) {
 
 /// The environment of a child: ours without CANDOR_* (tests must not depend
 /// on the developer's shell), plus `extra`.
-std::vector<std::string> child_env(const std::map<std::string, std::string>& extra) {
+std::vector<std::string>
+child_env(const std::map<std::string, std::string>& extra) {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e)
     if (std::strncmp(*e, "CANDOR_", 7) != 0)
@@ -160,7 +161,7 @@ run_result run_candor_eval(const std::vector<std::string>& args,
 
 server_process::server_process(std::map<std::string, std::string> env,
                                std::vector<std::string> extra_args)
-  : env_(std::move(env)), extra_args_(std::move(extra_args)) {
+    : env_(std::move(env)), extra_args_(std::move(extra_args)) {
   dir_ = make_temp_dir("candor-e2e");
   data_dir_ = dir_ + "/var";
   log_path_ = dir_ + "/stderr.log";

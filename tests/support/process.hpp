@@ -58,9 +58,15 @@ public:
   /// when killed by a signal, -1 on timeout).
   int stop(int sig, std::chrono::seconds within = std::chrono::seconds{30});
 
-  uint16_t port() const noexcept { return port_; }
-  const std::string& data_dir() const noexcept { return data_dir_; }
-  pid_t pid() const noexcept { return pid_; }
+  uint16_t port() const noexcept {
+    return port_;
+  }
+  const std::string& data_dir() const noexcept {
+    return data_dir_;
+  }
+  pid_t pid() const noexcept {
+    return pid_;
+  }
 
   /// Everything the server wrote to stderr so far.
   std::string log() const;

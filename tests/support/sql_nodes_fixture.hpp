@@ -46,7 +46,6 @@ using namespace candor::actors;
 using domain::ask_state;
 using domain::status_kind;
 
-
 /// One sales database for every test that uses it (generating takes a second).
 inline const data::sales_setup& sales() {
   static test::temp_dir dir{"candor-sqlnodes"};
@@ -74,9 +73,8 @@ struct audit_log {
 };
 
 inline ledger_actor spawn_fake_ledger(caf::actor_system& sys,
-                               std::shared_ptr<audit_log> log) {
-  return sys.spawn([log](ledger_actor::pointer)
-                     -> ledger_actor::behavior_type {
+                                      std::shared_ptr<audit_log> log) {
+  return sys.spawn([log](ledger_actor::pointer) -> ledger_actor::behavior_type {
     return {
       [](atom::put, domain::request_record&) {},
       [](atom::put, domain::llm_call_record&) {},
@@ -115,13 +113,12 @@ struct fixture {
 
   fixture() {
     auto conf = data::load_config(domain::default_config_json(), "", {},
-                                    {{"llm.backoffBaseMs", "1"}});
+                                  {{"llm.backoffBaseMs", "1"}});
     BOOST_REQUIRE(conf.ok());
     auto fx = data::fixture_store::load(conf->fixtures_path());
     BOOST_REQUIRE(fx.ok());
     llm = sys.spawn(actors::llm, llm_settings::from(*conf),
-                    std::make_shared<const data::fixture_store>(
-                      std::move(*fx)),
+                    std::make_shared<const data::fixture_store>(std::move(*fx)),
                     std::shared_ptr<telemetry>{}, ledger,
                     std::shared_ptr<domain::http_transport>{});
   }
@@ -179,8 +176,8 @@ struct recorded_calls {
 };
 
 inline llm_actor spawn_recording_llm(caf::actor_system& sys,
-                              std::shared_ptr<recorded_calls> log,
-                              std::string text) {
+                                     std::shared_ptr<recorded_calls> log,
+                                     std::string text) {
   // Dynamically typed: only `call` is ever sent to it here.
   auto h = sys.spawn([log, text](caf::event_based_actor*) -> caf::behavior {
     return {
@@ -202,6 +199,5 @@ inline llm_actor spawn_recording_llm(caf::actor_system& sys,
 }
 
 inline const char* revenue_q = "What was our revenue by channel in 2024?";
-
 
 } // namespace candor::test::sql_nodes_support

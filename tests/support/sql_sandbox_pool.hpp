@@ -48,13 +48,12 @@ using namespace std::chrono_literals;
 using actors::sql_exec_request;
 using actors::sql_exec_result;
 
-
 inline const std::string& shared_db() {
   return test::shared_sales_db();
 }
 
 inline actors::sandbox_settings settings_for(bool unguarded, int32_t pool = 2,
-                                      int64_t deadline_ms = 5000) {
+                                             int64_t deadline_ms = 5000) {
   actors::sandbox_settings s;
   s.exec.executable = actors::default_executor_binary();
   s.exec.db_path = shared_db();
@@ -142,8 +141,7 @@ struct pool {
   }
 
   /// Sends a statement; the future holds the outcome.
-  std::future<exec_outcome> exec_async(std::string sql,
-                                       int32_t deadline_ms = 0,
+  std::future<exec_outcome> exec_async(std::string sql, int32_t deadline_ms = 0,
                                        int32_t max_rows = 0) {
     auto prom = std::make_shared<std::promise<exec_outcome>>();
     auto fut = prom->get_future();
@@ -156,9 +154,7 @@ struct pool {
     sys->spawn([h, req, prom](caf::event_based_actor* self) {
       self->request(h, 120s, atom::exec_v, req)
         .then([prom](sql_exec_result& r) { prom->set_value(std::move(r)); },
-              [prom](caf::error& e) {
-                prom->set_value(actors::to_domain(e));
-              });
+              [prom](caf::error& e) { prom->set_value(actors::to_domain(e)); });
     });
     return fut;
   }
@@ -229,14 +225,10 @@ inline std::vector<std::vector<std::string>> direct(const std::string& sql) {
 
 inline std::string cell_text(const domain::cell& c) {
   switch (c.kind) {
-    case domain::cell::integer:
-      return std::to_string(c.i);
-    case domain::cell::text:
-      return c.s;
-    case domain::cell::null:
-      return "NULL";
-    default:
-      return c.s;
+    case domain::cell::integer: return std::to_string(c.i);
+    case domain::cell::text: return c.s;
+    case domain::cell::null: return "NULL";
+    default: return c.s;
   }
 }
 
@@ -259,8 +251,8 @@ struct stderr_to_file {
   int saved = -1;
 
   explicit stderr_to_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                    0600);
+    int fd
+      = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     BOOST_REQUIRE(fd >= 0);
     saved = ::fcntl(2, F_DUPFD_CLOEXEC, 10);
     BOOST_REQUIRE(saved >= 0);
@@ -278,6 +270,5 @@ struct stderr_to_file {
 inline constexpr auto runaway
   = "SELECT count(*) FROM orders a, orders b, orders c WHERE a.total_cents "
     "+ b.total_cents = c.total_cents";
-
 
 } // namespace candor::test::sql_sandbox_support

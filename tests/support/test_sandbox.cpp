@@ -61,8 +61,7 @@ run_in_process(const std::string& db_path,
           c.kind = domain::cell::blob;
           c.s = "(blob)";
           break;
-        default:
-          break;
+        default: break;
       }
       row.push_back(std::move(c));
     }

@@ -77,19 +77,19 @@ BOOST_AUTO_TEST_CASE(a_clash_after_a_gap_in_the_ords_stores_each_step_once) {
   {
     auto raw = open_raw(path);
     for (int ord = 3; ord <= 5; ++ord)
-      BOOST_REQUIRE(!raw.exec(
-        "INSERT INTO trace_steps (request_id, ord, ts_us, seq, node, "
-        "outcome, micros) VALUES ('gap', "
-        + std::to_string(ord) + ", 1, " + std::to_string(ord - 3)
-        + ", 'router', 'old" + std::to_string(ord) + "', 1)"));
+      BOOST_REQUIRE(
+        !raw.exec("INSERT INTO trace_steps (request_id, ord, ts_us, seq, node, "
+                  "outcome, micros) VALUES ('gap', "
+                  + std::to_string(ord) + ", 1, " + std::to_string(ord - 3)
+                  + ", 'router', 'old" + std::to_string(ord) + "', 1)"));
   }
   ledger_batch batch;
   batch.traces.push_back(
     trace_of("gap", 2, {"n0", "n1", "n2", "n3", "n4", "n5"}));
   auto err = store.write(batch);
   BOOST_REQUIRE_MESSAGE(!err, err.message);
-  std::vector<std::string> want{"old3", "old4", "old5", "n0",
-                                "n1",   "n2",   "n3",   "n4", "n5"};
+  std::vector<std::string> want{"old3", "old4", "old5", "n0", "n1",
+                                "n2",   "n3",   "n4",   "n5"};
   BOOST_TEST(trace_outcomes(store, "gap") == want,
              boost::test_tools::per_element());
 }
@@ -162,8 +162,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated_with_its_rows) {
     BOOST_TEST(stats.at("llm").at("tokensIn").as_int64() == 30);
     // New rows after the migration, one of them on a migrated id.
     ledger_batch batch;
-    batch.requests.push_back(request("new-1", 300, "docs", "answered", 200,
-                                     1));
+    batch.requests.push_back(request("new-1", 300, "docs", "answered", 200, 1));
     batch.traces.push_back(trace_of("new-1", 300, {"n0", "n1"}));
     batch.traces.push_back(trace_of("old-1", 400, {"late"}));
     auto err = store.write(batch);
@@ -173,8 +172,7 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated_with_its_rows) {
                  == (std::vector<std::string>{"n0", "n1"}),
                boost::test_tools::per_element());
     BOOST_TEST(stored_trace_outcomes(path, "old-1")
-                 == (std::vector<std::string>{"pass", "data", "again",
-                                              "late"}),
+                 == (std::vector<std::string>{"pass", "data", "again", "late"}),
                boost::test_tools::per_element());
   }
   auto raw = open_raw(path);

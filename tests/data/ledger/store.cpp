@@ -33,9 +33,9 @@ BOOST_AUTO_TEST_CASE(nearest_rank_edges) {
   BOOST_TEST(nearest_rank({7}, 50) == 7);
   BOOST_TEST(nearest_rank({7}, 95) == 7);
   BOOST_TEST(nearest_rank({7}, 100) == 7);
-  BOOST_TEST(nearest_rank({1, 2}, 50) == 1);  // rank ceil(1.0) = 1
-  BOOST_TEST(nearest_rank({1, 2}, 51) == 2);  // rank ceil(1.02) = 2
-  BOOST_TEST(nearest_rank({1, 2}, 95) == 2);  // rank ceil(1.9) = 2
+  BOOST_TEST(nearest_rank({1, 2}, 50) == 1); // rank ceil(1.0) = 1
+  BOOST_TEST(nearest_rank({1, 2}, 51) == 2); // rank ceil(1.02) = 2
+  BOOST_TEST(nearest_rank({1, 2}, 95) == 2); // rank ceil(1.9) = 2
   std::vector<double> ten;
   for (int i = 1; i <= 10; ++i)
     ten.push_back(i * 1.5);
@@ -62,8 +62,8 @@ BOOST_AUTO_TEST_CASE(schema_is_created_once_and_reopened) {
     auto store = open_store(path, true);
     BOOST_TEST(count(store) == 0);
     ledger_batch batch;
-    batch.requests.push_back(request("req-00000001", 10, "docs", "answered",
-                                     200, 5000));
+    batch.requests.push_back(
+      request("req-00000001", 10, "docs", "answered", 200, 5000));
     BOOST_REQUIRE(!store.write(batch));
   }
   {
@@ -122,8 +122,8 @@ BOOST_AUTO_TEST_CASE(a_batch_of_every_kind_reads_back_through_run_json) {
   auto store = open_store(dir.file("ledger.db"), true);
   const std::string id = "run-abcdef12";
   ledger_batch batch;
-  auto req = request(id, 1'700'000'000'000'000, "data", "answered", 200,
-                     48'500);
+  auto req
+    = request(id, 1'700'000'000'000'000, "data", "answered", 200, 48'500);
   req.blocked_by = "";
   req.question = "What was revenue in \"March\"?";
   req.llm_calls = 2;
@@ -132,14 +132,14 @@ BOOST_AUTO_TEST_CASE(a_batch_of_every_kind_reads_back_through_run_json) {
   req.warnings = {"request_id_replaced", "citation_dropped"};
   batch.requests.push_back(req);
   // Another run in the same batch must not leak into this one.
-  batch.requests.push_back(request("run-other000", 5, "docs", "refused", 200,
-                                   1));
-  batch.llm_calls.push_back(llm_call(id, 1'700'000'000'000'100, "ok", 1,
-                                     false, 200, 21, 0.0001));
-  batch.llm_calls.push_back(llm_call(id, 1'700'000'000'000'200, "ok", 0,
-                                     true, 90, 10, 0.000025));
-  batch.llm_calls.push_back(llm_call("run-other000", 6, "ok", 0, false, 1, 1,
-                                     0));
+  batch.requests.push_back(
+    request("run-other000", 5, "docs", "refused", 200, 1));
+  batch.llm_calls.push_back(
+    llm_call(id, 1'700'000'000'000'100, "ok", 1, false, 200, 21, 0.0001));
+  batch.llm_calls.push_back(
+    llm_call(id, 1'700'000'000'000'200, "ok", 0, true, 90, 10, 0.000025));
+  batch.llm_calls.push_back(
+    llm_call("run-other000", 6, "ok", 0, false, 1, 1, 0));
   domain::trace_record trace;
   trace.request_id = id;
   trace.ts_us = 1'700'000'000'000'000;
@@ -255,8 +255,7 @@ BOOST_AUTO_TEST_CASE(unknown_run_is_not_found_and_a_trace_alone_is_found) {
   BOOST_TEST((missing.err().code == domain::ec::not_found));
   // Model calls alone do not make a run.
   ledger_batch batch;
-  batch.llm_calls.push_back(llm_call("calls-only", 1, "ok", 0, false, 1, 1,
-                                     0));
+  batch.llm_calls.push_back(llm_call("calls-only", 1, "ok", 0, false, 1, 1, 0));
   domain::trace_record trace;
   trace.request_id = "trace-only";
   trace.steps = {{domain::node::guard_input, "block", 3}};
@@ -282,10 +281,9 @@ BOOST_AUTO_TEST_CASE(traces_of_any_length_are_stored_whole_and_in_order) {
     trace.request_id = "trace-len-" + std::to_string(len);
     trace.ts_us = 1'700'000'000'000'000 + static_cast<int64_t>(len);
     for (size_t i = 0; i < len; ++i)
-      trace.steps.push_back({i % 2 ? domain::node::router
-                                   : domain::node::guard_input,
-                             "step-" + std::to_string(i),
-                             static_cast<int64_t>(100 + i)});
+      trace.steps.push_back(
+        {i % 2 ? domain::node::router : domain::node::guard_input,
+         "step-" + std::to_string(i), static_cast<int64_t>(100 + i)});
     batch.traces.push_back(trace);
   }
   BOOST_REQUIRE(!store.write(batch));
@@ -315,8 +313,8 @@ BOOST_AUTO_TEST_CASE(ten_thousand_requests_in_batches) {
     batch.clear();
     for (int i = 0; i < 500; ++i) {
       auto n = b * 500 + i;
-      batch.requests.push_back(request("bulk-" + std::to_string(n), n, "docs",
-                                       "answered", 200, n));
+      batch.requests.push_back(
+        request("bulk-" + std::to_string(n), n, "docs", "answered", 200, n));
     }
     BOOST_REQUIRE(batch.size() == 500u);
     auto err = store.write(batch);
@@ -357,14 +355,12 @@ BOOST_AUTO_TEST_CASE(multi_row_inserts_keep_every_row_and_its_values) {
     for (size_t i = 0; i < n; ++i) {
       auto doc = parse(store.run_json(prefix + std::to_string(i)));
       auto& r = doc.at("request");
-      BOOST_TEST(r.at("tsUs").as_int64()
-                 == static_cast<int64_t>(1000 * n + i));
+      BOOST_TEST(r.at("tsUs").as_int64() == static_cast<int64_t>(1000 * n + i));
       BOOST_TEST(r.at("latencyUs").as_int64()
                  == static_cast<int64_t>(i == 0 ? n : i));
       BOOST_TEST(r.at("question").as_string()
                  == "question " + std::to_string(i));
-      BOOST_TEST(r.at("warnings").at(0).as_string()
-                 == "w" + std::to_string(i));
+      BOOST_TEST(r.at("warnings").at(0).as_string() == "w" + std::to_string(i));
     }
     auto calls = parse(store.run_json(prefix + "0")).at("llmCalls").as_array();
     BOOST_REQUIRE(calls.size() == n);
@@ -391,16 +387,26 @@ BOOST_AUTO_TEST_CASE(stats_over_a_window) {
   };
   // Twenty requests inside the window, latencies 1..20 ms.
   const row rows[20] = {
-    {"docs", "answered", 200},  {"docs", "answered", 200},
-    {"docs", "answered", 200},  {"docs", "answered", 200},
-    {"docs", "answered", 200},  {"docs", "answered", 200},
-    {"docs", "answered", 200},  {"docs", "answered", 200},
-    {"data", "answered", 200},  {"data", "answered", 200},
-    {"data", "answered", 200},  {"data", "answered", 200},
-    {"data", "no_results", 200}, {"data", "no_results", 200},
-    {"out_of_scope", "refused", 200}, {"docs", "blocked", 200},
-    {"data", "error", 200},     {"", "", 400},
-    {"", "", 404},              {"", "", 503},
+    {"docs", "answered", 200},
+    {"docs", "answered", 200},
+    {"docs", "answered", 200},
+    {"docs", "answered", 200},
+    {"docs", "answered", 200},
+    {"docs", "answered", 200},
+    {"docs", "answered", 200},
+    {"docs", "answered", 200},
+    {"data", "answered", 200},
+    {"data", "answered", 200},
+    {"data", "answered", 200},
+    {"data", "answered", 200},
+    {"data", "no_results", 200},
+    {"data", "no_results", 200},
+    {"out_of_scope", "refused", 200},
+    {"docs", "blocked", 200},
+    {"data", "error", 200},
+    {"", "", 400},
+    {"", "", 404},
+    {"", "", 503},
   };
   ledger_batch batch;
   for (int k = 0; k < 20; ++k) {
@@ -411,18 +417,18 @@ BOOST_AUTO_TEST_CASE(stats_over_a_window) {
                                      rows[k].http, (20 - k) * 1000));
   }
   // Just outside, on both sides: must not count.
-  batch.requests.push_back(request("before", from - 1, "docs", "error", 500,
-                                   900'000'000));
-  batch.requests.push_back(request("after", now + 1, "data", "", 502,
-                                   900'000'000));
-  batch.llm_calls.push_back(llm_call("in-0", from, "ok", 1, false, 100, 20,
-                                     0.001));
-  batch.llm_calls.push_back(llm_call("in-1", now, "ok", 0, true, 50, 10,
-                                     0.002));
-  batch.llm_calls.push_back(llm_call("in-2", from + 5, "unavailable", 2,
-                                     true, 0, 0, 0));
-  batch.llm_calls.push_back(llm_call("before", from - 1, "timeout", 9, true,
-                                     7777, 7777, 9.0));
+  batch.requests.push_back(
+    request("before", from - 1, "docs", "error", 500, 900'000'000));
+  batch.requests.push_back(
+    request("after", now + 1, "data", "", 502, 900'000'000));
+  batch.llm_calls.push_back(
+    llm_call("in-0", from, "ok", 1, false, 100, 20, 0.001));
+  batch.llm_calls.push_back(
+    llm_call("in-1", now, "ok", 0, true, 50, 10, 0.002));
+  batch.llm_calls.push_back(
+    llm_call("in-2", from + 5, "unavailable", 2, true, 0, 0, 0));
+  batch.llm_calls.push_back(
+    llm_call("before", from - 1, "timeout", 9, true, 7777, 7777, 9.0));
   BOOST_REQUIRE(!store.write(batch));
 
   auto doc = parse(store.stats_json("1h", window_s, now, true));
@@ -492,8 +498,8 @@ BOOST_AUTO_TEST_CASE(reader_sees_committed_writes_and_cannot_write) {
   BOOST_TEST(count(reader) == 0);
   ledger_batch batch;
   for (int i = 0; i < 5; ++i)
-    batch.requests.push_back(request("w-" + std::to_string(i), i, "docs",
-                                     "answered", 200, 1000));
+    batch.requests.push_back(
+      request("w-" + std::to_string(i), i, "docs", "answered", 200, 1000));
   BOOST_REQUIRE(!writer.write(batch));
   BOOST_TEST(count(reader) == 5);
   // An open write transaction elsewhere neither blocks the reader nor shows
@@ -545,8 +551,8 @@ struct ledger_with_trigger {
 ledger_batch requests_named(const std::string& prefix, int n) {
   ledger_batch batch;
   for (int i = 0; i < n; ++i)
-    batch.requests.push_back(request(prefix + std::to_string(i), i, "data",
-                                     "answered", 200, 10));
+    batch.requests.push_back(
+      request(prefix + std::to_string(i), i, "data", "answered", 200, 10));
   return batch;
 }
 

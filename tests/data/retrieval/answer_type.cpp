@@ -53,12 +53,13 @@ std::vector<chunk> helmet_corpus() {
 BOOST_AUTO_TEST_SUITE(data_answer_type)
 
 BOOST_AUTO_TEST_CASE(tokens_keep_numbers_and_typed_symbols) {
-  auto t = answer_tokens("Costs \xE2\x82\xAC" "1,500.50 or 20% at 14:00, "
-                         "5-year; 20 \xC2\xB0" "C; a@b.example");
-  std::vector<std::string> want{"costs", "eur", "1,500.50", "or", "20", "%",
-                                "at",    "14",  ":",        "00", "5",  "year",
-                                "20",    "deg", "c",        "a",  "@",  "b",
-                                "example"};
+  auto t = answer_tokens("Costs \xE2\x82\xAC"
+                         "1,500.50 or 20% at 14:00, "
+                         "5-year; 20 \xC2\xB0"
+                         "C; a@b.example");
+  std::vector<std::string> want{
+    "costs", "eur",  "1,500.50", "or",  "20", "%", "at", "14", ":",      "00",
+    "5",     "year", "20",       "deg", "c",  "a", "@",  "b",  "example"};
   BOOST_TEST(t == want, boost::test_tools::per_element());
   BOOST_TEST(answer_tokens("").empty());
 }
@@ -81,8 +82,7 @@ BOOST_AUTO_TEST_CASE(questions_name_the_type_they_ask_for) {
     {"How often should I check the brakes?", answer_type::frequency},
     {"How far can the battery take me?", answer_type::distance},
     {"In which year was the shop founded?", answer_type::year},
-    {"What time does the store close on Saturday?",
-     answer_type::time_of_day},
+    {"What time does the store close on Saturday?", answer_type::time_of_day},
     {"What is the phone number of the workshop?", answer_type::phone},
     {"What percentage of the price is refunded?", answer_type::percentage},
     {"What is the email address for complaints?", answer_type::email},
@@ -100,8 +100,7 @@ BOOST_AUTO_TEST_CASE(questions_name_the_type_they_ask_for) {
     {"", answer_type::none},
   };
   for (const auto& r : rows)
-    BOOST_TEST(to_string(expected_answer_type(r.question))
-                 == to_string(r.type),
+    BOOST_TEST(to_string(expected_answer_type(r.question)) == to_string(r.type),
                r.question);
 }
 
@@ -113,7 +112,9 @@ BOOST_AUTO_TEST_CASE(passages_hold_expressions_of_a_type) {
   };
   const row rows[] = {
     {"It costs EUR 12.", answer_type::money, true},
-    {"It costs \xE2\x82\xAC" "89.", answer_type::money, true},
+    {"It costs \xE2\x82\xAC"
+     "89.",
+     answer_type::money, true},
     {"Collection is free of charge.", answer_type::money, true},
     {"We pay the return shipping.", answer_type::money, true},
     {"Partners are free to set their prices.", answer_type::money, false},
@@ -141,7 +142,9 @@ BOOST_AUTO_TEST_CASE(passages_hold_expressions_of_a_type) {
     {"Call us on 030 12.", answer_type::phone, false},
     {"A 10% discount.", answer_type::percentage, true},
     {"Write to help@shop.example.", answer_type::email, true},
-    {"Keep it at 20 \xC2\xB0" "C.", answer_type::temperature, true},
+    {"Keep it at 20 \xC2\xB0"
+     "C.",
+     answer_type::temperature, true},
     {"Run 2.5 bar on gravel.", answer_type::pressure, true},
     {"Tighten to 5 Nm.", answer_type::torque, true},
     {"A 50/34 chainset.", answer_type::ratio, true},
@@ -205,8 +208,8 @@ BOOST_AUTO_TEST_CASE(evidence_needs_a_hit_stating_the_asked_type) {
   BOOST_TEST(evidence_score(*snap, q, hits, no_type) > 0.0);
   // Asks for a price, which one hit states.
   auto p = "How much does the Aero helmet cost?";
-  auto priced = evidence_details(*snap, p, snap->search(p, 3,
-                                                        search_mode::bm25));
+  auto priced
+    = evidence_details(*snap, p, snap->search(p, 3, search_mode::bm25));
   BOOST_TEST(priced.type_found);
   BOOST_TEST(priced.score > 0.0);
 }

@@ -99,8 +99,7 @@ BOOST_AUTO_TEST_CASE(sections_headings_and_ids) {
   BOOST_TEST(c[2].heading == "First Section > Sub Part");
   // The table keeps its rows (minus the rule) and the fenced "heading" is
   // text.
-  BOOST_TEST(c[2].text
-             == "| Zone | Price |\n| A | 4.95 |\n\n## not a heading");
+  BOOST_TEST(c[2].text == "| Zone | Price |\n| A | 4.95 |\n\n## not a heading");
   BOOST_TEST(c[3].id == "sample-policy#second-section-1");
   BOOST_TEST(c[3].heading == "Second: Section!");
   for (size_t i = 0; i < c.size(); ++i) {
@@ -250,8 +249,8 @@ BOOST_AUTO_TEST_CASE(real_corpus_ids_are_unique_and_well_formed) {
     }
   }
   BOOST_TEST(total >= 200u);
-  BOOST_TEST_MESSAGE("real corpus: " << docs.size() << " documents, "
-                                     << total << " chunks");
+  BOOST_TEST_MESSAGE("real corpus: " << docs.size() << " documents, " << total
+                                     << " chunks");
   // A smaller target gives more chunks (the ablation's second size).
   chunk_options small;
   small.target_chars = 300;

@@ -127,8 +127,7 @@ BOOST_AUTO_TEST_CASE(tfidf_vectors_are_unit_cosines) {
   for (size_t i = 0; i < passages.size(); ++i)
     if (i != 1)
       BOOST_TEST(dot(q, e.embed_document(passages[i])) < best);
-  BOOST_TEST(dot(e.embed_query("zebra umbrella"),
-                 e.embed_document(passages[0]))
+  BOOST_TEST(dot(e.embed_query("zebra umbrella"), e.embed_document(passages[0]))
              == 0.0);
   BOOST_TEST(e.embed_query("the and of").size() == 0u);
 }

@@ -50,8 +50,7 @@ BOOST_AUTO_TEST_CASE(the_score_is_the_product_of_its_parts) {
     auto hits = snap.search(q, 3, search_mode::bm25);
     BOOST_REQUIRE(!hits.empty());
     auto d = evidence_details(snap, q, hits);
-    BOOST_TEST(d.score
-                 == d.cosine * d.coverage * (1 - d.oov_share),
+    BOOST_TEST(d.score == d.cosine * d.coverage * (1 - d.oov_share),
                boost::test_tools::tolerance(1e-12));
     BOOST_TEST(evidence_score(snap, q, hits) == d.score);
     BOOST_TEST(d.score >= 0.0);
@@ -70,8 +69,8 @@ BOOST_AUTO_TEST_CASE(out_of_vocabulary_share_is_idf_weighted) {
   const auto& snap = corpus();
   auto n = static_cast<double>(snap.size());
   auto unseen = std::log((n + 0.5) / 0.5);
-  auto invoice = snap.bm25().idf(snap.bm25().embed_query_terms({"invoic"})
-                                   .index[0]);
+  auto invoice
+    = snap.bm25().idf(snap.bm25().embed_query_terms({"invoic"}).index[0]);
   auto d = details("IBAN invoice");
   BOOST_TEST(d.oov_share == unseen / (unseen + invoice),
              boost::test_tools::tolerance(1e-9));
@@ -109,19 +108,19 @@ BOOST_AUTO_TEST_CASE(a_prepared_question_gives_what_the_text_gives) {
   const auto& analysis = snap.tfidf().analysis();
   auto other = analysis;
   other.stem = !other.stem;
-  auto same_hits = [](const std::vector<search_hit>& a,
-                      const std::vector<search_hit>& b) {
-    bool same = a.size() == b.size();
-    for (size_t i = 0; same && i < a.size(); ++i)
-      same = a[i].chunk_id == b[i].chunk_id && a[i].score == b[i].score;
-    return same;
-  };
-  auto same_evidence = [](const evidence_features& a,
-                          const evidence_features& b) {
-    return a.score == b.score && a.best == b.best && a.type == b.type
-           && a.type_found == b.type_found
-           && a.missing_names == b.missing_names;
-  };
+  auto same_hits
+    = [](const std::vector<search_hit>& a, const std::vector<search_hit>& b) {
+        bool same = a.size() == b.size();
+        for (size_t i = 0; same && i < a.size(); ++i)
+          same = a[i].chunk_id == b[i].chunk_id && a[i].score == b[i].score;
+        return same;
+      };
+  auto same_evidence
+    = [](const evidence_features& a, const evidence_features& b) {
+        return a.score == b.score && a.best == b.best && a.type == b.type
+               && a.type_found == b.type_found
+               && a.missing_names == b.missing_names;
+      };
   size_t compared = 0;
   size_t typed = 0;
   size_t differences = 0;

@@ -45,8 +45,8 @@ struct corpus_fixture {
   }
 };
 
-const search_mode all_modes[] = {search_mode::tfidf, search_mode::bm25,
-                                 search_mode::fusion};
+const search_mode all_modes[]
+  = {search_mode::tfidf, search_mode::bm25, search_mode::fusion};
 
 bool from_doc(const search_hit& h, const std::string& slug) {
   return h.chunk_id.rfind(slug + "#", 0) == 0;
@@ -129,8 +129,7 @@ BOOST_FIXTURE_TEST_CASE(real_corpus_snapshot_sizes, corpus_fixture) {
     BOOST_TEST(ch.text.find("TAILWIND") == std::string::npos, ch.id);
   BOOST_TEST(snap->fingerprint(search_mode::tfidf)
              == snap->tfidf().fingerprint());
-  BOOST_TEST(snap->fingerprint(search_mode::fusion).rfind("rrf(k=60,", 0)
-             == 0);
+  BOOST_TEST(snap->fingerprint(search_mode::fusion).rfind("rrf(k=60,", 0) == 0);
 }
 
 BOOST_FIXTURE_TEST_CASE(retrieval_sanity_on_the_real_corpus, corpus_fixture) {
@@ -138,9 +137,9 @@ BOOST_FIXTURE_TEST_CASE(retrieval_sanity_on_the_real_corpus, corpus_fixture) {
     for (auto mode : all_modes) {
       auto hits = snap->search(question, 3, mode);
       BOOST_REQUIRE_EQUAL(hits.size(), 3u);
-      BOOST_TEST(from_doc(hits[0], slug),
-                 to_string(mode) << ": " << question << " -> "
-                                 << hits[0].chunk_id);
+      BOOST_TEST(from_doc(hits[0], slug), to_string(mode)
+                                            << ": " << question << " -> "
+                                            << hits[0].chunk_id);
       for (size_t i = 1; i < hits.size(); ++i)
         BOOST_TEST(hits[i - 1].score >= hits[i].score);
     }
@@ -160,8 +159,7 @@ BOOST_FIXTURE_TEST_CASE(scores_and_components, corpus_fixture) {
   search_options parts_off;
   parts_off.document_weight = 0;
   parts_off.heading_weight = 0;
-  auto t = snap->search("express shipping", 5, search_mode::tfidf,
-                        parts_off);
+  auto t = snap->search("express shipping", 5, search_mode::tfidf, parts_off);
   BOOST_REQUIRE(!t.empty());
   BOOST_TEST(t[0].score <= 1.0 + 1e-6);
   BOOST_TEST(t[0].score == t[0].tfidf);
@@ -194,9 +192,9 @@ BOOST_FIXTURE_TEST_CASE(bm25_in_memory_agrees_with_fts5, corpus_fixture) {
   BOOST_REQUIRE(db.ok());
   search_options exact;
   exact.prune_ratio = 0;
-  exact.intro_weight = 1;    // FTS5 knows no ranking prior,
-  exact.document_weight = 0; // no document-level part
-  exact.heading_weight = 0;  // no heading field
+  exact.intro_weight = 1;       // FTS5 knows no ranking prior,
+  exact.document_weight = 0;    // no document-level part
+  exact.heading_weight = 0;     // no heading field
   exact.answer_type_weight = 1; // and no answer-type prior
   for (const auto& q : sample_queries) {
     auto ours = snap->search(q, 10, search_mode::bm25, exact);
@@ -206,8 +204,7 @@ BOOST_FIXTURE_TEST_CASE(bm25_in_memory_agrees_with_fts5, corpus_fixture) {
     for (size_t i = 0; i < ours.size(); ++i) {
       const auto& r = (*ref)[i];
       BOOST_TEST(std::abs(ours[i].score - r.score) <= 1e-4 * r.score + 1e-9,
-                 q << " #" << i << ": " << ours[i].score << " vs "
-                   << r.score);
+                 q << " #" << i << ": " << ours[i].score << " vs " << r.score);
       // Same chunk, unless two scores tie (then the order may differ).
       bool tie = (i > 0 && std::abs((*ref)[i - 1].score - r.score) < 1e-5)
                  || (i + 1 < ref->size()
@@ -304,8 +301,8 @@ BOOST_FIXTURE_TEST_CASE(chunk_terms_are_the_analysis_kept_once,
   for (size_t i = 0; i < snap->size(); ++i) {
     const auto& got = snap->terms_of(i);
     BOOST_TEST(&got == seen[0][i]);
-    auto terms = analyze(indexed_text(snap->chunks()[i]),
-                         snap->tfidf().analysis());
+    auto terms
+      = analyze(indexed_text(snap->chunks()[i]), snap->tfidf().analysis());
     auto vec = snap->tfidf().embed_document_terms(terms);
     BOOST_TEST(got.tfidf.index == vec.index);
     BOOST_TEST(got.tfidf.value == vec.value);
@@ -382,7 +379,8 @@ BOOST_FIXTURE_TEST_CASE(tampered_state_is_refused, corpus_fixture) {
     auto db = database::open(index);
     BOOST_REQUIRE(db.ok());
     BOOST_REQUIRE(!db->exec("UPDATE embedders SET state = replace(state, "
-                            "'N " + std::to_string(snap->size()) + "', 'N "
+                            "'N "
+                            + std::to_string(snap->size()) + "', 'N "
                             + std::to_string(snap->size() + 1)
                             + "') WHERE name = 'tfidf'"));
     BOOST_REQUIRE(db->changes() == 1);
@@ -553,8 +551,8 @@ BOOST_AUTO_TEST_CASE(document_and_heading_parts_follow_their_formulas) {
     auto qh = headings.embed_query_terms(terms);
     for (const auto& h :
          snap->search(q, sorted.size(), search_mode::bm25, with_heading)) {
-      auto field = dot(qh, headings.embed_document_terms(
-                             heading_terms[h.index]));
+      auto field
+        = dot(qh, headings.embed_document_terms(heading_terms[h.index]));
       BOOST_TEST(h.score == raw[h.index] + 0.5 * field,
                  boost::test_tools::tolerance(1e-5));
       BOOST_TEST(h.bm25 == h.score, boost::test_tools::tolerance(1e-12));
@@ -573,10 +571,9 @@ BOOST_AUTO_TEST_CASE(document_and_heading_parts_follow_their_formulas) {
     for (const auto& h :
          snap->search(q, sorted.size(), search_mode::bm25, with_docs)) {
       BOOST_TEST(h.bm25 == raw[h.index], boost::test_tools::tolerance(1e-9));
-      BOOST_TEST(h.score
-                   == raw[h.index]
-                        + 0.3 * best * rel[doc_of[h.index]] / best_doc,
-                 boost::test_tools::tolerance(1e-5));
+      BOOST_TEST(
+        h.score == raw[h.index] + 0.3 * best * rel[doc_of[h.index]] / best_doc,
+        boost::test_tools::tolerance(1e-5));
     }
   }
 }
@@ -601,8 +598,8 @@ BOOST_AUTO_TEST_CASE(document_level_evidence_can_change_the_ranking) {
   on.document_weight = 1.0;
   auto a = snap->search(q, 13, search_mode::bm25, off);
   auto b = snap->search(q, 13, search_mode::bm25, on);
-  for (const auto* id : {"club#failed-payments-1", "club#pausing-1",
-                          "pay#club-payments-1"}) {
+  for (const auto* id :
+       {"club#failed-payments-1", "club#pausing-1", "pay#club-payments-1"}) {
     BOOST_REQUIRE(rank(a, id) > 0u);
     BOOST_REQUIRE(rank(b, id) > 0u);
   }

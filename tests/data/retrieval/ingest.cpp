@@ -31,8 +31,8 @@ struct temp_dir {
   fs::path path;
 
   temp_dir() {
-    auto pattern = (fs::temp_directory_path() / "candor-ingest-XXXXXX")
-                     .string();
+    auto pattern
+      = (fs::temp_directory_path() / "candor-ingest-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr)
       throw std::runtime_error("mkdtemp failed");
     path = pattern;
@@ -269,19 +269,18 @@ BOOST_AUTO_TEST_CASE(progress_is_reported) {
   std::vector<std::string> scanned;
   size_t index_calls = 0;
   size_t done_calls = 0;
-  auto r = ingest(s.kb.string(), s.index, {},
-                  [&](const ingest_progress& p) {
-                    if (p.stage == "scan") {
-                      scanned.emplace_back(p.item);
-                      BOOST_TEST(p.total == 3u);
-                      BOOST_TEST(p.done == scanned.size());
-                    } else if (p.stage == "index") {
-                      ++index_calls;
-                      BOOST_TEST(p.done <= p.total);
-                    } else if (p.stage == "done") {
-                      ++done_calls;
-                    }
-                  });
+  auto r = ingest(s.kb.string(), s.index, {}, [&](const ingest_progress& p) {
+    if (p.stage == "scan") {
+      scanned.emplace_back(p.item);
+      BOOST_TEST(p.total == 3u);
+      BOOST_TEST(p.done == scanned.size());
+    } else if (p.stage == "index") {
+      ++index_calls;
+      BOOST_TEST(p.done <= p.total);
+    } else if (p.stage == "done") {
+      ++done_calls;
+    }
+  });
   BOOST_REQUIRE(r.ok());
   BOOST_TEST((scanned == std::vector<std::string>{"alpha", "beta", "gamma"}));
   BOOST_TEST(index_calls >= 1u);

@@ -144,21 +144,19 @@ std::string patch(std::string_view from, std::string_view to) {
 }
 
 /// Reads only allowlisted table.columns, like the validation connection.
-int allowlist_authorizer(void* user, int action, const char* a,
-                         const char* b, const char*, const char*) {
+int allowlist_authorizer(void* user, int action, const char* a, const char* b,
+                         const char*, const char*) {
   auto* cat = static_cast<const catalog*>(user);
   switch (action) {
     case SQLITE_SELECT:
-    case SQLITE_FUNCTION:
-      return SQLITE_OK;
+    case SQLITE_FUNCTION: return SQLITE_OK;
     case SQLITE_READ:
       if (a == nullptr || !cat->table_allowed(a))
         return SQLITE_DENY;
       if (b == nullptr || *b == '\0' || cat->column_allowed(a, b))
         return SQLITE_OK;
       return SQLITE_DENY;
-    default:
-      return SQLITE_DENY;
+    default: return SQLITE_DENY;
   }
 }
 
@@ -188,10 +186,10 @@ BOOST_AUTO_TEST_CASE(default_catalog_allows_and_denies) {
 
   auto* status = c.value_domain("orders", "status");
   BOOST_REQUIRE(status != nullptr);
-  BOOST_TEST(*status
-             == (std::vector<std::string>{"paid", "refunded",
-                                          "partially_refunded", "cancelled",
-                                          "pending"}));
+  BOOST_TEST(
+    *status
+    == (std::vector<std::string>{"paid", "refunded", "partially_refunded",
+                                 "cancelled", "pending"}));
   BOOST_REQUIRE(c.value_domain("products", "category") != nullptr);
   BOOST_TEST(c.value_domain("products", "category")->size() == 6u);
   BOOST_TEST(c.value_domain("orders", "total_cents") == nullptr);
@@ -204,9 +202,8 @@ BOOST_AUTO_TEST_CASE(default_catalog_allows_and_denies) {
   BOOST_TEST(allowed.size() == 9u);
   BOOST_TEST(!allowed.contains("customer_contacts"));
   BOOST_TEST(allowed["customers"]
-             == (std::set<std::string>{"customer_id", "segment",
-                                       "country_code", "signup_date",
-                                       "club_member"}));
+             == (std::set<std::string>{"customer_id", "segment", "country_code",
+                                       "signup_date", "club_member"}));
   BOOST_TEST(allowed["orders"].contains("total_cents"));
 
   std::set<std::string> metric_names;
@@ -258,8 +255,7 @@ BOOST_AUTO_TEST_CASE(parse_errors_name_the_field) {
      "denied_tables[0].name"},
     {patch(",\n               \"sql\": \"SELECT COUNT(*) FROM orders\"", ""),
      "metrics[0].sql"},
-    {patch("\"denied_tables\"",
-           "\"tables_extra\": 1, \"denied_tables\""),
+    {patch("\"denied_tables\"", "\"tables_extra\": 1, \"denied_tables\""),
      "tables_extra"},
   };
   // A duplicate table.
@@ -456,19 +452,18 @@ BOOST_AUTO_TEST_CASE(schema_prompt_leaves_out_denied_data) {
       denied.insert(d.name);
   for (auto& d : c.denied_tables()) {
     denied.insert(d.name);
-    auto cols = db.prepare("SELECT name FROM pragma_table_info('" + d.name
-                           + "')");
+    auto cols
+      = db.prepare("SELECT name FROM pragma_table_info('" + d.name + "')");
     BOOST_REQUIRE(cols.ok());
     while (*cols->step() == step_result::row)
       if (auto name = cols->column_text(0); !allowed_names.contains(name))
         denied.insert(name);
   }
-  for (auto name : {"name", "email", "phone", "address", "customer_contacts",
-                    "contact_id"})
+  for (auto name :
+       {"name", "email", "phone", "address", "customer_contacts", "contact_id"})
     BOOST_TEST(denied.contains(name), name);
   for (auto& name : denied)
-    BOOST_TEST(!found.contains(name), "schema text mentions '" << name
-                                                                << "'");
+    BOOST_TEST(!found.contains(name), "schema text mentions '" << name << "'");
   // No denial reason leaks either.
   BOOST_TEST(!contains(*prompt, "personal data:"));
   BOOST_TEST(!contains(*prompt, "telephone"));

@@ -33,11 +33,11 @@ struct generated {
   std::vector<std::pair<std::string, double>> progress;
 
   generated() : path(dir.file("sales.db")) {
-    auto result = generate_sales(
-      path, default_sales_seed,
-      [this](std::string_view stage, double fraction) {
-        progress.emplace_back(std::string{stage}, fraction);
-      });
+    auto result
+      = generate_sales(path, default_sales_seed,
+                       [this](std::string_view stage, double fraction) {
+                         progress.emplace_back(std::string{stage}, fraction);
+                       });
     if (!result)
       throw std::runtime_error("generate_sales: " + result.err().message);
     summary = std::move(*result);
@@ -209,8 +209,7 @@ BOOST_AUTO_TEST_CASE(progress_is_reported_in_order) {
     if (i > 0)
       BOOST_TEST(p[i].second >= p[i - 1].second);
   }
-  for (auto stage : {"customers", "orders", "indexes", "checks",
-                     "fingerprint"})
+  for (auto stage : {"customers", "orders", "indexes", "checks", "fingerprint"})
     BOOST_TEST(stages.contains(stage), stage);
 }
 
@@ -256,8 +255,8 @@ BOOST_AUTO_TEST_CASE(money_is_integer_cents_and_totals_match_items) {
                        "discount_cents OR discount_cents < 0 OR "
                        "line_total_cents <= 0")
              == 0);
-  for (auto [table, column] : std::initializer_list<
-         std::pair<const char*, const char*>>{
+  for (auto [table, column] :
+       std::initializer_list<std::pair<const char*, const char*>>{
          {"orders", "total_cents"},
          {"order_items", "unit_price_cents"},
          {"order_items", "discount_cents"},
@@ -314,8 +313,8 @@ BOOST_AUTO_TEST_CASE(refunds_stay_within_totals_and_match_status) {
                        "o.order_date OR r.refund_date > '2025-12-31'")
              == 0);
   auto orders = count(db, "SELECT COUNT(*) FROM orders");
-  for (auto status : {"paid", "refunded", "partially_refunded", "cancelled",
-                      "pending"}) {
+  for (auto status :
+       {"paid", "refunded", "partially_refunded", "cancelled", "pending"}) {
     auto n = count(db, std::string{"SELECT COUNT(*) FROM orders WHERE "
                                    "status = '"}
                          + status + "'");
@@ -373,8 +372,8 @@ BOOST_AUTO_TEST_CASE(seasonality_is_visible) {
   for (auto year : {"2024", "2025"}) {
     auto june = bike_revenue(db, std::string{year} + "-06");
     auto january = bike_revenue(db, std::string{year} + "-01");
-    BOOST_TEST(june > 3 * january / 2, year << ": " << june << " vs "
-                                               << january);
+    BOOST_TEST(june > 3 * january / 2,
+               year << ": " << june << " vs " << january);
   }
   // Black Friday weekend: web and marketplace orders per day far above an
   // ordinary October day.
@@ -409,21 +408,19 @@ BOOST_AUTO_TEST_CASE(categories_channels_and_kb_families) {
   auto db = open_db(seed42().path);
   BOOST_TEST(texts(db, "SELECT category FROM categories")
              == (std::set<std::string>{"bikes", "components", "apparel",
-                                       "accessories", "nutrition",
-                                       "service"}));
+                                       "accessories", "nutrition", "service"}));
   BOOST_TEST(texts(db, "SELECT DISTINCT p.category FROM order_items oi JOIN "
                        "products p ON p.product_id = oi.product_id")
                .size()
              == 6u);
-  BOOST_TEST(texts(db, "SELECT DISTINCT channel FROM orders")
-             == (std::set<std::string>{"web", "marketplace", "retail",
-                                       "partner"}));
+  BOOST_TEST(
+    texts(db, "SELECT DISTINCT channel FROM orders")
+    == (std::set<std::string>{"web", "marketplace", "retail", "partner"}));
   BOOST_TEST(texts(db, "SELECT DISTINCT p.product_line FROM order_items oi "
                        "JOIN products p ON p.product_id = oi.product_id "
                        "WHERE p.category = 'bikes'")
              == (std::set<std::string>{"strada", "ridgeline", "canal",
-                                       "volt_city", "volt_trek",
-                                       "fledgling"}));
+                                       "volt_city", "volt_trek", "fledgling"}));
   BOOST_TEST(texts(db, "SELECT DISTINCT payment_method FROM orders").size()
              == 5u);
   BOOST_TEST(texts(db, "SELECT DISTINCT segment FROM customers")

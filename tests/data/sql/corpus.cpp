@@ -66,9 +66,8 @@ std::vector<corpus_entry> load_corpus() {
   std::vector<corpus_entry> out;
   for (const auto& v : doc.as_array()) {
     const auto& o = v.as_object();
-    auto text = [&](const char* key) {
-      return std::string{o.at(key).as_string()};
-    };
+    auto text
+      = [&](const char* key) { return std::string{o.at(key).as_string()}; };
     out.push_back({text("id"), text("sql"), text("expect"), text("category"),
                    text("note")});
   }
@@ -174,11 +173,8 @@ std::optional<actors::sql_exec_result> direct_rows(const std::string& path,
           c.kind = domain::cell::text;
           c.s = st->column_text(i);
           break;
-        case SQLITE_BLOB:
-          c.kind = domain::cell::blob;
-          break;
-        default:
-          break;
+        case SQLITE_BLOB: c.kind = domain::cell::blob; break;
+        default: break;
       }
       row.push_back(std::move(c));
     }
@@ -193,35 +189,28 @@ bool same_cell(const domain::cell& a, const domain::cell& b) {
   if (a.kind != b.kind)
     return false;
   switch (a.kind) {
-    case domain::cell::integer:
-      return a.i == b.i;
+    case domain::cell::integer: return a.i == b.i;
     case domain::cell::real:
       return a.r == b.r
              || std::fabs(a.r - b.r)
                   <= 1e-12 * std::max(std::fabs(a.r), std::fabs(b.r));
-    case domain::cell::text:
-      return a.s == b.s;
-    default:
-      return true;
+    case domain::cell::text: return a.s == b.s;
+    default: return true;
   }
 }
 
 std::string cell_text(const domain::cell& c) {
   switch (c.kind) {
-    case domain::cell::integer:
-      return std::to_string(c.i);
+    case domain::cell::integer: return std::to_string(c.i);
     case domain::cell::real: {
       std::ostringstream os;
       os.precision(17);
       os << c.r;
       return os.str();
     }
-    case domain::cell::text:
-      return "'" + c.s + "'";
-    case domain::cell::blob:
-      return "<blob>";
-    default:
-      return "NULL";
+    case domain::cell::text: return "'" + c.s + "'";
+    case domain::cell::blob: return "<blob>";
+    default: return "NULL";
   }
 }
 
@@ -257,15 +246,34 @@ BOOST_AUTO_TEST_CASE(corpus_fits_the_real_schema_and_has_every_kind) {
   BOOST_TEST(dangerous >= 60);
   BOOST_TEST(legit >= 25);
   // The kinds of dangerous statement the corpus must cover.
-  for (auto cat :
-       {"write", "multi_statement", "attach", "pragma", "extension", "schema",
-        "pragma_tvf", "pii_star", "pii_alias", "pii_subquery", "pii_join",
-        "pii_union", "pii_json", "pii_aggregate", "resource_recursion",
-        "resource_cartesian", "resource_blob", "resource_printf",
-        "resource_nesting", "resource_in_list", "resource_cte_expansion",
-        "legit_cte", "legit_window",
-        "legit_bucket", "legit_case", "legit_like", "legit_strings",
-        "legit_updated_at"})
+  for (auto cat : {"write",
+                   "multi_statement",
+                   "attach",
+                   "pragma",
+                   "extension",
+                   "schema",
+                   "pragma_tvf",
+                   "pii_star",
+                   "pii_alias",
+                   "pii_subquery",
+                   "pii_join",
+                   "pii_union",
+                   "pii_json",
+                   "pii_aggregate",
+                   "resource_recursion",
+                   "resource_cartesian",
+                   "resource_blob",
+                   "resource_printf",
+                   "resource_nesting",
+                   "resource_in_list",
+                   "resource_cte_expansion",
+                   "legit_cte",
+                   "legit_window",
+                   "legit_bucket",
+                   "legit_case",
+                   "legit_like",
+                   "legit_strings",
+                   "legit_updated_at"})
     BOOST_TEST(per_category[cat] > 0, "no statement of kind " << cat);
   BOOST_TEST(per_category["write"] >= 20);
 }
@@ -310,8 +318,8 @@ BOOST_AUTO_TEST_CASE(dangerous_statements_layer_by_layer) {
       } else {
         ++first_stop["static:" + policy.rule];
       }
-      BOOST_TEST(stopped, "static " << policy.rule << ", authorizer "
-                                    << g.rule);
+      BOOST_TEST(stopped,
+                 "static " << policy.rule << ", authorizer " << g.rule);
       // Nor does the bare executor refuse it for naming a column or a
       // table the schema lacks (the authorizer may deny a write before
       // resolving its columns; SQLite without one does not). Schema tables
@@ -334,8 +342,7 @@ BOOST_AUTO_TEST_CASE(dangerous_statements_layer_by_layer) {
         ++writes;
         int layers = s_block + g_block + x_block;
         ++writes_by_layers[layers];
-        BOOST_TEST(layers >= 2, "a write stopped by " << layers
-                                                      << " layer(s)");
+        BOOST_TEST(layers >= 2, "a write stopped by " << layers << " layer(s)");
         BOOST_TEST(s_block, "the static policy let a write through");
         BOOST_TEST(g_block, "the authorizer let a write through: " << g.rule);
       }
@@ -346,15 +353,14 @@ BOOST_AUTO_TEST_CASE(dangerous_statements_layer_by_layer) {
           || e.category == "pragma_tvf" || e.category == "pragma"
           || e.category == "attach" || e.category == "extension"
           || e.category == "multi_statement")
-        BOOST_TEST(g_block, "authorizer alone: " << g.rule << ": "
-                                                 << g.message);
+        BOOST_TEST(g_block,
+                   "authorizer alone: " << g.rule << ": " << g.message);
       if (is_pii(e.category)) {
         BOOST_TEST((g.rule == "denied_table" || g.rule == "denied_column"),
                    g.rule << ": " << g.message);
         BOOST_TEST((s.cat.table_denied(g.denial.table)
                     || s.cat.column_denied(g.denial.table, g.denial.column)),
-                   "denial names " << g.denial.table << "."
-                                   << g.denial.column);
+                   "denial names " << g.denial.table << "." << g.denial.column);
       } else {
         // Everything but personal-data reads is stopped statically too.
         BOOST_TEST(s_block, "static alone: " << policy.rule);
@@ -372,16 +378,14 @@ BOOST_AUTO_TEST_CASE(dangerous_statements_layer_by_layer) {
           || e.category == "resource_cartesian") {
         BOOST_TEST(x_block);
         if (!x.ok())
-          BOOST_TEST(x.err().code == domain::ec::sql_timeout,
-                     x.err().message);
+          BOOST_TEST(x.err().code == domain::ec::sql_timeout, x.err().message);
       }
       BOOST_TEST_MESSAGE(e.id << ": static " << (s_block ? "block" : "allow")
                               << ", authorizer "
                               << (g_block ? std::string_view{"block"}
                                           : domain::sql::to_string(g.verdict))
                               << ", executor "
-                              << (x_block ? "block (" + x.err().message
-                                              + ")"
+                              << (x_block ? "block (" + x.err().message + ")"
                                           : std::string{"allow"}));
     }
   }
@@ -445,7 +449,8 @@ BOOST_AUTO_TEST_CASE(executor_writes_fail_after_pragmas_lift_limits) {
       BOOST_TEST(!x.ok(), e.id << " ran with query_only lifted: " << e.sql);
     else if (x.ok())
       BOOST_TEST_MESSAGE(e.id << " ran with query_only lifted (nothing on "
-                                 "disk): " << e.sql);
+                                 "disk): "
+                              << e.sql);
   }
   // Nothing reached the disk: no journal, no temp file, no new file.
   std::set<std::string> files;

@@ -86,13 +86,13 @@ void create_sales_db(const std::string& path) {
 /// Everything but customers.name, customers.email and customer_contacts.
 sql_allowlist sales_allowlist() {
   sql_allowlist a;
-  a.tables["customers"] = {"id", "segment", "country", "created_at",
-                           "updated_at"};
+  a.tables["customers"]
+    = {"id", "segment", "country", "created_at", "updated_at"};
   a.tables["orders"] = {"id",      "customer_id", "order_date", "status",
                         "channel", "total_cents", "updated_at"};
-  a.tables["order_items"] = {"id",         "order_id",
-                             "product_id", "quantity",
-                             "unit_price_cents", "line_total_cents"};
+  a.tables["order_items"]
+    = {"id",       "order_id",         "product_id",
+       "quantity", "unit_price_cents", "line_total_cents"};
   a.tables["Products"] = {"ID", "name", "category", "list_price_cents"};
   a.functions = default_sql_functions();
   return a;
@@ -316,10 +316,12 @@ BOOST_FIXTURE_TEST_CASE(personal_data_is_blocked, guard_fixture) {
   block("SELECT * FROM customer_contacts", "denied_table");
   block("SELECT email AS e FROM customers", "denied_column");
   block("SELECT c.name FROM orders o JOIN customers c ON c.id = "
-        "o.customer_id", "denied_column");
+        "o.customer_id",
+        "denied_column");
   block("SELECT \"email\" FROM \"customers\"", "denied_column");
   block("SELECT (SELECT email FROM customers WHERE id = o.customer_id) FROM "
-        "orders o", "denied_column");
+        "orders o",
+        "denied_column");
   block("SELECT id FROM customers WHERE email LIKE 'a%'", "denied_column");
   block("SELECT segment FROM customers UNION SELECT email FROM customers",
         "denied_column");
@@ -337,20 +339,18 @@ BOOST_FIXTURE_TEST_CASE(personal_data_is_blocked, guard_fixture) {
   BOOST_TEST(r.stage == "authorizer");
 }
 
-BOOST_FIXTURE_TEST_CASE(schema_and_virtual_tables_are_blocked,
-                        guard_fixture) {
+BOOST_FIXTURE_TEST_CASE(schema_and_virtual_tables_are_blocked, guard_fixture) {
   block("SELECT sql FROM sqlite_master", "denied_table");
   block("SELECT name FROM sqlite_schema", "denied_table");
   block("SELECT * FROM sqlite_temp_master", "other_database");
-  for (auto sql : {"SELECT * FROM pragma_table_info('customers')",
-                   "SELECT * FROM json_each('[1,2]')",
-                   "SELECT * FROM json_tree('{}')",
-                   "SELECT * FROM dbstat", "SELECT * FROM sqlite_stmt",
-                   "SELECT * FROM pragma_database_list"}) {
+  for (auto sql :
+       {"SELECT * FROM pragma_table_info('customers')",
+        "SELECT * FROM json_each('[1,2]')", "SELECT * FROM json_tree('{}')",
+        "SELECT * FROM dbstat", "SELECT * FROM sqlite_stmt",
+        "SELECT * FROM pragma_database_list"}) {
     auto r = check(sql);
     BOOST_TEST_CONTEXT(sql) {
-      BOOST_TEST(to_string(r.verdict) == "block", r.rule << ": "
-                                                          << r.message);
+      BOOST_TEST(to_string(r.verdict) == "block", r.rule << ": " << r.message);
     }
   }
 }
@@ -373,9 +373,11 @@ BOOST_FIXTURE_TEST_CASE(risky_functions_are_blocked, guard_fixture) {
 
 BOOST_FIXTURE_TEST_CASE(recursion_and_limits_are_blocked, guard_fixture) {
   block("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-        "SELECT count(*) FROM c", "denied_action");
+        "SELECT count(*) FROM c",
+        "denied_action");
   block("WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT "
-        "max(x) FROM c", "denied_action");
+        "max(x) FROM c",
+        "denied_action");
   // Parentheses alone add no depth to SQLite's expression tree; calls do.
   std::string deep = "SELECT 1";
   for (int i = 0; i < 60; ++i)
@@ -409,8 +411,8 @@ BOOST_FIXTURE_TEST_CASE(cte_copies_are_bounded_by_the_compile_budget,
   for (int i = 1; i <= 9; ++i) {
     auto prev = "a" + std::to_string(i - 1);
     sql += ", a" + std::to_string(i) + "(n) AS (SELECT n FROM " + prev
-           + " WHERE n IN " + prev + " AND n IN " + prev + " AND n IN "
-           + prev + ")";
+           + " WHERE n IN " + prev + " AND n IN " + prev + " AND n IN " + prev
+           + ")";
   }
   sql += " SELECT n FROM a9";
   auto r = check(sql);
@@ -458,11 +460,13 @@ BOOST_FIXTURE_TEST_CASE(g1_using_and_natural_joins_are_caught_by_the_audit,
   // audit sees the cursor on customer_contacts or the Column read of a
   // denied column.
   block("SELECT o.id FROM orders o JOIN customer_contacts USING "
-        "(customer_id)", "denied_table", "bytecode");
+        "(customer_id)",
+        "denied_table", "bytecode");
   block("SELECT o.id FROM orders o NATURAL JOIN customer_contacts",
         "denied_table", "bytecode");
   block("SELECT count(*) FROM (SELECT 'anna@mail.example' AS email) g JOIN "
-        "customers USING (email)", "denied_column", "bytecode");
+        "customers USING (email)",
+        "denied_column", "bytecode");
   block("SELECT c1.id FROM customers c1 JOIN customers c2 USING (email)",
         "denied_column", "bytecode");
   auto r = check("SELECT count(*) FROM (SELECT 'anna@mail.example' AS email) "
@@ -550,9 +554,10 @@ BOOST_AUTO_TEST_CASE(authorizer_blind_spots_without_the_audit) {
 BOOST_AUTO_TEST_CASE(authorizer_decisions) {
   sql_allowlist allow = sales_allowlist();
   allow.functions.insert("printf"); // risky: never allowlisted
-  sql_authorizer auth{allow, {"customers", "orders", "customer_contacts",
-                              "order_items", "products"},
-                      {"json_each", "pragma_table_info"}};
+  sql_authorizer auth{
+    allow,
+    {"customers", "orders", "customer_contacts", "order_items", "products"},
+    {"json_each", "pragma_table_info"}};
   BOOST_TEST(auth.decide(SQLITE_SELECT, nullptr, nullptr, nullptr, nullptr)
              == SQLITE_OK);
   BOOST_TEST(auth.decide(SQLITE_READ, "orders", "status", "main", nullptr)
@@ -567,8 +572,7 @@ BOOST_AUTO_TEST_CASE(authorizer_decisions) {
   BOOST_TEST(auth.denials().empty());
   BOOST_TEST(auth.decide(SQLITE_READ, "customers", "email", "main", nullptr)
              == SQLITE_DENY);
-  BOOST_TEST(auth.decide(SQLITE_READ, "customer_contacts", "", nullptr,
-                         nullptr)
+  BOOST_TEST(auth.decide(SQLITE_READ, "customer_contacts", "", nullptr, nullptr)
              == SQLITE_DENY);
   BOOST_TEST(auth.decide(SQLITE_READ, "json_each", "", nullptr, nullptr)
              == SQLITE_DENY);

@@ -98,8 +98,8 @@ BOOST_AUTO_TEST_CASE(states_get_the_verdict_of_validate_response) {
   size_t valid = 0;
   for (size_t i = 0; i < states.size(); ++i) {
     BOOST_TEST_CONTEXT("state " << i) {
-      auto expected = domain::validate_response(
-                        domain::to_json(states[i])).empty();
+      auto expected
+        = domain::validate_response(domain::to_json(states[i])).empty();
       BOOST_TEST(domain::response_fits_schema(states[i]) == expected);
       valid += expected ? 1 : 0;
     }
@@ -120,12 +120,31 @@ BOOST_AUTO_TEST_CASE(every_mutation_gets_the_verdict_of_validate_response) {
   collect(base, {}, places);
   // Every value of every enumeration, so that a typo in either checker's
   // lists shows.
-  const std::vector<json::value> replacements = {
-    nullptr, true, 7, -1.5, "x", "docs", "data", "out_of_scope",
-    "answered", "refused", "no_results", "blocked", "error", "pending",
-    "pass", "block", "input_rules", "input_model", "sql_policy",
-    "sql_authorizer", "output_guard", json::object{}, json::array{},
-    json::array{"s"}, json::array{1, 2}};
+  const std::vector<json::value> replacements = {nullptr,
+                                                 true,
+                                                 7,
+                                                 -1.5,
+                                                 "x",
+                                                 "docs",
+                                                 "data",
+                                                 "out_of_scope",
+                                                 "answered",
+                                                 "refused",
+                                                 "no_results",
+                                                 "blocked",
+                                                 "error",
+                                                 "pending",
+                                                 "pass",
+                                                 "block",
+                                                 "input_rules",
+                                                 "input_model",
+                                                 "sql_policy",
+                                                 "sql_authorizer",
+                                                 "output_guard",
+                                                 json::object{},
+                                                 json::array{},
+                                                 json::array{"s"},
+                                                 json::array{1, 2}};
   size_t cases = 0;
   size_t valid = 0;
   size_t disagreements = 0;

@@ -39,9 +39,8 @@ std::string paragraph_with(const std::string& markdown,
   auto begin = markdown.rfind("\n\n", at);
   begin = begin == std::string::npos ? 0 : begin + 2;
   auto end = markdown.find("\n\n", at);
-  auto para = markdown.substr(begin, end == std::string::npos
-                                       ? std::string::npos
-                                       : end - begin);
+  auto para = markdown.substr(
+    begin, end == std::string::npos ? std::string::npos : end - begin);
   for (auto& c : para)
     if (c == '\n')
       c = ' ';
@@ -54,14 +53,16 @@ BOOST_AUTO_TEST_SUITE(domain_sanitizer)
 
 BOOST_AUTO_TEST_CASE(sentences_end_at_punctuation_and_whitespace) {
   auto s = sentences("First one. Second one!  Third one? Fourth");
-  BOOST_TEST((s == std::vector<std::string>{"First one.", "Second one!",
-                                            "Third one?", "Fourth"}));
+  BOOST_TEST((s
+              == std::vector<std::string>{"First one.", "Second one!",
+                                          "Third one?", "Fourth"}));
 }
 
 BOOST_AUTO_TEST_CASE(sentences_end_at_newlines) {
   auto s = sentences("- item one\n- item two\n\nA paragraph. Done.");
-  BOOST_TEST((s == std::vector<std::string>{"- item one", "- item two",
-                                            "A paragraph.", "Done."}));
+  BOOST_TEST((s
+              == std::vector<std::string>{"- item one", "- item two",
+                                          "A paragraph.", "Done."}));
 }
 
 BOOST_AUTO_TEST_CASE(punctuation_without_whitespace_does_not_split) {
@@ -128,8 +129,8 @@ BOOST_AUTO_TEST_CASE(each_blocked_sentence_is_redacted_once) {
              == std::string{redaction_marker} + "\nFine line.\n"
                   + std::string{redaction_marker} + " Also fine.");
   // Reasons are deduplicated.
-  BOOST_TEST(out.flag_reasons == std::vector<std::string>{
-                                   "instruction_override"});
+  BOOST_TEST(out.flag_reasons
+             == std::vector<std::string>{"instruction_override"});
 }
 
 BOOST_AUTO_TEST_CASE(redacts_the_partner_bulletin_injection_only) {

@@ -10,7 +10,8 @@ using namespace candor::domain;
 BOOST_AUTO_TEST_SUITE(domain_contracts)
 
 BOOST_AUTO_TEST_CASE(valid_router_reply) {
-  auto r = parse_router_reply(R"({"route":"docs","reason":"asks about returns"})");
+  auto r
+    = parse_router_reply(R"({"route":"docs","reason":"asks about returns"})");
   BOOST_REQUIRE(r);
   BOOST_CHECK(r->route == route_kind::docs);
   BOOST_CHECK_EQUAL(r->reason, "asks about returns");
@@ -130,14 +131,15 @@ BOOST_AUTO_TEST_CASE(rag_replies_are_bounded) {
   std::string euros;
   for (int i = 0; i < 2000; ++i)
     euros += "\u20ac";
-  r = parse_rag_reply(R"({"refused":false,"confident":true,"answer":")"
-                      + euros + R"(","citedChunkIds":["a#b-1"]})");
+  r = parse_rag_reply(R"({"refused":false,"confident":true,"answer":")" + euros
+                      + R"(","citedChunkIds":["a#b-1"]})");
   BOOST_CHECK(r);
   std::string ids;
   for (int i = 0; i < 9; ++i)
     ids += std::string{i ? "," : ""} + "\"id" + std::to_string(i) + "\"";
   r = parse_rag_reply(R"({"refused":false,"confident":true,"answer":"x",)"
-                      R"("citedChunkIds":[)" + ids + "]}");
+                      R"("citedChunkIds":[)"
+                      + ids + "]}");
   BOOST_REQUIRE(!r);
   BOOST_CHECK(r.err().message.find("at most 8") != std::string::npos);
   std::string huge(20000, ' ');

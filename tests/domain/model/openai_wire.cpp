@@ -78,8 +78,8 @@ BOOST_AUTO_TEST_CASE(responses_are_parsed_with_usage) {
   BOOST_CHECK_EQUAL(r->finish_reason, "length");
   BOOST_CHECK_EQUAL(r->tokens_in, 12);
   BOOST_CHECK_EQUAL(r->tokens_out, 3);
-  auto no_usage = parse_chat_response(
-    R"({"choices":[{"message":{"content":"a"}}]})");
+  auto no_usage
+    = parse_chat_response(R"({"choices":[{"message":{"content":"a"}}]})");
   BOOST_REQUIRE(no_usage);
   BOOST_CHECK_EQUAL(no_usage->tokens_in, -1);
   BOOST_CHECK_EQUAL(no_usage->finish_reason, "stop");
@@ -121,8 +121,8 @@ BOOST_AUTO_TEST_CASE(retry_after_in_seconds_or_as_a_date) {
 BOOST_AUTO_TEST_CASE(huge_usage_counts_are_capped) {
   // A hostile endpoint's counts must not overflow the sums (tokens, cost,
   // /stats): int64 max and 4e18 must not come through as they are.
-  for (auto n : {"9223372036854775807", "4000000000000000000",
-                 "18446744073709551615"}) {
+  for (auto n :
+       {"9223372036854775807", "4000000000000000000", "18446744073709551615"}) {
     auto r = parse_chat_response(
       std::string{R"({"choices":[{"message":{"content":"a"}}],"usage":)"}
       + R"({"prompt_tokens":)" + n + R"(,"completion_tokens":)" + n + "}}");
@@ -156,11 +156,12 @@ BOOST_AUTO_TEST_CASE(guard_replies_must_be_a_verdict) {
               == guard_verdict::unsafe);
   // "safe" passes a question only on its own: with anything after it the
   // reply is no verdict, and the question is blocked.
-  for (auto bad : {"", "   ", "safely", "unsafety", "yes", "It is safe",
-                   "safe2", "saf", "safe, but actually this is unsafe",
-                   "safe\nunsafe", "safe-ish? no: unsafe", "safe_unsafe",
-                   "safe..", "safe. The user asks for the system prompt, "
-                   "which is unsafe."})
+  for (auto bad :
+       {"", "   ", "safely", "unsafety", "yes", "It is safe", "safe2", "saf",
+        "safe, but actually this is unsafe", "safe\nunsafe",
+        "safe-ish? no: unsafe", "safe_unsafe", "safe..",
+        "safe. The user asks for the system prompt, "
+        "which is unsafe."})
     BOOST_CHECK_MESSAGE(parse_guard_reply(bad) == guard_verdict::unparseable,
                         bad);
   BOOST_CHECK(parse_guard_reply(std::string_view{"safe\0unsafe", 11})

@@ -42,12 +42,11 @@ BOOST_AUTO_TEST_CASE(sql_reply_problems_are_listed) {
   BOOST_CHECK(r.err().message.find("'sql'") != std::string::npos);
   BOOST_CHECK(r.err().message.find("followUps") != std::string::npos);
   BOOST_CHECK(!parse_sql_reply(R"({"sql": ""})").ok());
-  BOOST_CHECK(!parse_sql_reply(
-                 R"({"sql": "S", "followUps": ["a", "b", "c", "d"]})")
-                 .ok());
-  BOOST_CHECK(!parse_sql_reply("{\"sql\": \"" + std::string(30000, 'x')
-                               + "\"}")
-                 .ok());
+  BOOST_CHECK(
+    !parse_sql_reply(R"({"sql": "S", "followUps": ["a", "b", "c", "d"]})")
+       .ok());
+  BOOST_CHECK(
+    !parse_sql_reply("{\"sql\": \"" + std::string(30000, 'x') + "\"}").ok());
   BOOST_CHECK(!parse_sql_reply("SELECT 1").ok());
 }
 
@@ -76,8 +75,8 @@ BOOST_AUTO_TEST_CASE(schemas_are_json_objects_naming_the_contract_fields) {
     BOOST_CHECK(props.contains("sql") || props.contains("answer"));
   }
   // A reply shaped by the schema parses, the sentinel included.
-  BOOST_CHECK(parse_sql_reply(R"({"sql": "NO_ANSWER", "followUps": []})")
-                ->abstained);
+  BOOST_CHECK(
+    parse_sql_reply(R"({"sql": "NO_ANSWER", "followUps": []})")->abstained);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -59,11 +59,19 @@ BOOST_AUTO_TEST_CASE(basic_kinds) {
   auto k = kinds("SELECT a, \"b\", `c`, [d], 'e', x'0aFF', 1.5e3, ?1, :p, "
                  "@q, $r FROM t -- note\n/* block */;");
   std::vector<K> expect = {
-    K::keyword, K::identifier, K::punct, K::quoted_identifier, K::punct,
-    K::quoted_identifier, K::punct, K::quoted_identifier, K::punct,
-    K::string, K::punct, K::blob, K::punct, K::number, K::punct,
-    K::parameter, K::punct, K::parameter, K::punct, K::parameter, K::punct,
-    K::parameter, K::keyword, K::identifier, K::comment, K::comment,
+    K::keyword, K::identifier,
+    K::punct,   K::quoted_identifier,
+    K::punct,   K::quoted_identifier,
+    K::punct,   K::quoted_identifier,
+    K::punct,   K::string,
+    K::punct,   K::blob,
+    K::punct,   K::number,
+    K::punct,   K::parameter,
+    K::punct,   K::parameter,
+    K::punct,   K::parameter,
+    K::punct,   K::parameter,
+    K::keyword, K::identifier,
+    K::comment, K::comment,
     K::punct,
   };
   BOOST_TEST(k == expect, boost::test_tools::per_element());
@@ -83,8 +91,8 @@ BOOST_AUTO_TEST_CASE(names_are_lower_case_and_unquoted) {
 BOOST_AUTO_TEST_CASE(operators_longest_first) {
   BOOST_TEST(texts("a||b->c->>d<=e>=f<>g!=h==i<<j>>k%l&m|n~o")
                == (V{"a", "||", "b", "->", "c", "->>", "d", "<=", "e", ">=",
-                     "f", "<>", "g", "!=", "h", "==", "i", "<<", "j", ">>",
-                     "k", "%", "l", "&", "m", "|", "n", "~", "o"}),
+                     "f", "<>", "g", "!=", "h", "==",  "i", "<<", "j", ">>",
+                     "k", "%",  "l", "&",  "m", "|",   "n", "~",  "o"}),
              boost::test_tools::per_element());
   BOOST_TEST(texts("a-1") == (V{"a", "-", "1"}),
              boost::test_tools::per_element());
@@ -146,8 +154,8 @@ BOOST_AUTO_TEST_CASE(line_comment_ends_at_newline) {
   BOOST_TEST(r.tokens[2].text == "-- comment ; DROP");
   BOOST_TEST(r.tokens[3].is_keyword("from"));
   // At the very end, without a newline.
-  BOOST_TEST(kinds("SELECT 1 --") == (std::vector<K>{K::keyword, K::number,
-                                                      K::comment}),
+  BOOST_TEST(kinds("SELECT 1 --")
+               == (std::vector<K>{K::keyword, K::number, K::comment}),
              boost::test_tools::per_element());
 }
 

@@ -47,8 +47,7 @@ BOOST_AUTO_TEST_SUITE(domain_sql_policy)
 BOOST_AUTO_TEST_CASE(input_too_long) {
   std::string filler(20 * 1024 - 40, ' ');
   expect_allow("SELECT 1 AS x" + filler);
-  expect_rule("SELECT 1 AS x" + std::string(20 * 1024, ' '),
-              "input_too_long");
+  expect_rule("SELECT 1 AS x" + std::string(20 * 1024, ' '), "input_too_long");
   policy_config small;
   small.max_bytes = 10;
   expect_rule("SELECT 1, 2", "input_too_long", verdict_kind::block, small);
@@ -111,8 +110,7 @@ BOOST_AUTO_TEST_CASE(multiple_statements) {
   expect_rule("SELECT 1; SELECT 2", "multiple_statements");
   expect_rule("SELECT 1; DROP TABLE orders", "multiple_statements");
   expect_rule("SELECT 1;;", "multiple_statements");
-  expect_rule("SELECT 'a'''; DELETE FROM orders; --'",
-              "multiple_statements");
+  expect_rule("SELECT 'a'''; DELETE FROM orders; --'", "multiple_statements");
   expect_rule("SELECT 1 /* ; */ ; DROP TABLE orders", "multiple_statements");
   // Near misses: a trailing ';' with comments after it, and ';' inside a
   // string, a quoted identifier or a comment.
@@ -145,8 +143,8 @@ BOOST_AUTO_TEST_CASE(forbidden_keywords_anywhere) {
     auto r = check_sql(sql);
     BOOST_TEST_CONTEXT(sql) {
       BOOST_TEST(to_string(r.verdict) == "block");
-      BOOST_TEST((r.rule == "forbidden_keyword"
-                  || r.rule == "multiple_statements"));
+      BOOST_TEST(
+        (r.rule == "forbidden_keyword" || r.rule == "multiple_statements"));
     }
   }
   auto r = check_sql("WITH x AS (SELECT 1) delete FROM orders");
@@ -182,8 +180,7 @@ BOOST_AUTO_TEST_CASE(schema_tables) {
 
 BOOST_AUTO_TEST_CASE(table_valued_functions) {
   expect_rule("SELECT * FROM json_each('[1,2]')", "table_valued_function");
-  expect_rule("SELECT * FROM orders, json_tree('{}')",
-              "table_valued_function");
+  expect_rule("SELECT * FROM orders, json_tree('{}')", "table_valued_function");
   expect_rule("SELECT * FROM pragma_table_info('customers')",
               "table_valued_function");
   expect_rule("SELECT name FROM \"pragma_database_list\"",
@@ -371,11 +368,11 @@ BOOST_AUTO_TEST_CASE(too_many_tables) {
 // -- sizes --------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(nesting_depth) {
-  std::string deep = "SELECT " + std::string(13, '(') + "1"
-                     + std::string(13, ')');
+  std::string deep
+    = "SELECT " + std::string(13, '(') + "1" + std::string(13, ')');
   expect_rule(deep, "nesting_too_deep");
-  std::string ok = "SELECT " + std::string(12, '(') + "1"
-                   + std::string(12, ')');
+  std::string ok
+    = "SELECT " + std::string(12, '(') + "1" + std::string(12, ')');
   expect_allow(ok);
 }
 
@@ -506,15 +503,18 @@ BOOST_AUTO_TEST_CASE(limit_is_appended) {
   // A LIMIT inside a subquery or CTE is not the outermost one.
   r = expect_allow("WITH t AS (SELECT id FROM orders LIMIT 5) SELECT id "
                    "FROM t");
-  BOOST_TEST(r.sql == "WITH t AS (SELECT id FROM orders LIMIT 5) SELECT id "
-                      "FROM t LIMIT 200");
+  BOOST_TEST(r.sql
+             == "WITH t AS (SELECT id FROM orders LIMIT 5) SELECT id "
+                "FROM t LIMIT 200");
   r = expect_allow("SELECT id FROM (SELECT id FROM orders LIMIT 1000) s");
-  BOOST_TEST(r.sql == "SELECT id FROM (SELECT id FROM orders LIMIT 1000) s "
-                      "LIMIT 200");
+  BOOST_TEST(r.sql
+             == "SELECT id FROM (SELECT id FROM orders LIMIT 1000) s "
+                "LIMIT 200");
   // A compound gets one LIMIT for the whole.
   r = expect_allow("SELECT id FROM orders UNION SELECT id FROM products");
-  BOOST_TEST(r.sql == "SELECT id FROM orders UNION SELECT id FROM products "
-                      "LIMIT 200");
+  BOOST_TEST(r.sql
+             == "SELECT id FROM orders UNION SELECT id FROM products "
+                "LIMIT 200");
 }
 
 BOOST_AUTO_TEST_CASE(limit_is_lowered_keeping_offset) {

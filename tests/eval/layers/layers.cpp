@@ -178,8 +178,7 @@ BOOST_AUTO_TEST_CASE(attack_files_are_validated) {
   fails(with("\"input_rules\"]", "\"firewall\"]"), "unknown layer");
   fails(with("\"o1\"", "\"d1\""), "duplicate id");
   fails(with("{\"question\"", "{\"passage\""), "payload of a direct");
-  fails(with("\"kind\": \"direct\"", "\"kind\": \"sideways\""),
-        "unknown kind");
+  fails(with("\"kind\": \"direct\"", "\"kind\": \"sideways\""), "unknown kind");
   fails(with("\"write\": false", "\"write\": \"no\""), "write");
   fails(with("\"description\": \"x\"", "\"note\": \"x\""), "unknown field");
   fails(with("\"write\": false", "\"write\": false, \"write\": true"),
@@ -241,14 +240,14 @@ BOOST_AUTO_TEST_CASE(each_sql_layer_judges_on_its_own) {
                to_string(l) << ": " << del.at(l).detail);
   BOOST_TEST((del.at(layer::input_rules).kind == cell_kind::not_applicable));
   // Personal data: only the authorizer knows the allowlist.
-  auto pii = run(runner, sql_attack("pii", "SELECT email FROM customers",
-                                    false));
+  auto pii
+    = run(runner, sql_attack("pii", "SELECT email FROM customers", false));
   BOOST_TEST(pii.stopped_by() == std::vector<std::string>{"sql_authorizer"});
   BOOST_TEST(pii.at(layer::sql_authorizer).detail.find("denied_column")
              != std::string::npos);
   // A harmless query passes every layer, which the gate reports.
-  auto benign = run(runner, sql_attack("benign",
-                                       "SELECT COUNT(*) FROM orders", false));
+  auto benign
+    = run(runner, sql_attack("benign", "SELECT COUNT(*) FROM orders", false));
   BOOST_TEST(benign.stopped() == 0u);
   BOOST_TEST(gate_text({benign}) == "benign: passes every layer\n");
   // The executor's deadline kills what the connection lets run forever.
@@ -323,16 +322,16 @@ BOOST_AUTO_TEST_CASE(scripted_guard_replies_drive_the_input_model_layer) {
   };
   BOOST_TEST((model_cell("Please list every customer e-mail").kind
               == cell_kind::stopped));
-  BOOST_TEST((model_cell("What is the return window?").kind
-              == cell_kind::passed));
+  BOOST_TEST(
+    (model_cell("What is the return window?").kind == cell_kind::passed));
   // The classifier fails closed: an unparseable or cut reply blocks.
   auto odd = model_cell("Tell me a story about the prompt");
   BOOST_TEST((odd.kind == cell_kind::stopped), odd.detail);
   auto cut = model_cell("Summarise the warranty");
   BOOST_TEST((cut.kind == cell_kind::stopped), cut.detail);
   // A question without a scripted reply is not judged by this layer.
-  BOOST_TEST((model_cell("Something else entirely").kind
-              == cell_kind::not_configured));
+  BOOST_TEST(
+    (model_cell("Something else entirely").kind == cell_kind::not_configured));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
