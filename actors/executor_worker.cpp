@@ -64,8 +64,6 @@ namespace {
 
 using worker_ptr
   = executor_worker_actor::stateful_pointer<executor_worker_state>;
-using sandbox_ptr = sql_sandbox_actor::stateful_pointer<sql_sandbox_state>;
-using slot_state = sql_sandbox_state::slot_state;
 
 // -- the worker ---------------------------------------------------------------
 

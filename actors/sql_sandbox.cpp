@@ -36,6 +36,9 @@ sql_sandbox_state::~sql_sandbox_state() {
 
 namespace {
 
+using sandbox_ptr = sql_sandbox_actor::stateful_pointer<sql_sandbox_state>;
+using slot_state = sql_sandbox_state::slot_state;
+
 std::string_view slot_state_name(slot_state st) {
   switch (st) {
     case slot_state::starting: return "starting";
