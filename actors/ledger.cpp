@@ -1,4 +1,4 @@
-// The ledger actor, its inbox and the ledger reader: batching request,
+// The ledger actor and the ledger reader: batching request,
 // model-call and SQL audit rows to the writer thread, and serving reads.
 
 #include "actors/ledger.hpp"
@@ -22,29 +22,6 @@ int64_t now_us() {
 }
 
 } // namespace
-
-// -- ledger_inbox -------------------------------------------------------------
-
-bool ledger_inbox::push(domain::request_record rec, size_t max_batch) {
-  std::lock_guard<std::mutex> guard{mtx_};
-  rows_.push_back(std::move(rec));
-  bool tell = !told_ || (max_batch > 0 && rows_.size() % max_batch == 0);
-  told_ = true;
-  return tell;
-}
-
-std::vector<domain::request_record> ledger_inbox::take() {
-  std::vector<domain::request_record> out;
-  std::lock_guard<std::mutex> guard{mtx_};
-  out.swap(rows_);
-  told_ = false;
-  return out;
-}
-
-size_t ledger_inbox::size() const {
-  std::lock_guard<std::mutex> guard{mtx_};
-  return rows_.size();
-}
 
 namespace {
 

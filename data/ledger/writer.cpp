@@ -13,10 +13,32 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "actors/ledger.hpp"
 #include "data/log.hpp"
 
 namespace candor::actors {
+
+// -- ledger_inbox -------------------------------------------------------------
+
+bool ledger_inbox::push(domain::request_record rec, size_t max_batch) {
+  std::lock_guard<std::mutex> guard{mtx_};
+  rows_.push_back(std::move(rec));
+  bool tell = !told_ || (max_batch > 0 && rows_.size() % max_batch == 0);
+  told_ = true;
+  return tell;
+}
+
+std::vector<domain::request_record> ledger_inbox::take() {
+  std::vector<domain::request_record> out;
+  std::lock_guard<std::mutex> guard{mtx_};
+  out.swap(rows_);
+  told_ = false;
+  return out;
+}
+
+size_t ledger_inbox::size() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return rows_.size();
+}
 
 namespace {
 

@@ -1,8 +1,10 @@
 #pragma once
 
 // Declares the ledger writer, which owns the ledger connection and commits
-// batches off the actor threads, in order.
+// batches off the actor threads, in order; its settings; and the inbox
+// through which request rows reach the ledger actor.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -14,10 +16,56 @@
 
 #include "data/telemetry.hpp"
 #include "data/ledger/store.hpp"
+#include "domain/records.hpp"
 
 namespace candor::actors {
 
-struct ledger_settings;
+/// Request rows on their way from the HTTP threads to the ledger actor.
+/// Sending each row as a message would schedule the ledger (and often wake
+/// a scheduler thread) once per request; rows put here are collected by the
+/// ledger on its flush timer instead, and the ledger is told only about the
+/// first row since it last collected (so that it arms the timer) and about
+/// every full batch. The ledger stays the only writer: it alone takes rows
+/// out of the inbox and writes them.
+class ledger_inbox {
+public:
+  /// Queues a row. True when the ledger must be told (the inbox was empty
+  /// since the ledger last collected it, or it holds `max_batch` rows more).
+  bool push(domain::request_record rec, size_t max_batch);
+
+  /// Moves every queued row out.
+  std::vector<domain::request_record> take();
+
+  size_t size() const;
+
+private:
+  mutable std::mutex mtx_;
+  std::vector<domain::request_record> rows_;
+  /// The ledger was told about the rows queued now.
+  bool told_ = false;
+};
+
+using ledger_inbox_ptr = std::shared_ptr<ledger_inbox>;
+
+struct ledger_settings {
+  std::string path;
+  std::chrono::milliseconds flush_interval{50};
+  size_t max_batch = 512;
+  /// Request rows queued outside the mailbox (null: rows only arrive as
+  /// messages). A restarted ledger takes over the same inbox.
+  ledger_inbox_ptr inbox;
+  /// Tries of a batch's transaction before the writer gives up on it as a
+  /// whole, and the pause between them: a locked or busy database clears
+  /// within that time (about 10 s by default).
+  int write_attempts = 51;
+  std::chrono::milliseconds retry_delay{200};
+  /// How many nice levels below the server the writer thread runs (0: at
+  /// the server's own priority, and no catch-up thread), and the backlog
+  /// in records from which the catch-up thread, at the server's priority,
+  /// takes the batches instead (see ledger_writer).
+  int writer_nice = 10;
+  size_t catch_up_rows = 16384;
+};
 
 /// Owns the ledger connection and commits batches off the actor threads, in
 /// order. A failed commit is retried (the rows stay queued) so nothing is
