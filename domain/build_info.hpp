@@ -1,7 +1,7 @@
 #pragma once
 
 /// Facts about the build, compiled into one generated source file
-/// (`<build>/build_info.cpp`, see cmake/build_info.cmake) so that the source
+/// (`<build>/build_info.cpp`, see conf/cmake/build_info.cmake) so that the source
 /// path is not a compile definition of every target: a definition that
 /// differs between checkouts would defeat ccache for every file.
 namespace candor::domain {

@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-/// Files from conf/ and net/page/ compiled into the binary (see conf/embed.cmake), so that
+/// Files from conf/ and net/page/ compiled into the binary (see conf/cmake/embed.cmake), so that
 /// `candor` runs on its defaults from any directory.
 namespace candor::embedded {
 
