@@ -49,7 +49,7 @@ void wake_signal::signal() noexcept {
 
 sandbox_settings sandbox_settings::from(const domain::config& cfg) {
   sandbox_settings s;
-  s.exec.executable = default_executor_binary();
+  s.exec.executable = data::default_executor_binary();
   s.exec.db_path = cfg.data_dir + "/sales.db";
   s.exec.memory_mb = cfg.sql.executor_memory_mb;
   s.exec.heap_limit_mb = cfg.sql.heap_limit_mb;
@@ -76,7 +76,7 @@ void notify(worker_ptr self, worker_event event, int32_t pid) {
 /// Starts a process; tells the sandbox either way.
 bool start_process(worker_ptr self) {
   auto& s = self->state;
-  auto proc = executor_process::spawn(s.settings.exec);
+  auto proc = data::executor_process::spawn(s.settings.exec);
   if (!proc) {
     data::log_event(data::log_level::error, "sql_executor_start_failed",
                     {{"slot", s.slot}, {"message", proc.err().message}});

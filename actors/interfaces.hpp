@@ -19,6 +19,7 @@
 
 #include "domain/error.hpp"
 #include "domain/records.hpp"
+#include "domain/sql/exec.hpp"
 #include "domain/types.hpp"
 
 namespace candor::data {
@@ -68,37 +69,9 @@ typename Inspector::result_type inspect(Inspector& f, llm_reply& x) {
   return f(x.text, x.model, x.finish_reason, x.usage);
 }
 
-/// One statement for the SQL sandbox. The statement has passed the static
-/// policy and the validation connection already; the executor applies its
-/// own layers regardless.
-struct sql_exec_request {
-  std::string request_id;
-  std::string sql;
-  int32_t max_rows = 200;  ///< rows kept; more set `truncated`
-  int32_t deadline_ms = 0; ///< 0: the sandbox's configured deadline
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, sql_exec_request& x) {
-  return f(x.request_id, x.sql, x.max_rows, x.deadline_ms);
-}
-
-/// What an executor returned for one statement. Failures travel as errors
-/// instead: `sql_timeout` (killed at the deadline), `sql_executor_failed`
-/// (the process died), `sql_failed` (SQLite refused or aborted it, e.g. the
-/// heap limit; the message says why).
-struct sql_exec_result {
-  std::vector<std::string> columns;
-  std::vector<std::vector<domain::cell>> rows;
-  int64_t row_count = 0;  ///< rows produced (may exceed rows.size())
-  bool truncated = false; ///< rows were cut at max_rows
-  int64_t elapsed_us = 0; ///< inside the executor
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, sql_exec_result& x) {
-  return f(x.columns, x.rows, x.row_count, x.truncated, x.elapsed_us);
-}
+// The sandbox's messages are the domain's contract with the executor.
+using domain::sql_exec_request;
+using domain::sql_exec_result;
 
 /// An immutable retrieval snapshot, shared by every reader (local only).
 using snapshot_ptr = std::shared_ptr<const data::retrieval_snapshot>;
@@ -149,8 +122,8 @@ CAF_ADD_TYPE_ID(candor, (candor::domain::trace_record))
 CAF_ADD_TYPE_ID(candor, (candor::domain::sql_audit_record))
 CAF_ADD_TYPE_ID(candor, (candor::actors::llm_request))
 CAF_ADD_TYPE_ID(candor, (candor::actors::llm_reply))
-CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_request))
-CAF_ADD_TYPE_ID(candor, (candor::actors::sql_exec_result))
+CAF_ADD_TYPE_ID(candor, (candor::domain::sql_exec_request))
+CAF_ADD_TYPE_ID(candor, (candor::domain::sql_exec_result))
 CAF_ADD_TYPE_ID(candor, (candor::actors::index_info))
 
 CAF_END_TYPE_ID_BLOCK(candor)

@@ -301,10 +301,10 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       auto& s = self->state;
       if (s.stopping)
         return to_caf(domain::ec::shutting_down, "the SQL sandbox is stopping");
-      if (req.sql.empty() || req.sql.size() > executor_max_sql)
+      if (req.sql.empty() || req.sql.size() > data::executor_max_sql)
         return to_caf(domain::ec::invalid_request,
                       "the statement is empty or longer than "
-                        + std::to_string(executor_max_sql) + " bytes");
+                        + std::to_string(data::executor_max_sql) + " bytes");
       if (req.max_rows <= 0 || req.max_rows > s.settings.max_rows)
         req.max_rows = s.settings.max_rows;
       if (req.deadline_ms <= 0)

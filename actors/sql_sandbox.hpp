@@ -66,7 +66,7 @@ private:
 
 struct sandbox_settings {
   /// How each executor is started (executable, database, limits).
-  executor_settings exec;
+  data::executor_settings exec;
   /// Pre-started executor processes.
   int32_t pool_size = 2;
   /// Default deadline of a statement (a request may ask for its own,
@@ -122,7 +122,7 @@ struct executor_worker_state {
   int32_t slot = 0;
   sql_sandbox_actor sandbox;
   std::shared_ptr<wake_signal> wake;
-  executor_process proc;
+  data::executor_process proc;
   /// A process was up before (the next ready is a respawn).
   bool started_once = false;
 };

@@ -111,12 +111,12 @@ namespace {
 /// started by the SQL sandbox (data/sql/executor.hpp) with its socket on a
 /// descriptor. Not for interactive use.
 int cmd_executor(int argc, char** argv) {
-  auto opts = actors::parse_executor_args(argc, argv);
+  auto opts = data::parse_executor_args(argc, argv);
   if (!opts) {
     std::cerr << "candor: " << opts.err().message << "\n";
     return exit_usage;
   }
-  return actors::executor_main(*opts);
+  return data::executor_main(*opts);
 }
 
 } // namespace

@@ -129,7 +129,7 @@ int cmd_sql_guard(int argc, char** argv) {
   }
   eval::guard_tool_options opts;
   if (!vm.count("no-executor")) {
-    actors::executor_settings exec;
+    data::executor_settings exec;
     exec.executable = "/proc/self/exe";
     exec.memory_mb = cfg->sql.executor_memory_mb;
     exec.heap_limit_mb = cfg->sql.heap_limit_mb;

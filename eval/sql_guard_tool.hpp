@@ -29,7 +29,7 @@ struct guard_tool_options {
   /// When set, every statement also runs in a sandboxed executor process
   /// started with these settings (`db_path` is filled in), one process
   /// reused until a statement kills it.
-  std::optional<actors::executor_settings> executor;
+  std::optional<data::executor_settings> executor;
   /// The executor's deadline per statement.
   int64_t deadline_ms = 5000;
   int32_t max_rows = 200;

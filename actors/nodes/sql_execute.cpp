@@ -117,14 +117,14 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
                 break;
               case domain::ec::sql_executor_failed:
                 audit(self, st, "error", reason, 0, micros());
-                if (is_executor_limit(e)) {
+                if (data::is_executor_limit(e)) {
                   // e.g. "the executor reached its CPU time limit
                   // (RLIMIT_CPU 10 s ..., sql.executorCpuSeconds) and was
                   // killed by signal 24 (SIGXCPU)"
                   fail(st, "sql_resource_limit", e.message,
                        "The query was stopped because its executor "
                        "process reached its "
-                         + e.message.substr(executor_limit_prefix.size())
+                         + e.message.substr(data::executor_limit_prefix.size())
                          + ", so there is no answer. A narrower question "
                            "(a shorter period, fewer groups) may stay "
                            "within the limit.");

@@ -30,7 +30,7 @@
 #include "data/sql/executor_io.hpp"
 #include "data/sql/executor_wire.hpp"
 
-namespace candor::actors {
+namespace candor::data {
 
 namespace {
 
@@ -284,8 +284,8 @@ bool executor_process::check_gone() {
   return true;
 }
 
-domain::outcome<sql_exec_result>
-executor_process::run(const sql_exec_request& req,
+domain::outcome<domain::sql_exec_result>
+executor_process::run(const domain::sql_exec_request& req,
                       std::chrono::milliseconds deadline, int wake_fd) {
   if (pid_ <= 0)
     return executor_error("no executor process");
@@ -354,4 +354,4 @@ executor_process::run(const sql_exec_request& req,
   return std::move(*res);
 }
 
-} // namespace candor::actors
+} // namespace candor::data

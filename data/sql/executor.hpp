@@ -10,7 +10,7 @@
 
 #include <sys/types.h>
 
-#include "actors/interfaces.hpp"
+#include "domain/sql/exec.hpp"
 #include "domain/error.hpp"
 
 /// The executor process: the fourth defence layer in front of model-written
@@ -38,7 +38,7 @@
 /// and treats anything unexpected from the child (a bad frame, a frame too
 /// large, the socket closing) as the child's failure: it is killed and
 /// reaped, and nothing partial is passed on.
-namespace candor::actors {
+namespace candor::data {
 
 // -- limits -------------------------------------------------------------------
 
@@ -184,9 +184,9 @@ public:
   /// leave it running. A process killed by one of its limits is
   /// `sql_executor_failed` with a message that starts with
   /// `executor_limit_prefix` and names the limit.
-  domain::outcome<sql_exec_result> run(const sql_exec_request& req,
-                                       std::chrono::milliseconds deadline,
-                                       int wake_fd = -1);
+  domain::outcome<domain::sql_exec_result>
+  run(const domain::sql_exec_request& req, std::chrono::milliseconds deadline,
+      int wake_fd = -1);
 
   /// TESTS ONLY: starts an executor with `--probe-open path`, which sets up
   /// its whole sandbox and then tries to create `path`. Returns the
@@ -221,4 +221,4 @@ private:
   int last_signal_ = 0;
 };
 
-} // namespace candor::actors
+} // namespace candor::data

@@ -35,7 +35,7 @@
 #include "domain/text.hpp"
 #include "data/sql/executor_wire.hpp"
 
-namespace candor::actors {
+namespace candor::data {
 
 namespace {
 
@@ -629,4 +629,4 @@ int executor_main(const executor_options& opts) {
   }
 }
 
-} // namespace candor::actors
+} // namespace candor::data

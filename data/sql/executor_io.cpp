@@ -17,7 +17,7 @@
 #include "domain/records.hpp"
 #include "data/sql/executor_wire.hpp"
 
-namespace candor::actors::executor_io {
+namespace candor::data::executor_io {
 
 namespace json = boost::json;
 using namespace executor_wire;
@@ -147,9 +147,9 @@ bool parse_cell(const json::value& v, domain::cell& c) {
 }
 
 /// Validates a result reply; nothing when it is malformed.
-std::optional<sql_exec_result> parse_result(const json::object& obj,
-                                            int32_t max_rows) {
-  sql_exec_result res;
+std::optional<domain::sql_exec_result> parse_result(const json::object& obj,
+                                                    int32_t max_rows) {
+  domain::sql_exec_result res;
   auto* cols = obj.if_contains("columns");
   auto* rows = obj.if_contains("rows");
   auto* count = obj.if_contains("rowCount");
@@ -188,4 +188,4 @@ std::optional<sql_exec_result> parse_result(const json::object& obj,
   return res;
 }
 
-} // namespace candor::actors::executor_io
+} // namespace candor::data::executor_io

@@ -12,9 +12,9 @@
 
 #include <boost/json.hpp>
 
-#include "actors/interfaces.hpp"
+#include "domain/sql/exec.hpp"
 
-namespace candor::actors::executor_io {
+namespace candor::data::executor_io {
 
 using clock_type = std::chrono::steady_clock;
 
@@ -41,7 +41,7 @@ bool write_frame(int fd, std::string_view frame,
 bool parse_cell(const boost::json::value& v, domain::cell& c);
 
 /// Validates a result reply; nothing when it is malformed.
-std::optional<sql_exec_result> parse_result(const boost::json::object& obj,
-                                            int32_t max_rows);
+std::optional<domain::sql_exec_result>
+parse_result(const boost::json::object& obj, int32_t max_rows);
 
-} // namespace candor::actors::executor_io
+} // namespace candor::data::executor_io

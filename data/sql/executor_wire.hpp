@@ -3,13 +3,13 @@
 // The wire between the SQL sandbox (data/sql/executor.cpp, the parent side)
 // and its executor processes (data/sql/executor_child.cpp): length-prefixed
 // frames, a 4-byte big-endian length followed by a JSON payload. Internal
-// to actors/.
+// to data/sql/.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace candor::actors::executor_wire {
+namespace candor::data::executor_wire {
 
 /// The descriptor number the socket gets in the child.
 constexpr int child_socket_fd = 3;
@@ -33,4 +33,4 @@ inline uint32_t frame_length(const unsigned char* hdr) {
          | (uint32_t{hdr[2]} << 8) | uint32_t{hdr[3]};
 }
 
-} // namespace candor::actors::executor_wire
+} // namespace candor::data::executor_wire

@@ -9,7 +9,7 @@
 //   inproc   prepare + step + copy the cells on a hardened read-only
 //            connection with the authorizer, in this process (the floor);
 //   process  the same statement through one executor process
-//            (actors::executor_process: frame, JSON, socket, the child's
+//            (data::executor_process: frame, JSON, socket, the child's
 //            prepare + step, parse) from this thread;
 //   actor    through the sql_sandbox actor (pool of 1): a CAF request to
 //            the sandbox, which hands it to its detached worker, which
@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   options o;
-  o.executor = actors::default_executor_binary();
+  o.executor = data::default_executor_binary();
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc)
@@ -174,10 +174,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_sandbox: cannot open %s\n", o.db.c_str());
     return 1;
   }
-  actors::executor_settings es;
+  data::executor_settings es;
   es.executable = o.executor;
   es.db_path = o.db;
-  auto proc = actors::executor_process::spawn(es);
+  auto proc = data::executor_process::spawn(es);
   if (!proc) {
     std::fprintf(stderr, "bench_sandbox: %s\n", proc.err().message.c_str());
     return 1;
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   ss.pool_size = 1;
   auto sandbox = sys.spawn(actors::sql_sandbox, ss);
   caf::scoped_actor self{sys};
-  actors::sql_exec_request req;
+  domain::sql_exec_request req;
   req.request_id = "bench";
   req.sql = o.sql;
   req.max_rows = 200;
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   auto through_actor = [&] {
     self->request(sandbox, std::chrono::seconds{30}, atom::exec_v, req)
       .receive(
-        [&](actors::sql_exec_result& r) {
+        [&](domain::sql_exec_result& r) {
           failed = failed || r.row_count != expected;
         },
         [&](caf::error&) { failed = true; });

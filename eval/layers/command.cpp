@@ -96,7 +96,7 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
   ro.scripted_provider = cfg.llm.provider == "fake";
   ro.heap_limit_mb = cfg.sql.heap_limit_mb;
   ro.connection_budget_ms = opts.budget_ms;
-  ro.executor.executable = actors::default_executor_binary();
+  ro.executor.executable = data::default_executor_binary();
   ro.executor.memory_mb = cfg.sql.executor_memory_mb;
   ro.executor.heap_limit_mb = cfg.sql.heap_limit_mb;
   ro.executor.cpu_seconds = cfg.sql.executor_cpu_seconds;

@@ -8,9 +8,8 @@
 
 namespace candor::eval {
 
-executor_layer::executor_layer(
-  std::optional<actors::executor_settings> settings, int64_t deadline_ms,
-  int32_t max_rows)
+executor_layer::executor_layer(std::optional<data::executor_settings> settings,
+                               int64_t deadline_ms, int32_t max_rows)
     : settings_(std::move(settings)), deadline_ms_(deadline_ms),
       max_rows_(max_rows) {}
 
@@ -22,7 +21,7 @@ executor_verdict executor_layer::judge(std::string_view sql) {
     return v;
   }
   if (!proc_.running()) {
-    auto started = actors::executor_process::spawn(*settings_);
+    auto started = data::executor_process::spawn(*settings_);
     if (!started) {
       v.verdict = "error";
       v.rule = "executor_unavailable";
@@ -31,7 +30,7 @@ executor_verdict executor_layer::judge(std::string_view sql) {
     }
     proc_ = std::move(*started);
   }
-  actors::sql_exec_request req;
+  domain::sql_exec_request req;
   req.sql = std::string{sql};
   req.max_rows = max_rows_;
   auto res = proc_.run(req, std::chrono::milliseconds{deadline_ms_});

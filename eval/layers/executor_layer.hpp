@@ -38,17 +38,17 @@ struct executor_verdict {
 class executor_layer {
 public:
   /// `settings` unset: every verdict is "not_available".
-  executor_layer(std::optional<actors::executor_settings> settings,
+  executor_layer(std::optional<data::executor_settings> settings,
                  int64_t deadline_ms, int32_t max_rows);
 
   /// Runs `sql` in the process with the deadline.
   executor_verdict judge(std::string_view sql);
 
 private:
-  std::optional<actors::executor_settings> settings_;
+  std::optional<data::executor_settings> settings_;
   int64_t deadline_ms_;
   int32_t max_rows_;
-  actors::executor_process proc_;
+  data::executor_process proc_;
 };
 
 } // namespace candor::eval

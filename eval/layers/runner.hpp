@@ -39,7 +39,7 @@ struct layer_runner_options {
   /// How the executor process is started (`unguarded` is forced on, so the
   /// process and its read-only connection are judged without the
   /// authorizer), its deadline and row cap.
-  actors::executor_settings executor;
+  data::executor_settings executor;
   int64_t deadline_ms = 5000;
   int32_t max_rows = 200;
 };

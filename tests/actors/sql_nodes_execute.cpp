@@ -99,8 +99,8 @@ BOOST_FIXTURE_TEST_CASE(execute_reports_the_deadline_honestly, fixture) {
 BOOST_FIXTURE_TEST_CASE(execute_names_the_limit_that_killed_the_executor,
                         fixture) {
   // The message the sandbox gives for an executor killed by SIGXCPU.
-  const std::string message = std::string{actors::executor_limit_prefix}
-                              + actors::executor_limit_for_signal(SIGXCPU, 10)
+  const std::string message = std::string{data::executor_limit_prefix}
+                              + data::executor_limit_for_signal(SIGXCPU, 10)
                               + " and was killed by signal 24 (SIGXCPU)";
   auto sandbox
     = test::spawn_test_sandbox(sys, [message](const sql_exec_request&) {

@@ -44,8 +44,8 @@
 
 using namespace candor;
 using namespace std::chrono_literals;
-using actors::sql_exec_request;
-using actors::sql_exec_result;
+using domain::sql_exec_request;
+using domain::sql_exec_result;
 using namespace candor::test::sql_sandbox_support;
 
 BOOST_AUTO_TEST_SUITE(actors_sql_sandbox)
@@ -101,7 +101,7 @@ BOOST_AUTO_TEST_CASE(long_text_is_cut_on_a_character_boundary) {
   BOOST_CHECK_GT(full.size(), 2000u);
   BOOST_CHECK(domain::valid_utf8(s));
   // 1,000 code points and the ellipsis.
-  BOOST_CHECK_EQUAL(s, domain::cut_utf8(full, actors::max_cell_chars)
+  BOOST_CHECK_EQUAL(s, domain::cut_utf8(full, data::max_cell_chars)
                          + "\xE2\x80\xA6");
 }
 

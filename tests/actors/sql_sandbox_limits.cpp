@@ -43,8 +43,8 @@
 
 using namespace candor;
 using namespace std::chrono_literals;
-using actors::sql_exec_request;
-using actors::sql_exec_result;
+using domain::sql_exec_request;
+using domain::sql_exec_result;
 using namespace candor::test::sql_sandbox_support;
 
 BOOST_AUTO_TEST_SUITE(actors_sql_sandbox_limits)
@@ -150,7 +150,7 @@ BOOST_AUTO_TEST_CASE(every_accepted_memory_setting_runs_real_queries) {
   for (int64_t mb : {smallest, smallest + 16, smallest + 32}) {
     auto s = settings_for(false);
     s.exec.memory_mb = mb;
-    auto proc = actors::executor_process::spawn(s.exec);
+    auto proc = data::executor_process::spawn(s.exec);
     BOOST_REQUIRE_MESSAGE(
       proc.ok(), mb << " MiB: " << (proc.ok() ? "" : proc.err().message));
     for (auto& sql : queries) {
@@ -177,11 +177,11 @@ BOOST_AUTO_TEST_CASE(memory_runs_out_as_an_error_with_stderr_in_a_file) {
   auto s = settings_for(true);
   s.exec.memory_mb = smallest_accepted_memory_mb();
   s.exec.heap_limit_mb = 256;
-  domain::outcome<actors::executor_process> proc
+  domain::outcome<data::executor_process> proc
     = domain::make_error(domain::ec::internal, "not started");
   {
     stderr_to_file redirect{dir.file("server.log")};
-    proc = actors::executor_process::spawn(s.exec);
+    proc = data::executor_process::spawn(s.exec);
   }
   BOOST_REQUIRE_MESSAGE(proc.ok(), (proc.ok() ? "" : proc.err().message));
   auto pid = proc->pid();
@@ -207,7 +207,7 @@ BOOST_AUTO_TEST_CASE(memory_runs_out_as_an_error_with_stderr_in_a_file) {
 BOOST_AUTO_TEST_CASE(an_executor_killed_by_its_cpu_limit_names_the_limit) {
   auto s = settings_for(true);
   s.exec.cpu_seconds = 1;
-  auto proc = actors::executor_process::spawn(s.exec);
+  auto proc = data::executor_process::spawn(s.exec);
   BOOST_REQUIRE_MESSAGE(proc.ok(), (proc.ok() ? "" : proc.err().message));
   sql_exec_request req;
   req.sql = runaway;
@@ -216,14 +216,14 @@ BOOST_AUTO_TEST_CASE(an_executor_killed_by_its_cpu_limit_names_the_limit) {
   auto r = proc->run(req, 20s);
   BOOST_REQUIRE(!r.ok());
   BOOST_CHECK(r.err().code == domain::ec::sql_executor_failed);
-  BOOST_CHECK_MESSAGE(actors::is_executor_limit(r.err()), r.err().message);
+  BOOST_CHECK_MESSAGE(data::is_executor_limit(r.err()), r.err().message);
   for (auto* part : {"CPU time limit", "RLIMIT_CPU 1 s",
                      "sql.executorCpuSeconds", "SIGXCPU"})
     BOOST_CHECK_MESSAGE(r.err().message.find(part) != std::string::npos,
                         r.err().message);
   BOOST_CHECK(!proc->running());
   // A kill from outside names no limit.
-  auto other = actors::executor_process::spawn(s.exec);
+  auto other = data::executor_process::spawn(s.exec);
   BOOST_REQUIRE(other.ok());
   auto victim = other->pid();
   std::thread killer{[victim] {
@@ -233,7 +233,7 @@ BOOST_AUTO_TEST_CASE(an_executor_killed_by_its_cpu_limit_names_the_limit) {
   auto killed = other->run(req, 20s);
   killer.join();
   BOOST_REQUIRE(!killed.ok());
-  BOOST_CHECK(!actors::is_executor_limit(killed.err()));
+  BOOST_CHECK(!data::is_executor_limit(killed.err()));
   BOOST_CHECK_NE(killed.err().message.find("signal 9"), std::string::npos);
 }
 
@@ -360,7 +360,7 @@ BOOST_AUTO_TEST_CASE(the_seccomp_filter_is_installed_and_denies_open) {
   // A fully set-up executor cannot create a file.
   test::temp_dir dir{"candor-sandbox-probe"};
   auto s = settings_for(false);
-  auto probe = actors::executor_process::probe_open(s.exec, dir.file("x"));
+  auto probe = data::executor_process::probe_open(s.exec, dir.file("x"));
   BOOST_REQUIRE_MESSAGE(probe.ok(), (probe.ok() ? "" : probe.err().message));
   auto report = boost::json::parse(*probe).as_object();
   BOOST_CHECK_EQUAL(report.at("probe").as_string(), "denied");

@@ -26,8 +26,8 @@ const std::string& shared_db() {
 std::vector<json::object> run_tool(const std::string& input,
                                    int64_t deadline_ms = 5000) {
   eval::guard_tool_options opts;
-  actors::executor_settings exec;
-  exec.executable = actors::default_executor_binary();
+  data::executor_settings exec;
+  exec.executable = data::default_executor_binary();
   opts.executor = exec;
   opts.deadline_ms = deadline_ms;
   std::istringstream in{input};

@@ -45,8 +45,8 @@
 namespace candor::test::sql_sandbox_support {
 
 using namespace std::chrono_literals;
-using actors::sql_exec_request;
-using actors::sql_exec_result;
+using domain::sql_exec_request;
+using domain::sql_exec_result;
 
 inline const std::string& shared_db() {
   return test::shared_sales_db();
@@ -55,7 +55,7 @@ inline const std::string& shared_db() {
 inline actors::sandbox_settings settings_for(bool unguarded, int32_t pool = 2,
                                              int64_t deadline_ms = 5000) {
   actors::sandbox_settings s;
-  s.exec.executable = actors::default_executor_binary();
+  s.exec.executable = data::default_executor_binary();
   s.exec.db_path = shared_db();
   s.exec.unguarded = unguarded;
   s.pool_size = pool;

@@ -13,9 +13,9 @@
 
 namespace candor::test {
 
-domain::outcome<actors::sql_exec_result>
+domain::outcome<domain::sql_exec_result>
 run_in_process(const std::string& db_path,
-               const actors::sql_exec_request& req) {
+               const domain::sql_exec_request& req) {
   auto fail = [](std::string msg) {
     return domain::make_error(domain::ec::sql_failed, std::move(msg));
   };
@@ -27,7 +27,7 @@ run_in_process(const std::string& db_path,
   auto st = db->prepare(req.sql);
   if (!st)
     return fail(st.err().message);
-  actors::sql_exec_result out;
+  domain::sql_exec_result out;
   for (int i = 0; i < st->column_count(); ++i)
     out.columns.push_back(st->column_name(i));
   for (;;) {
@@ -76,8 +76,8 @@ actors::sql_sandbox_actor spawn_test_sandbox(caf::actor_system& sys,
   // internal messages that nothing sends to this stand-in.
   auto h = sys.spawn([script](caf::event_based_actor*) -> caf::behavior {
     return {
-      [script](atom::exec, actors::sql_exec_request& req)
-        -> caf::result<actors::sql_exec_result> {
+      [script](atom::exec, domain::sql_exec_request& req)
+        -> caf::result<domain::sql_exec_result> {
         auto r = script(req);
         if (!r)
           return actors::to_caf(r.err().code, r.err().message);

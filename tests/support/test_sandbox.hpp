@@ -14,13 +14,13 @@
 namespace candor::test {
 
 /// Decides one statement; the default runs it read-only on `db_path`.
-using sandbox_script = std::function<domain::outcome<actors::sql_exec_result>(
-  const actors::sql_exec_request&)>;
+using sandbox_script = std::function<domain::outcome<domain::sql_exec_result>(
+  const domain::sql_exec_request&)>;
 
 /// Runs `req.sql` on a read-only, query-only connection to `db_path`,
 /// keeping at most `req.max_rows` rows. SQLite errors are `sql_failed`.
-domain::outcome<actors::sql_exec_result>
-run_in_process(const std::string& db_path, const actors::sql_exec_request& req);
+domain::outcome<domain::sql_exec_result>
+run_in_process(const std::string& db_path, const domain::sql_exec_request& req);
 
 /// Spawns the stand-in in `sys`; every exec goes through `script`.
 actors::sql_sandbox_actor spawn_test_sandbox(caf::actor_system& sys,

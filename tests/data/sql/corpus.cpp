@@ -4,7 +4,7 @@
 // - the static policy (domain::sql::check_sql) on its own;
 // - the validation connection (data::sql_guard: authorizer, statement checks,
 //   bytecode audit) on its own, i.e. with the static policy bypassed;
-// - the executor process (actors::executor_process) on its own, with the
+// - the executor process (data::executor_process) on its own, with the
 //   static policy AND the authorizer bypassed (`executor_settings::
 //   unguarded`, a test-only switch): what is left is the read-only,
 //   immutable, query_only, hardened connection, the rlimits, the seccomp
@@ -106,25 +106,25 @@ real_sales& sales() {
 
 /// One executor process, respawned after a statement killed it.
 struct executor_layer {
-  actors::executor_settings settings;
-  actors::executor_process proc;
+  data::executor_settings settings;
+  data::executor_process proc;
   int spawned = 0;
 
   explicit executor_layer(bool unguarded) {
-    settings.executable = actors::default_executor_binary();
+    settings.executable = data::default_executor_binary();
     settings.db_path = sales().path;
     settings.unguarded = unguarded;
   }
 
-  domain::outcome<actors::sql_exec_result> run(const std::string& sql,
+  domain::outcome<domain::sql_exec_result> run(const std::string& sql,
                                                int64_t deadline_ms) {
     if (!proc.running()) {
-      auto p = actors::executor_process::spawn(settings);
+      auto p = data::executor_process::spawn(settings);
       BOOST_REQUIRE_MESSAGE(p.ok(), (p.ok() ? "" : p.err().message));
       proc = std::move(*p);
       ++spawned;
     }
-    actors::sql_exec_request req;
+    domain::sql_exec_request req;
     req.sql = sql;
     req.max_rows = 200;
     return proc.run(req, std::chrono::milliseconds{deadline_ms});
@@ -133,7 +133,7 @@ struct executor_layer {
 
 /// Rows of `sql` on a plain read-only connection (no authorizer, default
 /// limits), or nothing with `error` set.
-std::optional<actors::sql_exec_result> direct_rows(const std::string& path,
+std::optional<domain::sql_exec_result> direct_rows(const std::string& path,
                                                    const std::string& sql,
                                                    std::string& error) {
   auto db = data::open_read_only(path);
@@ -146,7 +146,7 @@ std::optional<actors::sql_exec_result> direct_rows(const std::string& path,
     error = st.err().message;
     return std::nullopt;
   }
-  actors::sql_exec_result out;
+  domain::sql_exec_result out;
   for (int i = 0; i < st->column_count(); ++i)
     out.columns.push_back(st->column_name(i));
   while (true) {

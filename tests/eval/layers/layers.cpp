@@ -58,7 +58,7 @@ layer_runner open_runner(std::string fixtures_dir = {}) {
   opts.fixtures_dir = fixtures_dir.empty()
                         ? std::string{CANDOR_SOURCE_DIR} + "/fixtures/llm"
                         : fixtures_dir;
-  opts.executor.executable = actors::default_executor_binary();
+  opts.executor.executable = data::default_executor_binary();
   opts.deadline_ms = 1000;
   opts.connection_budget_ms = 300;
   auto r = layer_runner::open(std::move(opts));
