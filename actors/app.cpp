@@ -267,6 +267,14 @@ app::start(const domain::config& cfg,
       {{"path", sales->path}, {"created", sales->created}, {"rows", total}});
   }
   setup.sales = std::move(*sales);
+  if (cfg.llm.provider == "local") {
+    data::local_settings ls;
+    ls.mode = mode;
+    ls.top_k = static_cast<size_t>(std::max(cfg.retrieval.top_k, 1));
+    setup.local = std::make_shared<const data::local_provider>(
+      *setup.sales.cat, [cell = setup.snapshots] { return cell->load(); },
+      ls);
+  }
   p->info.provider = cfg.llm.provider;
   p->info.models = {cfg.llm.model};
   if (!cfg.llm.fallback_model.empty())

@@ -47,7 +47,8 @@ void watch(self_ptr self, const Handle& h, std::string role) {
 void spawn_llm(self_ptr self) {
   auto& s = self->state;
   s.llm = self->spawn(llm, llm_settings::from(s.setup.cfg), s.setup.fixtures,
-                      s.setup.metrics, s.ledger, s.setup.transport);
+                      s.setup.metrics, s.ledger, s.setup.transport,
+                      s.setup.local);
   watch(self, s.llm, "llm");
 }
 

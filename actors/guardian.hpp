@@ -15,6 +15,7 @@
 
 #include "actors/index.hpp"
 #include "actors/interfaces.hpp"
+#include "data/local/provider.hpp"
 #include "actors/ledger.hpp"
 #include "actors/llm.hpp"
 #include "actors/sql_sandbox.hpp"
@@ -58,6 +59,8 @@ struct services_setup {
   /// The snapshot serving now (the startup one until a re-index); the
   /// index actor publishes swaps here, a restarted one starts from it.
   snapshot_cell_ptr snapshots;
+  /// The local provider (llm.provider "local"); null for the others.
+  std::shared_ptr<const data::local_provider> local;
 };
 
 struct guardian_state {

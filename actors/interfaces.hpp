@@ -48,12 +48,16 @@ struct llm_request {
   /// Model to use instead of llm.model (e.g. CANDOR_GUARD_MODEL); the
   /// fallback model still follows it. Empty: the configured primary.
   std::string model;
+  /// The retrieved passages (rag_answer), which the local provider reads
+  /// instead of the rendered prompt.
+  std::vector<domain::passage> passages;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_request& x) {
   return f(x.request_id, x.prompt, x.prompt_version, x.key, x.system, x.user,
-           x.chaos, x.budget, x.max_tokens, x.ordinal, x.schema, x.model);
+           x.chaos, x.budget, x.max_tokens, x.ordinal, x.schema, x.model,
+           x.passages);
 }
 
 /// The model's answer to one logical call.

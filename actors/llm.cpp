@@ -123,8 +123,9 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
   u.tokens_out = tokens_out >= 0 ? tokens_out : estimate_tokens(reply.text);
   domain::model_price fallback{st.settings.price_in_per_mtok,
                                st.settings.price_out_per_mtok};
-  auto price = st.settings.provider == "fake"
-                 ? fallback
+  auto price = st.settings.provider == "fake" ? fallback
+               : st.settings.provider == "local"
+                 ? domain::model_price{0, 0}
                  : domain::builtin_prices().lookup(reply.model, fallback);
   u.cost_usd = domain::round_usd(
     (static_cast<double>(u.tokens_in) * price.input_per_mtok
@@ -282,6 +283,29 @@ void on_http(llm_ptr self, uint64_t id, int32_t failure, int32_t status,
   finish(self, id, outcome, std::move(reply));
 }
 
+/// The local provider's reply to call `id`: deterministic, no tokens, no
+/// cost; a prompt it does not answer is an error like an unreachable model.
+void answer_locally(llm_ptr self, uint64_t id, pending_call& p) {
+  auto& st = self->state;
+  if (!st.local) {
+    finish(self, id, "unavailable",
+           to_caf(domain::ec::llm_unavailable,
+                  "the local provider is not set up"));
+    return;
+  }
+  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages);
+  if (!text) {
+    finish(self, id, "unavailable", to_caf(text.err().code, text.err().message));
+    return;
+  }
+  llm_reply reply;
+  reply.text = std::move(*text);
+  reply.finish_reason = "stop";
+  reply.model = std::string{data::local_model_name};
+  fill_usage(self, p, reply, 0, 0);
+  finish(self, id, "ok", std::move(reply));
+}
+
 // Makes one attempt of call `id` on its current model.
 void attempt(llm_ptr self, uint64_t id) {
   auto it = self->state.pending.find(id);
@@ -314,6 +338,10 @@ void attempt(llm_ptr self, uint64_t id) {
     send_http(self, id, p);
     return;
   }
+  if (st.settings.provider == "local") {
+    answer_locally(self, id, p);
+    return;
+  }
   auto scripted = st.fixtures->lookup(p.req.prompt, p.req.key,
                                       static_cast<size_t>(p.req.ordinal));
   if (!scripted) {
@@ -336,8 +364,10 @@ llm_actor::behavior_type
 llm(llm_actor::stateful_pointer<llm_state> self, llm_settings settings,
     std::shared_ptr<const data::fixture_store> fixtures,
     std::shared_ptr<telemetry> metrics, ledger_actor ledger,
-    std::shared_ptr<domain::http_transport> transport) {
+    std::shared_ptr<domain::http_transport> transport,
+    std::shared_ptr<const data::local_provider> local) {
   self->state.settings = std::move(settings);
+  self->state.local = std::move(local);
   self->state.fixtures = std::move(fixtures);
   self->state.metrics = std::move(metrics);
   self->state.ledger = std::move(ledger);

@@ -16,6 +16,7 @@
 #include "actors/interfaces.hpp"
 #include "data/telemetry.hpp"
 #include "data/fixtures.hpp"
+#include "data/local/provider.hpp"
 #include "domain/config.hpp"
 #include "domain/model/http_transport.hpp"
 #include "domain/model/openai_wire.hpp"
@@ -85,6 +86,8 @@ struct llm_state {
   std::minstd_rand rng{42};
   /// The HTTP client of the openai provider (null for the scripted one).
   std::shared_ptr<domain::http_transport> transport;
+  /// The local provider (null unless llm.provider is "local").
+  std::shared_ptr<const data::local_provider> local;
 };
 
 /// Estimated tokens of a text: one per four bytes, at least one.
@@ -99,6 +102,7 @@ llm_actor::behavior_type
 llm(llm_actor::stateful_pointer<llm_state> self, llm_settings settings,
     std::shared_ptr<const data::fixture_store> fixtures,
     std::shared_ptr<telemetry> metrics, ledger_actor ledger,
-    std::shared_ptr<domain::http_transport> transport = nullptr);
+    std::shared_ptr<domain::http_transport> transport = nullptr,
+    std::shared_ptr<const data::local_provider> local = nullptr);
 
 } // namespace candor::actors

@@ -68,7 +68,7 @@ const std::vector<field>& fields() {
     t.push_back(make_int("graph.requestDeadlineMs",
                          CANDOR_MEMBER(graph.request_deadline_ms), 1, 3600000));
     t.push_back(make_string("llm.provider", CANDOR_MEMBER(llm.provider),
-                            {"fake", "openai"}));
+                            {"local", "fake", "openai"}));
     t.push_back(
       make_string("llm.fixturesDir", CANDOR_MEMBER(llm.fixtures_dir)));
     t.push_back(make_string("llm.model", CANDOR_MEMBER(llm.model)));
@@ -259,7 +259,12 @@ error check_consistency(config& cfg, const sources& src,
       + " selects the 'openai' provider but no endpoint is "
         "set: set "
       + hint("llm.baseUrl"));
-  if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider == "fake")
+  // The local provider has one model, itself, and nothing to fall back to.
+  if (cfg.llm.provider == "local") {
+    cfg.llm.model = "candor-local";
+    cfg.llm.fallback_model.clear();
+  }
+  if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider != "openai")
     return invalid(from("guardrail.mode")
                    + " is 'rules+model', which needs a real model "
                      "provider: set "

@@ -48,6 +48,7 @@ void ask_rag_model(rag_ptr self, caf::typed_response_promise<ask_box> rp,
   req.user = rag_user_message(in);
   req.chaos = in.request.chaos;
   req.max_tokens = 600;
+  req.passages = in.passages;
   ask_model(self, self->state.llm, std::move(req), std::move(box),
             std::move(rp), rag_policy(), domain::parse_rag_reply,
             [](ask_state& st, domain::rag_reply& parsed) {

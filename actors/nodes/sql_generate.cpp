@@ -57,7 +57,8 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
           if (reply.abstained) {
             domain::add_warning(st, "sql_abstained");
             domain::finish(st, domain::status_kind::refused,
-                           std::string{abstained_text});
+                           reply.reason.empty() ? std::string{abstained_text}
+                                                : std::move(reply.reason));
             return;
           }
           st.has_sql = true;

@@ -74,8 +74,15 @@ outcome<sql_reply> parse_sql_reply(std::string_view text) {
     return o.err();
   std::string problems;
   for (auto& kv : *o)
-    if (kv.key() != "sql" && kv.key() != "followUps")
+    if (kv.key() != "sql" && kv.key() != "followUps" && kv.key() != "reason")
       problems += unknown_field(kv.key());
+  if (auto* r = o->if_contains("reason")) {
+    if (!r->is_string() || r->as_string().empty()
+        || r->as_string().size() > 600)
+      problems += "'reason' must be a string of 1 to 600 characters; ";
+    else
+      out.reason = std::string{r->as_string()};
+  }
   if (auto* s = o->if_contains("sql"); s && s->is_string()) {
     std::string_view sql = trim_ascii(std::string_view{s->as_string()});
     if (sql == no_answer_sentinel)
@@ -95,6 +102,8 @@ outcome<sql_reply> parse_sql_reply(std::string_view text) {
     return finish_problems(problems);
   if (out.abstained)
     out.follow_ups.clear();
+  else
+    out.reason.clear(); // a reason goes only with an abstention
   return out;
 }
 

@@ -28,6 +28,9 @@ inline constexpr size_t max_model_sql_bytes = 20 * 1024;
 /// fence is unwrapped first.
 struct sql_reply {
   bool abstained = false;
+  /// With an abstention: why, in words for the user (optional member
+  /// `reason`, at most 600 characters).
+  std::string reason;
   std::string sql;
   std::vector<std::string> follow_ups;
 };

@@ -113,14 +113,16 @@ struct fixture {
 
   fixture() {
     auto conf = data::load_config(domain::default_config_json(), "", {},
-                                  {{"llm.backoffBaseMs", "1"}});
+                                  {{"llm.backoffBaseMs", "1"},
+                                   {"llm.provider", "fake"}});
     BOOST_REQUIRE(conf.ok());
     auto fx = data::fixture_store::load(conf->fixtures_path());
     BOOST_REQUIRE(fx.ok());
     llm = sys.spawn(actors::llm, llm_settings::from(*conf),
                     std::make_shared<const data::fixture_store>(std::move(*fx)),
                     std::shared_ptr<telemetry>{}, ledger,
-                    std::shared_ptr<domain::http_transport>{});
+                    std::shared_ptr<domain::http_transport>{},
+                    std::shared_ptr<const data::local_provider>{});
   }
 
   ~fixture() {

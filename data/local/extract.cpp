@@ -1,0 +1,270 @@
+// The local provider's extractive answerer: splits the retrieved passages
+// into sentences, scores each against the question's weighted terms and
+// its expected answer type, and quotes the best one.
+
+#include "data/local/extract.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+
+#include "data/retrieval/index_store.hpp"
+#include "data/retrieval/query.hpp"
+
+namespace candor::data {
+
+namespace {
+
+const std::set<std::string, std::less<>> abbreviations{
+  "e.g", "i.e", "etc", "approx", "no", "incl", "excl", "min", "max",
+  "vs",  "mr",  "mrs", "dr",     "st", "nr",   "tel",  "ca",  "art"};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  return s;
+}
+
+/// A list item or table row without its marker; table cells joined.
+std::string clean_line(std::string_view line) {
+  line = trim(line);
+  if (line.size() > 1 && (line[0] == '-' || line[0] == '*' || line[0] == '+')
+      && line[1] == ' ')
+    line = trim(line.substr(2));
+  if (!line.empty() && line.front() == '|') {
+    std::string out;
+    size_t pos = 1;
+    while (pos < line.size()) {
+      auto end = line.find('|', pos);
+      if (end == std::string_view::npos)
+        end = line.size();
+      auto cell = trim(line.substr(pos, end - pos));
+      if (!cell.empty() && cell.find_first_not_of("-: ") != std::string::npos)
+        out += (out.empty() ? "" : " | ") + std::string{cell};
+      pos = end + 1;
+    }
+    return out;
+  }
+  return std::string{line};
+}
+
+/// The word just before position `dot` (lower case, letters and dots).
+std::string word_before(std::string_view s, size_t dot) {
+  size_t b = dot;
+  while (b > 0
+         && (std::isalpha(static_cast<unsigned char>(s[b - 1]))
+             || s[b - 1] == '.'))
+    --b;
+  std::string w{s.substr(b, dot - b)};
+  for (auto& c : w)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return w;
+}
+
+void split_line(std::string_view line, std::vector<std::string>& out) {
+  size_t start = 0;
+  for (size_t i = 0; i + 1 < line.size(); ++i) {
+    char c = line[i];
+    if (c != '.' && c != '!' && c != '?')
+      continue;
+    if (line[i + 1] != ' ')
+      continue;
+    size_t j = i + 1;
+    while (j < line.size() && line[j] == ' ')
+      ++j;
+    if (j >= line.size())
+      break;
+    auto next = static_cast<unsigned char>(line[j]);
+    bool starts = std::isupper(next) || std::isdigit(next) || next == '"'
+                  || next == '(' || next >= 0x80;
+    if (!starts)
+      continue;
+    if (c == '.' && abbreviations.count(word_before(line, i)))
+      continue;
+    auto s = trim(line.substr(start, i + 1 - start));
+    if (!s.empty())
+      out.emplace_back(s);
+    start = j;
+  }
+  auto rest = trim(line.substr(start));
+  if (!rest.empty())
+    out.emplace_back(rest);
+}
+
+struct weighted_term {
+  std::string term;
+  double weight = 1;
+  /// Thesaurus phrases equivalent to a phrase holding this term.
+  std::vector<std::vector<std::string>> alternatives;
+};
+
+std::vector<weighted_term> question_terms(std::string_view question,
+                                          const retrieval_snapshot* snap) {
+  analyzer_options opts = snap ? snap->tfidf().analysis() : analyzer_options{};
+  auto q = analyze_query(question, opts);
+  std::vector<weighted_term> out;
+  double unseen = 1.0;
+  if (snap)
+    unseen = std::log(1.0 + static_cast<double>(snap->size()));
+  for (size_t i = 0; i < q.terms.size(); ++i) {
+    const auto& t = q.terms[i];
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const weighted_term& w) { return w.term == t; });
+    if (it == out.end()) {
+      weighted_term w;
+      w.term = t;
+      if (snap) {
+        auto id = snap->bm25().term_id(t);
+        w.weight = std::max(id ? snap->bm25().idf(*id) : unseen, 0.05);
+      }
+      out.push_back(std::move(w));
+      it = out.end() - 1;
+    }
+    for (const auto& e : q.expansions)
+      if (i >= e.first && i < e.first + e.count)
+        for (const auto& alt : e.alternatives)
+          it->alternatives.push_back(alt);
+  }
+  return out;
+}
+
+bool holds(const std::set<std::string>& terms, const weighted_term& t) {
+  if (terms.count(t.term))
+    return true;
+  for (const auto& alt : t.alternatives)
+    if (!alt.empty()
+        && std::all_of(alt.begin(), alt.end(),
+                       [&](const std::string& a) { return terms.count(a); }))
+      return true;
+  return false;
+}
+
+std::set<std::string> term_set(std::string_view text,
+                               const retrieval_snapshot* snap) {
+  analyzer_options opts = snap ? snap->tfidf().analysis() : analyzer_options{};
+  auto v = analyze(text, opts);
+  return {v.begin(), v.end()};
+}
+
+bool continues(std::string_view next) {
+  for (std::string_view w : {"This ", "That ", "It ", "They ", "These ",
+                             "Those ", "Then ", "However", "But ", "Otherwise",
+                             "If so", "In that case"})
+    if (next.rfind(w, 0) == 0)
+      return true;
+  return false;
+}
+
+std::string where_of(const domain::passage& p) {
+  if (p.heading.empty() || p.heading == p.doc_title)
+    return p.doc_title;
+  return p.doc_title + " \xE2\x80\xBA " + p.heading;
+}
+
+} // namespace
+
+std::vector<std::string> split_sentences(std::string_view text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    auto end = text.find('\n', pos);
+    if (end == std::string_view::npos)
+      end = text.size();
+    auto line = clean_line(text.substr(pos, end - pos));
+    if (!line.empty())
+      split_line(line, out);
+    pos = end + 1;
+  }
+  return out;
+}
+
+extracted_answer extract_answer(std::string_view question,
+                                const std::vector<domain::passage>& passages,
+                                const retrieval_snapshot* snap,
+                                const extract_options& opts) {
+  extracted_answer out;
+  out.type = expected_answer_type(question);
+  for (const auto& p : passages) {
+    auto near = "\xE2\x80\x9C" + where_of(p) + "\xE2\x80\x9D";
+    if (std::find(out.nearest.begin(), out.nearest.end(), near)
+        == out.nearest.end())
+      out.nearest.push_back(std::move(near));
+  }
+  auto terms = question_terms(question, snap);
+  double total = 0;
+  for (const auto& t : terms)
+    total += t.weight;
+  if (terms.empty() || total <= 0) {
+    out.why = "the question has no words to look for";
+    return out;
+  }
+
+  std::vector<std::vector<std::string>> sentences(passages.size());
+  std::vector<scored_sentence> scored;
+  for (size_t pi = 0; pi < passages.size(); ++pi) {
+    const auto& p = passages[pi];
+    sentences[pi] = split_sentences(p.text);
+    auto context = term_set(p.heading + " " + p.doc_title, snap);
+    for (const auto& s : sentences[pi]) {
+      if (s.size() < 12 || s.size() > opts.max_sentence_chars
+          || s.back() == '?')
+        continue;
+      auto own = term_set(s, snap);
+      double got = 0;
+      for (const auto& t : terms)
+        got += holds(own, t) ? t.weight
+               : holds(context, t) ? t.weight * opts.heading_credit
+                                   : 0.0;
+      scored_sentence sc;
+      sc.passage = pi;
+      sc.text = s;
+      // Ties go to the better-ranked passage.
+      sc.score = got / total - 0.001 * static_cast<double>(pi);
+      sc.type_ok = holds_answer_of_type(s, out.type);
+      scored.push_back(std::move(sc));
+    }
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const scored_sentence& a, const scored_sentence& b) {
+                     return a.score > b.score;
+                   });
+  auto best = std::find_if(scored.begin(), scored.end(),
+                           [](const scored_sentence& s) { return s.type_ok; });
+  if (best == scored.end()) {
+    out.why = scored.empty()
+                ? "the passages hold no sentence to quote"
+                : "no sentence states " + std::string{to_string(out.type)};
+    return out;
+  }
+  out.best = *best;
+  if (best->score < opts.min_score) {
+    out.why = "no sentence covers enough of the question";
+    return out;
+  }
+
+  // The quote: the sentence, the list after a ':', or one sentence that
+  // continues it.
+  const auto& p = passages[best->passage];
+  const auto& all = sentences[best->passage];
+  auto at = std::find(all.begin(), all.end(), best->text);
+  std::string quote = best->text;
+  if (at != all.end()) {
+    if (quote.back() == ':') {
+      for (auto it = at + 1; it != all.end() && it - at <= 6; ++it)
+        quote += (it == at + 1 ? " " : "; ") + *it;
+    } else if (at + 1 != all.end() && continues(*(at + 1))) {
+      quote += " " + *(at + 1);
+    }
+  }
+  if (quote.size() > 1500)
+    quote = quote.substr(0, quote.rfind(' ', 1500)) + " \xE2\x80\xA6";
+  out.found = true;
+  out.cited.push_back(p.chunk_id);
+  out.answer = "\xE2\x80\x9C" + quote + "\xE2\x80\x9D (" + where_of(p) + ")";
+  return out;
+}
+
+} // namespace candor::data

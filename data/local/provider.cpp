@@ -1,0 +1,60 @@
+// The local provider: routes with local_router, answers documents
+// questions with extract_answer, and abstains on data questions, each
+// reply written in the contract of the prompt it stands in for.
+
+#include "data/local/provider.hpp"
+
+#include <boost/json.hpp>
+
+namespace candor::data {
+
+namespace json = boost::json;
+
+local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
+                               local_settings settings)
+    : router_(cat, settings.router),
+      snapshots_(std::move(snapshots)),
+      settings_(settings) {
+  // nop
+}
+
+domain::outcome<std::string>
+local_provider::reply(std::string_view prompt, std::string_view question,
+                      const std::vector<domain::passage>& passages) const {
+  if (prompt == "router") {
+    auto snap = snapshot();
+    if (!snap)
+      return domain::make_error(domain::ec::index_unavailable,
+                                "no retrieval index is loaded");
+    auto r = router_.decide(question, *snap, settings_.mode, settings_.top_k);
+    return json::serialize(json::object{
+      {"route", domain::to_string(r.route)}, {"reason", r.reason}});
+  }
+  if (prompt == "rag_answer") {
+    auto snap = snapshot();
+    auto found = extract_answer(question, passages, snap.get(),
+                                settings_.extract);
+    json::array cited;
+    for (const auto& id : found.cited)
+      cited.emplace_back(id);
+    std::string answer;
+    if (found.found) {
+      answer = found.answer + "\n\n" + std::string{local_answer_note};
+    } else {
+      answer = "The passages found do not state the answer (" + found.why
+               + ").";
+    }
+    return json::serialize(json::object{{"refused", false},
+                                        {"confident", found.found},
+                                        {"answer", std::move(answer)},
+                                        {"citedChunkIds", std::move(cited)}});
+  }
+  if (prompt == "sql_generate" || prompt == "sql_correct")
+    return json::serialize(json::object{
+      {"sql", "NO_ANSWER"}, {"reason", std::string{local_data_reason}}});
+  return domain::make_error(domain::ec::llm_unavailable,
+                            "the local provider does not answer the '"
+                              + std::string{prompt} + "' prompt");
+}
+
+} // namespace candor::data

@@ -1,0 +1,345 @@
+// The local provider's router: a data score from the catalog's vocabulary
+// and a few function words, the documents' evidence from retrieval, and
+// four rules in a fixed order.
+
+#include "data/local/router.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "data/retrieval/query.hpp"
+#include "data/sales/catalog.hpp"
+
+namespace candor::data {
+
+namespace {
+
+/// Catalog words that customers use about the documents just as often
+/// (a shop, a price, a return): they count for little on their own.
+const std::set<std::string, std::less<>> shared_words{
+  "sale",      "refund",    "return",   "volume",  "income",   "range",
+  "item",      "article",   "date",     "day",     "state",    "source",
+  "location",  "shop",      "branch",   "price",   "cost",     "discount",
+  "promotion", "unit",      "piece",    "product", "model",    "member",
+  "membership", "joined",   "account",  "buyer",   "amount",   "line",
+  "family",    "series",    "market",   "destination", "country", "zone",
+  "refunded",  "store",     "order",    "basket",  "charge",   "catalogue",
+  "kestrel club", "delivery zone", "return date", "selling price",
+  "list price", "retail price", "payment method", "payment type",
+  "order status", "bike type", "credit note", "margin", "profit"};
+
+/// Countries the catalog's codes stand for, by their English names.
+const char* const country_names[]
+  = {"netherlands", "belgium", "luxembourg", "germany",  "france",
+     "austria",     "denmark", "spain",      "italy",    "ireland",
+     "sweden",      "poland",  "portugal",   "finland",  "czechia",
+     "czech republic", "united kingdom", "uk",  "norway", "switzerland",
+     "dutch",       "belgian", "german",     "french",   "spanish"};
+
+struct builtin_cue {
+  const char* words;
+  const char* kind;
+  double weight;
+};
+
+/// Function words of questions about figures (and of questions that are
+/// not): each is a rule a reader can check.
+const builtin_cue builtin_cues[] = {
+  // Periods.
+  {"last year", "time", 1.0},      {"this year", "time", 1.0},
+  {"last month", "time", 1.0},     {"this month", "time", 1.0},
+  {"last quarter", "time", 1.0},   {"per month", "time", 1.0},
+  {"each month", "time", 1.0},     {"every month", "time", 1.0},
+  {"by month", "time", 1.0},       {"month by month", "time", 1.0},
+  {"monthly", "time", 1.0},        {"per quarter", "time", 1.0},
+  {"by quarter", "time", 1.0},     {"quarterly", "time", 1.0},
+  {"quarter", "time", 0.75},       {"per year", "time", 1.0},
+  {"by year", "time", 1.0},        {"yearly", "time", 1.0},
+  {"annual", "time", 0.75},        {"year over year", "time", 1.0},
+  {"weekly", "time", 0.75},        {"per week", "time", 1.0},
+  {"per day", "time", 0.75},       {"daily", "time", 0.5},
+  {"q1", "time", 1.0},             {"q2", "time", 1.0},
+  {"q3", "time", 1.0},             {"q4", "time", 1.0},
+  {"ytd", "time", 1.0},            {"season", "time", 0.5},
+  {"january", "time", 0.75},       {"february", "time", 0.75},
+  {"march", "time", 0.75},         {"april", "time", 0.75},
+  {"june", "time", 0.75},          {"july", "time", 0.75},
+  {"august", "time", 0.75},        {"september", "time", 0.75},
+  {"october", "time", 0.75},       {"november", "time", 0.75},
+  {"december", "time", 0.75},
+  // Aggregates, rankings and comparisons.
+  {"how many", "aggregate", 0.5},  {"total", "aggregate", 1.0},
+  {"sum", "aggregate", 1.0},       {"average", "aggregate", 0.75},
+  {"avg", "aggregate", 0.75},      {"mean", "aggregate", 0.5},
+  {"top", "aggregate", 1.0},       {"best selling", "aggregate", 2.0},
+  {"best seller", "aggregate", 2.0}, {"bestseller", "aggregate", 2.0},
+  {"bestselling", "aggregate", 2.0}, {"most popular", "aggregate", 1.0},
+  {"most", "aggregate", 0.5},      {"least", "aggregate", 0.5},
+  {"highest", "aggregate", 0.75},  {"lowest", "aggregate", 0.75},
+  {"biggest", "aggregate", 0.5},   {"largest", "aggregate", 0.5},
+  {"rank", "aggregate", 1.0},      {"ranking", "aggregate", 1.0},
+  {"breakdown", "aggregate", 1.0}, {"break down", "aggregate", 1.0},
+  {"split by", "aggregate", 1.0},  {"per", "aggregate", 0.5},
+  {"by", "aggregate", 0.25},       {"each", "aggregate", 0.25},
+  {"trend", "aggregate", 1.0},     {"growth", "aggregate", 1.0},
+  {"grew", "aggregate", 1.0},      {"compare", "aggregate", 0.5},
+  {"compared", "aggregate", 0.5},  {"versus", "aggregate", 0.5},
+  {"vs", "aggregate", 0.5},        {"share of", "aggregate", 0.75},
+  {"percentage of", "aggregate", 0.5}, {"count", "aggregate", 0.75},
+  {"number of", "aggregate", 0.75},
+  {"sold", "aggregate", 1.5},      {"sell", "aggregate", 0.75},
+  {"selling", "aggregate", 0.75},  {"ordered", "aggregate", 0.5},
+  {"bought", "aggregate", 0.5},    {"figures", "aggregate", 1.0},
+  {"numbers", "aggregate", 0.75},  {"statistics", "aggregate", 1.0},
+  {"stats", "aggregate", 1.0},     {"kpi", "aggregate", 1.0},
+  {"performance", "aggregate", 0.5}, {"performed", "aggregate", 0.75},
+  {"perform", "aggregate", 0.5},
+  // Who asks: staff ask about "our" sales, customers about "my" order.
+  {"we", "we", 1.0},               {"our", "we", 1.0},
+  {"us", "we", 0.5},
+  {"i", "customer", -1.5},         {"my", "customer", -1.5},
+  {"me", "customer", -1.5},        {"i'm", "customer", -1.5},
+  // The wording of policy and how-to questions.
+  {"policy", "policy", -1.5},      {"warranty", "policy", -1.5},
+  {"guarantee", "policy", -1.5},   {"allowed", "policy", -1.0},
+  {"do you", "policy", -1.0},      {"can you", "policy", -1.0},
+  {"does it cost", "policy", -1.5}, {"do you charge", "policy", -1.5},
+  {"how long does", "policy", -1.0}, {"how long do", "policy", -1.0},
+  {"how long is", "policy", -1.0}, {"what happens", "policy", -1.0},
+  {"how do", "policy", -0.75},     {"how can", "policy", -0.75},
+  {"should", "policy", -0.75},     {"need to", "policy", -0.75},
+  {"is there", "policy", -0.5},    {"are there", "policy", -0.5},
+  {"deliver", "policy", -0.5},     {"opening hours", "policy", -1.5},
+  {"how much does", "policy", -1.0}, {"how much is", "policy", -0.5}};
+
+/// Most a kind can add (or take away): many cues of one kind are one cue.
+double kind_cap(std::string_view kind) {
+  if (kind == "metric")
+    return 3.0;
+  if (kind == "time" || kind == "dimension")
+    return 1.5;
+  if (kind == "aggregate")
+    return 2.5;
+  if (kind == "customer")
+    return -1.5;
+  if (kind == "policy")
+    return -2.0;
+  return 1.0; // table, value, we
+}
+
+/// A light singular: "orders" -> "order", "sales" -> "sale"; words of
+/// three letters or fewer and "-ss" words are kept.
+std::string singular(std::string w) {
+  if (w.size() > 3 && w.back() == 's' && w[w.size() - 2] != 's'
+      && w[w.size() - 2] != 'u' && w[w.size() - 2] != 'i')
+    w.pop_back();
+  return w;
+}
+
+std::vector<std::string> normalized_words(std::string_view text) {
+  auto words = plain_words(text);
+  for (auto& w : words)
+    w = singular(std::move(w));
+  return words;
+}
+
+bool is_year(const std::string& w) {
+  return w.size() == 4 && (w.rfind("19", 0) == 0 || w.rfind("20", 0) == 0)
+         && std::all_of(w.begin(), w.end(),
+                        [](char c) { return std::isdigit(
+                                       static_cast<unsigned char>(c)); });
+}
+
+std::string format_score(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  return buf;
+}
+
+std::string cue_list(const std::vector<data_cue>& cues, bool positive) {
+  std::string out;
+  for (const auto& c : cues) {
+    if ((c.weight > 0) != positive)
+      continue;
+    if (!out.empty())
+      out += ", ";
+    out += "'" + c.text + "'";
+    if (out.size() > 90)
+      break;
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> plain_words(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    while (!cur.empty() && (cur.back() == '-' || cur.back() == '\''))
+      cur.pop_back();
+    if (!cur.empty())
+      out.push_back(std::move(cur));
+    cur.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (std::isalnum(c)) {
+      cur += static_cast<char>(std::tolower(c));
+    } else if ((c == '-' || c == '\'') && !cur.empty()) {
+      cur += static_cast<char>(c);
+    } else if (c == 0xE2 && i + 2 < text.size()
+               && static_cast<unsigned char>(text[i + 1]) == 0x80
+               && static_cast<unsigned char>(text[i + 2]) == 0x99) {
+      cur += '\''; // a typographic apostrophe
+      i += 2;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+local_router::local_router(const catalog& cat, local_router_options opts)
+    : opts_(opts) {
+  std::set<std::string> seen;
+  auto add = [&](std::string_view text, std::string kind, double weight) {
+    std::string spaced{text};
+    std::replace(spaced.begin(), spaced.end(), '_', ' ');
+    auto words = normalized_words(spaced);
+    if (words.empty())
+      return;
+    std::string key;
+    for (const auto& w : words)
+      key += (key.empty() ? "" : " ") + w;
+    if (!seen.insert(key).second)
+      return;
+    if (shared_words.count(key))
+      weight = std::min(weight, 0.5);
+    phrases_.push_back({std::move(words), std::move(kind), weight});
+  };
+  for (const auto& m : cat.metrics()) {
+    add(m.name, "metric", 2.0);
+    for (const auto& s : m.synonyms)
+      add(s, "metric", 2.0);
+  }
+  for (const auto& c : builtin_cues)
+    add(c.words, c.kind, c.weight);
+  for (const auto& t : cat.tables()) {
+    add(t.name, "table", 1.0);
+    for (const auto& s : t.synonyms)
+      add(s, "table", 1.0);
+    for (const auto& col : t.columns) {
+      for (const auto& s : col.synonyms)
+        add(s, "dimension", 1.0);
+      for (const auto& v : col.values)
+        if (v.size() > 2) // two-letter codes are English words ("it")
+          add(v, "value", 0.5);
+    }
+  }
+  for (const auto* name : country_names)
+    add(name, "value", 0.5);
+  // Longest phrases first, so "best selling" wins over "selling".
+  std::stable_sort(phrases_.begin(), phrases_.end(),
+                   [](const phrase& a, const phrase& b) {
+                     return a.words.size() > b.words.size();
+                   });
+}
+
+std::vector<data_cue> local_router::data_cues(std::string_view question) const {
+  auto words = normalized_words(question);
+  std::vector<bool> used(words.size(), false);
+  std::vector<data_cue> cues;
+  std::map<std::string, double> per_kind;
+  auto take = [&](data_cue cue) {
+    auto cap = kind_cap(cue.kind);
+    auto& sum = per_kind[cue.kind];
+    auto room = cap >= 0 ? cap - sum : cap - sum; // same sign as the cap
+    cue.weight = cap >= 0 ? std::min(cue.weight, room)
+                          : std::max(cue.weight, room);
+    if (cue.weight == 0)
+      return;
+    sum += cue.weight;
+    cues.push_back(std::move(cue));
+  };
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (used[i])
+      continue;
+    if (is_year(words[i])) {
+      used[i] = true;
+      take({"time", words[i], 1.0});
+      continue;
+    }
+    for (const auto& p : phrases_) {
+      auto n = p.words.size();
+      if (i + n > words.size())
+        continue;
+      bool match = true;
+      for (size_t k = 0; k < n && match; ++k)
+        match = !used[i + k] && words[i + k] == p.words[k];
+      if (!match)
+        continue;
+      std::string text;
+      for (size_t k = 0; k < n; ++k) {
+        used[i + k] = true;
+        text += (k ? " " : "") + words[i + k];
+      }
+      take({p.kind, std::move(text), p.weight});
+      break;
+    }
+  }
+  return cues;
+}
+
+local_route local_router::decide(std::string_view question,
+                                 const retrieval_snapshot& snap,
+                                 search_mode mode, size_t top_k) const {
+  local_route out;
+  out.cues = data_cues(question);
+  for (const auto& c : out.cues)
+    out.data_score += c.weight;
+  auto prepared = prepare_question(question, snap.tfidf().analysis());
+  auto hits = snap.search(prepared, std::max<size_t>(top_k, 1), mode);
+  out.evidence = evidence_details(snap, prepared, hits);
+  const auto& ev = out.evidence;
+  std::string where;
+  if (!hits.empty() && ev.best < hits.size()
+      && hits[ev.best].index < snap.chunks().size()) {
+    const auto& c = snap.chunks()[hits[ev.best].index];
+    where = " in '" + c.heading.substr(0, 60) + "'";
+  }
+  auto data_words = cue_list(out.cues, true);
+  if (out.data_score >= opts_.data_strong) {
+    out.route = domain::route_kind::data;
+    out.reason = "the sales catalog covers it (score "
+                 + format_score(out.data_score) + ": " + data_words + ")";
+  } else if (ev.score >= opts_.docs_evidence) {
+    out.route = domain::route_kind::docs;
+    out.reason = "the documents match it (evidence " + format_score(ev.score)
+                 + where + ")";
+  } else if (out.data_score >= opts_.data_weak) {
+    out.route = domain::route_kind::data;
+    out.reason = "the sales catalog covers it (score "
+                 + format_score(out.data_score) + ": " + data_words + ")";
+  } else if (!hits.empty() && !prepared.query.terms.empty()
+             && 1.0 - ev.oov_share >= opts_.docs_vocabulary) {
+    out.route = domain::route_kind::docs;
+    out.reason = "the documents use its words (" +
+                 format_score(1.0 - ev.oov_share) + " of them), though they "
+                 "match it weakly (evidence " + format_score(ev.score) + ")";
+  } else {
+    out.route = domain::route_kind::out_of_scope;
+    out.reason = "neither the documents (evidence " + format_score(ev.score)
+                 + ") nor the sales catalog (score "
+                 + format_score(out.data_score) + ") cover it";
+  }
+  if (out.reason.size() > 200)
+    out.reason = out.reason.substr(0, 196) + "...)";
+  return out;
+}
+
+} // namespace candor::data
