@@ -22,6 +22,7 @@
 #include "eval/calibrate.hpp"
 #include "eval/eval.hpp"
 #include "eval/layers/command.hpp"
+#include "eval/local.hpp"
 #include "eval/sql_guard_tool.hpp"
 
 using namespace candor;
@@ -359,7 +360,9 @@ int cmd_layers(int argc, char** argv) {
     std::cerr << "candor: --budget-ms must be 100 to 60000\n";
     return exit_usage;
   }
-  auto cfg = configure(vm, {});
+  // The attacks' model replies are recorded fixtures: the scripted
+  // provider unless an endpoint is configured.
+  auto cfg = configure(vm, {{"llm.provider", "fake"}});
   if (!cfg)
     return config_failure(cfg.err());
   eval::layers_command_options opts;
@@ -421,8 +424,13 @@ int cmd_eval(int argc, char** argv) {
                              std::pair{"report-dir", &cmd.report_dir}})
     if (vm.count(flag))
       *field = vm[flag].as<std::string>();
-  // One log line per question would bury the report.
-  auto cfg = configure(vm, {{"log.level", "warn"}});
+  // One log line per question would bury the report. The scripted
+  // profile replays the fixtures: the scripted provider, whatever the
+  // default.
+  std::map<std::string, std::string> flags{{"log.level", "warn"}};
+  if (!cmd.gate.live)
+    flags["llm.provider"] = "fake";
+  auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
   if (auto err = eval::check_eval_command(cmd, *cfg)) {
@@ -437,6 +445,57 @@ int cmd_eval(int argc, char** argv) {
   return rc;
 }
 
+/// `candor-eval local`: the local provider on the routing and answer sets.
+int cmd_local(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("split", po::value<std::string>()->default_value("test"),
+                     "split: test, calibration or all")(
+    "json", "print the figures and misses as JSON")(
+    "routing", po::value<std::string>(),
+    "routing set (default: eval/routing.v1.json of the source tree)")(
+    "answers", po::value<std::string>(),
+    "answer set (default: eval/local_answers.v1.json of the source tree)")(
+    "thresholds", po::value<std::string>(),
+    "bounds (default: eval/local_thresholds.json of the source tree)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor-eval local [--split test|calibration|"
+                      "all] [--json] [options]\n\nAsks every question of the "
+                      "routing set and of the documents answer set through "
+                      "the service with the local provider (no model) and "
+                      "prints route accuracy, the share of answerable "
+                      "questions answered with an expected fact and the "
+                      "share of unanswerable ones refused, with every miss. "
+                      "Exit 1 when a figure is below its bound.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  eval::local_command cmd;
+  cmd.split = vm["split"].as<std::string>();
+  cmd.json = vm.count("json") > 0;
+  for (auto [flag, field] : {std::pair{"routing", &cmd.routing_path},
+                             std::pair{"answers", &cmd.answers_path},
+                             std::pair{"thresholds", &cmd.thresholds_path}})
+    if (vm.count(flag))
+      *field = vm[flag].as<std::string>();
+  auto cfg
+    = configure(vm, {{"log.level", "warn"}, {"llm.provider", "local"}});
+  if (!cfg)
+    return config_failure(cfg.err());
+  if (cfg->llm.provider != "local") {
+    std::cerr << "candor: local: a model endpoint is configured "
+                 "(CANDOR_LLM_BASE_URL or CANDOR_LLM_API_KEY): unset it to "
+                 "measure the local provider\n";
+    return exit_usage;
+  }
+  auto a = start_app(*cfg);
+  if (!a)
+    return start_failure(a.err());
+  auto rc = eval::run_local_command(**a, cmd, std::cout, std::cerr);
+  (*a)->shutdown();
+  return rc;
+}
+
 const char* top_help
   = R"(candor-eval - measures candor: the golden questions, the retrieval
 calibration and ablation, the attack x layer matrix and the SQL guard.
@@ -447,6 +506,9 @@ Commands:
   eval      run the golden questions (eval/golden.v1.json) through the
             service and gate on eval/thresholds.json; exit 1 on a miss.
             Reports go to <data-dir>/reports or --report-dir
+  local     the local provider (no model) on eval/routing.v1.json and
+            eval/local_answers.v1.json: route accuracy, answers holding the
+            expected fact, refusals; gated on eval/local_thresholds.json
   layers    run every attack of eval/attacks.v1.json through every defence
             layer on its own and print the attack x layer matrix; exit 1
             when an attack passes every layer or a write is stopped by
@@ -469,6 +531,7 @@ configuration error.
 
 int main(int argc, char** argv) {
   static constexpr command commands[] = {{"eval", cmd_eval},
+                                         {"local", cmd_local},
                                          {"layers", cmd_layers},
                                          {"calibrate", cmd_calibrate},
                                          {"ablation", cmd_ablation},

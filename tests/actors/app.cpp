@@ -26,6 +26,7 @@ struct app_fixture {
   app_fixture(std::map<std::string, std::string> flags = {}) {
     flags["dataDir"] = dir + "/var";
     flags["llm.backoffBaseMs"] = "1";
+    flags.emplace("llm.provider", "fake"); // the recorded fixtures
     auto cfg = data::load_config(domain::default_config_json(), "", {}, flags);
     BOOST_REQUIRE(cfg.ok());
     auto started = actors::app::start(*cfg);

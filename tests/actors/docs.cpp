@@ -63,6 +63,7 @@ last rental day.
 domain::config make_config(const std::string& data_dir,
                            std::map<std::string, std::string> flags = {}) {
   flags["dataDir"] = data_dir;
+  flags.emplace("llm.provider", "fake"); // the recorded fixtures
   auto cfg = data::load_config(domain::default_config_json(), "", {}, flags);
   BOOST_REQUIRE(cfg.ok());
   return *cfg;

@@ -45,7 +45,10 @@ BOOST_AUTO_TEST_CASE(embedded_defaults_load) {
   BOOST_CHECK_EQUAL(cfg->http.body_limit_bytes, 16384);
   BOOST_CHECK_EQUAL(cfg->graph.step_cap, 25);
   BOOST_CHECK_EQUAL(cfg->graph.llm_call_budget, 8);
-  BOOST_CHECK_EQUAL(cfg->llm.provider, "fake");
+  // With no endpoint, the local provider answers; it names one model.
+  BOOST_CHECK_EQUAL(cfg->llm.provider, "local");
+  BOOST_CHECK_EQUAL(cfg->llm.model, "candor-local");
+  BOOST_CHECK(cfg->llm.fallback_model.empty());
   BOOST_CHECK_EQUAL(cfg->data_dir, "var");
 }
 

@@ -61,13 +61,16 @@ std::string slurp(const std::string& path) {
 }
 
 /// The environment of a child: ours without CANDOR_* (tests must not depend
-/// on the developer's shell), plus `extra`.
+/// on the developer's shell), plus `extra`. The scripted provider unless
+/// `extra` names one: the end-to-end tests replay the recorded fixtures.
 std::vector<std::string>
 child_env(const std::map<std::string, std::string>& extra) {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e)
     if (std::strncmp(*e, "CANDOR_", 7) != 0)
       out.emplace_back(*e);
+  if (!extra.count("CANDOR_LLM_PROVIDER"))
+    out.emplace_back("CANDOR_LLM_PROVIDER=fake");
   for (auto& [k, v] : extra)
     out.push_back(k + "=" + v);
   return out;

@@ -1,0 +1,227 @@
+// `candor-eval local`: the local provider through the whole service on the
+// routing set and the documents answer set, with the misses and the gate.
+
+#include "eval/local.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "data/clock.hpp"
+#include "domain/build_info.hpp"
+
+namespace candor::eval {
+
+namespace {
+
+namespace json = boost::json;
+
+constexpr int exit_failure = 1;
+constexpr int exit_usage = 2;
+
+domain::outcome<json::object> read_json(const std::string& path) {
+  std::ifstream in{path};
+  if (!in)
+    return domain::make_error(domain::ec::config_invalid,
+                              "cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  boost::system::error_code ec;
+  auto v = json::parse(ss.str(), ec);
+  if (ec || !v.is_object())
+    return domain::make_error(domain::ec::config_invalid,
+                              path + ": not a JSON object");
+  return v.as_object();
+}
+
+/// Lower case with every run of white space one space, for fact matching.
+std::string folded(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space)
+      out += ' ';
+    space = false;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+bool in_split(const json::object& q, const std::string& split) {
+  return split == "all" || q.at("split").as_string() == split;
+}
+
+std::string str(const json::value& v) {
+  return v.is_string() ? std::string{v.as_string()} : std::string{};
+}
+
+domain::outcome<domain::ask_state> ask(actors::app& service,
+                                       const std::string& question) {
+  domain::ask_request req;
+  req.request_id = data::new_request_id();
+  req.question = question;
+  req.received_us = data::wall_us();
+  req.method = "EVAL";
+  req.path = "eval-local";
+  return service.ask_sync(std::move(req));
+}
+
+struct figure {
+  const char* key;
+  size_t hits = 0;
+  size_t total = 0;
+  std::vector<std::string> misses;
+
+  double value() const {
+    return total ? static_cast<double>(hits) / static_cast<double>(total) : 0;
+  }
+};
+
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", x);
+  return buf;
+}
+
+} // namespace
+
+int run_local_command(actors::app& service, const local_command& cmd,
+                      std::ostream& out, std::ostream& err) {
+  auto root = std::string{domain::source_dir()} + "/eval/";
+  auto routing = read_json(cmd.routing_path.empty() ? root + "routing.v1.json"
+                                                    : cmd.routing_path);
+  auto answers = read_json(cmd.answers_path.empty()
+                             ? root + "local_answers.v1.json"
+                             : cmd.answers_path);
+  auto bounds = read_json(cmd.thresholds_path.empty()
+                            ? root + "local_thresholds.json"
+                            : cmd.thresholds_path);
+  for (auto* r : {&routing, &answers, &bounds})
+    if (!*r) {
+      err << "candor: local: " << r->err().message << "\n";
+      return exit_usage;
+    }
+  if (cmd.split != "test" && cmd.split != "calibration" && cmd.split != "all") {
+    err << "candor: local: --split must be test, calibration or all\n";
+    return exit_usage;
+  }
+  figure route{"routeAccuracy"}, fact{"factRate"}, refusal{"refusalRate"};
+  size_t failed = 0;
+  auto started = std::chrono::steady_clock::now();
+  for (const auto& v : routing->at("questions").as_array()) {
+    const auto& q = v.as_object();
+    if (!in_split(q, cmd.split))
+      continue;
+    auto question = str(q.at("question"));
+    auto r = ask(service, question);
+    ++route.total;
+    if (!r) {
+      ++failed;
+      route.misses.push_back(str(q.at("id")) + " failed: " + r.err().message);
+      continue;
+    }
+    auto got = std::string{domain::to_string(r->route)};
+    auto want = str(q.at("route"));
+    if (got == want)
+      ++route.hits;
+    else
+      route.misses.push_back(str(q.at("id")) + " " + want + " -> " + got
+                             + ": " + question + "  [" + r->route_reason + "]");
+  }
+  for (const auto& v : answers->at("questions").as_array()) {
+    const auto& q = v.as_object();
+    if (!in_split(q, cmd.split))
+      continue;
+    auto question = str(q.at("question"));
+    auto r = ask(service, question);
+    bool answerable = q.at("answerable").as_bool();
+    auto& f = answerable ? fact : refusal;
+    ++f.total;
+    if (!r) {
+      ++failed;
+      f.misses.push_back(str(q.at("id")) + " failed: " + r.err().message);
+      continue;
+    }
+    bool answered = r->status == domain::status_kind::answered;
+    if (!answerable) {
+      if (!answered)
+        ++refusal.hits;
+      else
+        refusal.misses.push_back(str(q.at("id")) + " answered: " + question
+                                 + "  => " + r->answer.substr(0, 160));
+      continue;
+    }
+    auto text = folded(r->answer);
+    bool holds = false;
+    for (const auto& want : q.at("facts").as_array())
+      holds = holds || text.find(folded(str(want))) != std::string::npos;
+    if (answered && holds) {
+      ++fact.hits;
+      continue;
+    }
+    std::string why = answered ? "answered without the fact"
+                               : "not answered ("
+                                   + std::string{domain::to_string(r->status)}
+                                   + ")";
+    std::string warnings;
+    for (const auto& w : r->warnings)
+      warnings += (warnings.empty() ? "" : ",") + w;
+    fact.misses.push_back(str(q.at("id")) + " " + why + ": " + question
+                          + "  want " + json::serialize(q.at("facts"))
+                          + (answered ? "  => " + r->answer.substr(0, 160)
+                                      : "  [" + warnings + "]"));
+  }
+  auto seconds = std::chrono::duration<double>(
+                   std::chrono::steady_clock::now() - started)
+                   .count();
+
+  bool pass = failed == 0;
+  json::object report;
+  for (auto* f : {&route, &fact, &refusal}) {
+    double min = 0;
+    if (auto* b = bounds->if_contains(f->key))
+      min = b->at("min").to_number<double>();
+    bool ok = f->value() >= min;
+    pass = pass && ok;
+    if (cmd.json) {
+      json::array misses;
+      for (const auto& m : f->misses)
+        misses.emplace_back(m);
+      report[f->key] = json::object{{"value", f->value()},
+                                    {"hits", f->hits},
+                                    {"total", f->total},
+                                    {"min", min},
+                                    {"pass", ok},
+                                    {"misses", std::move(misses)}};
+      continue;
+    }
+    out << f->key << ": " << pct(f->value()) << " (" << f->hits << "/"
+        << f->total << ", min " << pct(min) << ") "
+        << (ok ? "pass" : "FAIL") << "\n";
+    for (const auto& m : f->misses)
+      out << "  miss " << m << "\n";
+  }
+  if (cmd.json) {
+    report["split"] = cmd.split;
+    report["pass"] = pass;
+    report["seconds"] = seconds;
+    out << json::serialize(report) << "\n";
+  } else {
+    out << "split " << cmd.split << ", " << pct(seconds) << " s, "
+        << (pass ? "gate passed" : "gate FAILED") << "\n";
+  }
+  return pass ? 0 : exit_failure;
+}
+
+} // namespace candor::eval
