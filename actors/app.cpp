@@ -272,8 +272,7 @@ app::start(const domain::config& cfg,
     ls.mode = mode;
     ls.top_k = static_cast<size_t>(std::max(cfg.retrieval.top_k, 1));
     setup.local = std::make_shared<const data::local_provider>(
-      *setup.sales.cat, [cell = setup.snapshots] { return cell->load(); },
-      ls);
+      *setup.sales.cat, [cell = setup.snapshots] { return cell->load(); }, ls);
   }
   p->info.provider = cfg.llm.provider;
   p->info.models = {cfg.llm.model};

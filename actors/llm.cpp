@@ -288,14 +288,15 @@ void on_http(llm_ptr self, uint64_t id, int32_t failure, int32_t status,
 void answer_locally(llm_ptr self, uint64_t id, pending_call& p) {
   auto& st = self->state;
   if (!st.local) {
-    finish(self, id, "unavailable",
-           to_caf(domain::ec::llm_unavailable,
-                  "the local provider is not set up"));
+    finish(
+      self, id, "unavailable",
+      to_caf(domain::ec::llm_unavailable, "the local provider is not set up"));
     return;
   }
   auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages);
   if (!text) {
-    finish(self, id, "unavailable", to_caf(text.err().code, text.err().message));
+    finish(self, id, "unavailable",
+           to_caf(text.err().code, text.err().message));
     return;
   }
   llm_reply reply;

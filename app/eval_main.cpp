@@ -478,8 +478,7 @@ int cmd_local(int argc, char** argv) {
                              std::pair{"thresholds", &cmd.thresholds_path}})
     if (vm.count(flag))
       *field = vm[flag].as<std::string>();
-  auto cfg
-    = configure(vm, {{"log.level", "warn"}, {"llm.provider", "local"}});
+  auto cfg = configure(vm, {{"log.level", "warn"}, {"llm.provider", "local"}});
   if (!cfg)
     return config_failure(cfg.err());
   if (cfg->llm.provider != "local") {
@@ -530,11 +529,9 @@ configuration error.
 } // namespace
 
 int main(int argc, char** argv) {
-  static constexpr command commands[] = {{"eval", cmd_eval},
-                                         {"local", cmd_local},
-                                         {"layers", cmd_layers},
-                                         {"calibrate", cmd_calibrate},
-                                         {"ablation", cmd_ablation},
-                                         {"sql-guard", cmd_sql_guard}};
+  static constexpr command commands[]
+    = {{"eval", cmd_eval},         {"local", cmd_local},
+       {"layers", cmd_layers},     {"calibrate", cmd_calibrate},
+       {"ablation", cmd_ablation}, {"sql-guard", cmd_sql_guard}};
   return run(argc, argv, "candor-eval", top_help, commands);
 }

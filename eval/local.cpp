@@ -101,12 +101,12 @@ int run_local_command(actors::app& service, const local_command& cmd,
   auto root = std::string{domain::source_dir()} + "/eval/";
   auto routing = read_json(cmd.routing_path.empty() ? root + "routing.v1.json"
                                                     : cmd.routing_path);
-  auto answers = read_json(cmd.answers_path.empty()
-                             ? root + "local_answers.v1.json"
-                             : cmd.answers_path);
-  auto bounds = read_json(cmd.thresholds_path.empty()
-                            ? root + "local_thresholds.json"
-                            : cmd.thresholds_path);
+  auto answers
+    = read_json(cmd.answers_path.empty() ? root + "local_answers.v1.json"
+                                         : cmd.answers_path);
+  auto bounds
+    = read_json(cmd.thresholds_path.empty() ? root + "local_thresholds.json"
+                                            : cmd.thresholds_path);
   for (auto* r : {&routing, &answers, &bounds})
     if (!*r) {
       err << "candor: local: " << r->err().message << "\n";
@@ -136,8 +136,8 @@ int run_local_command(actors::app& service, const local_command& cmd,
     if (got == want)
       ++route.hits;
     else
-      route.misses.push_back(str(q.at("id")) + " " + want + " -> " + got
-                             + ": " + question + "  [" + r->route_reason + "]");
+      route.misses.push_back(str(q.at("id")) + " " + want + " -> " + got + ": "
+                             + question + "  [" + r->route_reason + "]");
   }
   for (const auto& v : answers->at("questions").as_array()) {
     const auto& q = v.as_object();
@@ -159,7 +159,7 @@ int run_local_command(actors::app& service, const local_command& cmd,
         ++refusal.hits;
       else
         refusal.misses.push_back(str(q.at("id")) + " answered: " + question
-                                 + "  => " + r->answer.substr(0, 160));
+                                 + "  => " + r->answer.substr(0, 120));
       continue;
     }
     auto text = folded(r->answer);
@@ -170,10 +170,10 @@ int run_local_command(actors::app& service, const local_command& cmd,
       ++fact.hits;
       continue;
     }
-    std::string why = answered ? "answered without the fact"
-                               : "not answered ("
-                                   + std::string{domain::to_string(r->status)}
-                                   + ")";
+    std::string why
+      = answered
+          ? "answered without the fact"
+          : "not answered (" + std::string{domain::to_string(r->status)} + ")";
     std::string warnings;
     for (const auto& w : r->warnings)
       warnings += (warnings.empty() ? "" : ",") + w;
@@ -182,9 +182,9 @@ int run_local_command(actors::app& service, const local_command& cmd,
                           + (answered ? "  => " + r->answer.substr(0, 160)
                                       : "  [" + warnings + "]"));
   }
-  auto seconds = std::chrono::duration<double>(
-                   std::chrono::steady_clock::now() - started)
-                   .count();
+  auto seconds
+    = std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+        .count();
 
   bool pass = failed == 0;
   json::object report;
@@ -198,19 +198,19 @@ int run_local_command(actors::app& service, const local_command& cmd,
       json::array misses;
       for (const auto& m : f->misses)
         misses.emplace_back(m);
-      report[f->key] = json::object{{"value", f->value()},
-                                    {"hits", f->hits},
-                                    {"total", f->total},
-                                    {"min", min},
-                                    {"pass", ok},
-                                    {"misses", std::move(misses)}};
+      report[f->key]
+        = json::object{{"value", f->value()}, {"hits", f->hits},
+                       {"total", f->total},   {"min", min},
+                       {"pass", ok},          {"misses", std::move(misses)}};
       continue;
     }
     out << f->key << ": " << pct(f->value()) << " (" << f->hits << "/"
-        << f->total << ", min " << pct(min) << ") "
-        << (ok ? "pass" : "FAIL") << "\n";
-    for (const auto& m : f->misses)
+        << f->total << ", min " << pct(min) << ") " << (ok ? "pass" : "FAIL")
+        << "\n";
+    for (auto m : f->misses) {
+      std::replace(m.begin(), m.end(), '\n', ' ');
       out << "  miss " << m << "\n";
+    }
   }
   if (cmd.json) {
     report["split"] = cmd.split;

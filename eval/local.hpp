@@ -11,9 +11,9 @@
 namespace candor::eval {
 
 struct local_command {
-  std::string split = "test"; ///< test, calibration or all
-  std::string routing_path;   ///< empty: eval/routing.v1.json
-  std::string answers_path;   ///< empty: eval/local_answers.v1.json
+  std::string split = "test";  ///< test, calibration or all
+  std::string routing_path;    ///< empty: eval/routing.v1.json
+  std::string answers_path;    ///< empty: eval/local_answers.v1.json
   std::string thresholds_path; ///< empty: eval/local_thresholds.json
   bool json = false;
   bool list_hits = false; ///< print every question, not only the misses

@@ -28,6 +28,19 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+/// `s` without Markdown emphasis markers ("**", "__").
+std::string without_emphasis(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i + 1 < s.size() && (s[i] == '*' || s[i] == '_') && s[i + 1] == s[i]) {
+      ++i;
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
+
 /// A list item or table row without its marker; table cells joined.
 std::string clean_line(std::string_view line) {
   line = trim(line);
@@ -54,9 +67,9 @@ std::string clean_line(std::string_view line) {
 /// The word just before position `dot` (lower case, letters and dots).
 std::string word_before(std::string_view s, size_t dot) {
   size_t b = dot;
-  while (b > 0
-         && (std::isalpha(static_cast<unsigned char>(s[b - 1]))
-             || s[b - 1] == '.'))
+  while (
+    b > 0
+    && (std::isalpha(static_cast<unsigned char>(s[b - 1])) || s[b - 1] == '.'))
     --b;
   std::string w{s.substr(b, dot - b)};
   for (auto& c : w)
@@ -150,9 +163,9 @@ std::set<std::string> term_set(std::string_view text,
 }
 
 bool continues(std::string_view next) {
-  for (std::string_view w : {"This ", "That ", "It ", "They ", "These ",
-                             "Those ", "Then ", "However", "But ", "Otherwise",
-                             "If so", "In that case"})
+  for (std::string_view w :
+       {"This ", "That ", "It ", "They ", "These ", "Those ", "Then ",
+        "However", "But ", "Otherwise", "If so", "In that case"})
     if (next.rfind(w, 0) == 0)
       return true;
   return false;
@@ -173,7 +186,7 @@ std::vector<std::string> split_sentences(std::string_view text) {
     auto end = text.find('\n', pos);
     if (end == std::string_view::npos)
       end = text.size();
-    auto line = clean_line(text.substr(pos, end - pos));
+    auto line = without_emphasis(clean_line(text.substr(pos, end - pos)));
     if (!line.empty())
       split_line(line, out);
     pos = end + 1;
@@ -215,7 +228,7 @@ extracted_answer extract_answer(std::string_view question,
       auto own = term_set(s, snap);
       double got = 0;
       for (const auto& t : terms)
-        got += holds(own, t) ? t.weight
+        got += holds(own, t)       ? t.weight
                : holds(context, t) ? t.weight * opts.heading_credit
                                    : 0.0;
       scored_sentence sc;

@@ -12,8 +12,7 @@ namespace json = boost::json;
 
 local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
                                local_settings settings)
-    : router_(cat, settings.router),
-      snapshots_(std::move(snapshots)),
+    : router_(cat, settings.router), snapshots_(std::move(snapshots)),
       settings_(settings) {
   // nop
 }
@@ -27,13 +26,13 @@ local_provider::reply(std::string_view prompt, std::string_view question,
       return domain::make_error(domain::ec::index_unavailable,
                                 "no retrieval index is loaded");
     auto r = router_.decide(question, *snap, settings_.mode, settings_.top_k);
-    return json::serialize(json::object{
-      {"route", domain::to_string(r.route)}, {"reason", r.reason}});
+    return json::serialize(json::object{{"route", domain::to_string(r.route)},
+                                        {"reason", r.reason}});
   }
   if (prompt == "rag_answer") {
     auto snap = snapshot();
-    auto found = extract_answer(question, passages, snap.get(),
-                                settings_.extract);
+    auto found
+      = extract_answer(question, passages, snap.get(), settings_.extract);
     json::array cited;
     for (const auto& id : found.cited)
       cited.emplace_back(id);
@@ -41,8 +40,8 @@ local_provider::reply(std::string_view prompt, std::string_view question,
     if (found.found) {
       answer = found.answer + "\n\n" + std::string{local_answer_note};
     } else {
-      answer = "The passages found do not state the answer (" + found.why
-               + ").";
+      answer
+        = "The passages found do not state the answer (" + found.why + ").";
     }
     return json::serialize(json::object{{"refused", false},
                                         {"confident", found.found},

@@ -20,24 +20,28 @@ namespace {
 /// Catalog words that customers use about the documents just as often
 /// (a shop, a price, a return): they count for little on their own.
 const std::set<std::string, std::less<>> shared_words{
-  "sale",      "refund",    "return",   "volume",  "income",   "range",
-  "item",      "article",   "date",     "day",     "state",    "source",
-  "location",  "shop",      "branch",   "price",   "cost",     "discount",
-  "promotion", "unit",      "piece",    "product", "model",    "member",
-  "membership", "joined",   "account",  "buyer",   "amount",   "line",
-  "family",    "series",    "market",   "destination", "country", "zone",
-  "refunded",  "store",     "order",    "basket",  "charge",   "catalogue",
-  "kestrel club", "delivery zone", "return date", "selling price",
-  "list price", "retail price", "payment method", "payment type",
-  "order status", "bike type", "credit note", "margin", "profit"};
+  "sale",           "refund",        "return",       "volume",
+  "income",         "range",         "item",         "article",
+  "date",           "day",           "state",        "source",
+  "location",       "shop",          "branch",       "price",
+  "cost",           "discount",      "promotion",    "unit",
+  "piece",          "product",       "model",        "member",
+  "membership",     "joined",        "account",      "buyer",
+  "amount",         "line",          "family",       "series",
+  "market",         "destination",   "country",      "zone",
+  "refunded",       "store",         "order",        "basket",
+  "charge",         "catalogue",     "kestrel club", "delivery zone",
+  "return date",    "selling price", "list price",   "retail price",
+  "payment method", "payment type",  "order status", "bike type",
+  "credit note",    "margin",        "profit"};
 
 /// Countries the catalog's codes stand for, by their English names.
 const char* const country_names[]
-  = {"netherlands", "belgium", "luxembourg", "germany",  "france",
-     "austria",     "denmark", "spain",      "italy",    "ireland",
-     "sweden",      "poland",  "portugal",   "finland",  "czechia",
-     "czech republic", "united kingdom", "uk",  "norway", "switzerland",
-     "dutch",       "belgian", "german",     "french",   "spanish"};
+  = {"netherlands",    "belgium",        "luxembourg", "germany", "france",
+     "austria",        "denmark",        "spain",      "italy",   "ireland",
+     "sweden",         "poland",         "portugal",   "finland", "czechia",
+     "czech republic", "united kingdom", "uk",         "norway",  "switzerland",
+     "dutch",          "belgian",        "german",     "french",  "spanish"};
 
 struct builtin_cue {
   const char* words;
@@ -49,71 +53,138 @@ struct builtin_cue {
 /// not): each is a rule a reader can check.
 const builtin_cue builtin_cues[] = {
   // Periods.
-  {"last year", "time", 1.0},      {"this year", "time", 1.0},
-  {"last month", "time", 1.0},     {"this month", "time", 1.0},
-  {"last quarter", "time", 1.0},   {"per month", "time", 1.0},
-  {"each month", "time", 1.0},     {"every month", "time", 1.0},
-  {"by month", "time", 1.0},       {"month by month", "time", 1.0},
-  {"monthly", "time", 1.0},        {"per quarter", "time", 1.0},
-  {"by quarter", "time", 1.0},     {"quarterly", "time", 1.0},
-  {"quarter", "time", 0.75},       {"per year", "time", 1.0},
-  {"by year", "time", 1.0},        {"yearly", "time", 1.0},
-  {"annual", "time", 0.75},        {"year over year", "time", 1.0},
-  {"weekly", "time", 0.75},        {"per week", "time", 1.0},
-  {"per day", "time", 0.75},       {"daily", "time", 0.5},
-  {"q1", "time", 1.0},             {"q2", "time", 1.0},
-  {"q3", "time", 1.0},             {"q4", "time", 1.0},
-  {"ytd", "time", 1.0},            {"season", "time", 0.5},
-  {"january", "time", 0.75},       {"february", "time", 0.75},
-  {"march", "time", 0.75},         {"april", "time", 0.75},
-  {"june", "time", 0.75},          {"july", "time", 0.75},
-  {"august", "time", 0.75},        {"september", "time", 0.75},
-  {"october", "time", 0.75},       {"november", "time", 0.75},
+  {"last year", "time", 1.0},
+  {"this year", "time", 1.0},
+  {"last month", "time", 1.0},
+  {"this month", "time", 1.0},
+  {"last quarter", "time", 1.0},
+  {"per month", "time", 1.0},
+  {"each month", "time", 1.0},
+  {"every month", "time", 1.0},
+  {"by month", "time", 1.0},
+  {"month by month", "time", 1.0},
+  {"monthly", "time", 1.0},
+  {"per quarter", "time", 1.0},
+  {"by quarter", "time", 1.0},
+  {"quarterly", "time", 1.0},
+  {"quarter", "time", 0.75},
+  {"per year", "time", 1.0},
+  {"by year", "time", 1.0},
+  {"yearly", "time", 1.0},
+  {"annual", "time", 0.75},
+  {"year over year", "time", 1.0},
+  {"weekly", "time", 0.75},
+  {"per week", "time", 1.0},
+  {"per day", "time", 0.75},
+  {"daily", "time", 0.5},
+  {"q1", "time", 1.0},
+  {"q2", "time", 1.0},
+  {"q3", "time", 1.0},
+  {"q4", "time", 1.0},
+  {"ytd", "time", 1.0},
+  {"season", "time", 0.5},
+  {"january", "time", 0.75},
+  {"february", "time", 0.75},
+  {"march", "time", 0.75},
+  {"april", "time", 0.75},
+  {"june", "time", 0.75},
+  {"july", "time", 0.75},
+  {"august", "time", 0.75},
+  {"september", "time", 0.75},
+  {"october", "time", 0.75},
+  {"november", "time", 0.75},
   {"december", "time", 0.75},
+  {"which month", "time", 1.0},
+  {"month", "time", 0.5},
+  {"year", "time", 0.25},
   // Aggregates, rankings and comparisons.
-  {"how many", "aggregate", 0.5},  {"total", "aggregate", 1.0},
-  {"sum", "aggregate", 1.0},       {"average", "aggregate", 0.75},
-  {"avg", "aggregate", 0.75},      {"mean", "aggregate", 0.5},
-  {"top", "aggregate", 1.0},       {"best selling", "aggregate", 2.0},
-  {"best seller", "aggregate", 2.0}, {"bestseller", "aggregate", 2.0},
-  {"bestselling", "aggregate", 2.0}, {"most popular", "aggregate", 1.0},
-  {"most", "aggregate", 0.5},      {"least", "aggregate", 0.5},
-  {"highest", "aggregate", 0.75},  {"lowest", "aggregate", 0.75},
-  {"biggest", "aggregate", 0.5},   {"largest", "aggregate", 0.5},
-  {"rank", "aggregate", 1.0},      {"ranking", "aggregate", 1.0},
-  {"breakdown", "aggregate", 1.0}, {"break down", "aggregate", 1.0},
-  {"split by", "aggregate", 1.0},  {"per", "aggregate", 0.5},
-  {"by", "aggregate", 0.25},       {"each", "aggregate", 0.25},
-  {"trend", "aggregate", 1.0},     {"growth", "aggregate", 1.0},
-  {"grew", "aggregate", 1.0},      {"compare", "aggregate", 0.5},
-  {"compared", "aggregate", 0.5},  {"versus", "aggregate", 0.5},
-  {"vs", "aggregate", 0.5},        {"share of", "aggregate", 0.75},
-  {"percentage of", "aggregate", 0.5}, {"count", "aggregate", 0.75},
+  {"how many", "aggregate", 0.5},
+  {"total", "aggregate", 1.0},
+  {"sum", "aggregate", 1.0},
+  {"average", "aggregate", 0.75},
+  {"avg", "aggregate", 0.75},
+  {"mean", "aggregate", 0.5},
+  {"top", "aggregate", 1.0},
+  {"best selling", "aggregate", 2.0},
+  {"best seller", "aggregate", 2.0},
+  {"bestseller", "aggregate", 2.0},
+  {"bestselling", "aggregate", 2.0},
+  {"most popular", "aggregate", 1.0},
+  {"most", "aggregate", 0.5},
+  {"least", "aggregate", 0.5},
+  {"highest", "aggregate", 0.75},
+  {"lowest", "aggregate", 0.75},
+  {"biggest", "aggregate", 0.5},
+  {"largest", "aggregate", 0.5},
+  {"rank", "aggregate", 1.0},
+  {"ranking", "aggregate", 1.0},
+  {"breakdown", "aggregate", 1.0},
+  {"break down", "aggregate", 1.0},
+  {"split by", "aggregate", 1.0},
+  {"per", "aggregate", 0.5},
+  {"by", "aggregate", 0.25},
+  {"each", "aggregate", 0.25},
+  {"trend", "aggregate", 1.0},
+  {"growth", "aggregate", 1.0},
+  {"grew", "aggregate", 1.0},
+  {"compare", "aggregate", 0.5},
+  {"compared", "aggregate", 0.5},
+  {"versus", "aggregate", 0.5},
+  {"vs", "aggregate", 0.5},
+  {"share of", "aggregate", 0.75},
+  {"percentage of", "aggregate", 0.5},
+  {"count", "aggregate", 0.75},
   {"number of", "aggregate", 0.75},
-  {"sold", "aggregate", 1.5},      {"sell", "aggregate", 0.75},
-  {"selling", "aggregate", 0.75},  {"ordered", "aggregate", 0.5},
-  {"bought", "aggregate", 0.5},    {"figures", "aggregate", 1.0},
-  {"numbers", "aggregate", 0.75},  {"statistics", "aggregate", 1.0},
-  {"stats", "aggregate", 1.0},     {"kpi", "aggregate", 1.0},
-  {"performance", "aggregate", 0.5}, {"performed", "aggregate", 0.75},
+  {"sell best", "aggregate", 1.5},
+  {"sold", "aggregate", 1.5},
+  {"sell", "aggregate", 0.75},
+  {"selling", "aggregate", 0.75},
+  {"ordered", "aggregate", 0.5},
+  {"bought", "aggregate", 0.5},
+  {"figures", "aggregate", 1.0},
+  {"numbers", "aggregate", 0.75},
+  {"statistics", "aggregate", 1.0},
+  {"stats", "aggregate", 1.0},
+  {"kpi", "aggregate", 1.0},
+  {"performance", "aggregate", 0.5},
+  {"performed", "aggregate", 0.75},
   {"perform", "aggregate", 0.5},
   // Who asks: staff ask about "our" sales, customers about "my" order.
-  {"we", "we", 1.0},               {"our", "we", 1.0},
+  {"we", "we", 1.0},
+  {"our", "we", 1.0},
   {"us", "we", 0.5},
-  {"i", "customer", -1.5},         {"my", "customer", -1.5},
-  {"me", "customer", -1.5},        {"i'm", "customer", -1.5},
+  {"i", "customer", -1.5},
+  {"my", "customer", -1.5},
+  {"me", "customer", -1.5},
+  {"i'm", "customer", -1.5},
   // The wording of policy and how-to questions.
-  {"policy", "policy", -1.5},      {"warranty", "policy", -1.5},
-  {"guarantee", "policy", -1.5},   {"allowed", "policy", -1.0},
-  {"do you", "policy", -1.0},      {"can you", "policy", -1.0},
-  {"does it cost", "policy", -1.5}, {"do you charge", "policy", -1.5},
-  {"how long does", "policy", -1.0}, {"how long do", "policy", -1.0},
-  {"how long is", "policy", -1.0}, {"what happens", "policy", -1.0},
-  {"how do", "policy", -0.75},     {"how can", "policy", -0.75},
-  {"should", "policy", -0.75},     {"need to", "policy", -0.75},
-  {"is there", "policy", -0.5},    {"are there", "policy", -0.5},
-  {"deliver", "policy", -0.5},     {"opening hours", "policy", -1.5},
-  {"how much does", "policy", -1.0}, {"how much is", "policy", -0.5}};
+  {"policy", "policy", -1.5},
+  {"warranty", "policy", -1.5},
+  {"guarantee", "policy", -1.5},
+  {"allowed", "policy", -1.0},
+  {"do you", "policy", -1.0},
+  {"can you", "policy", -1.0},
+  {"does it cost", "policy", -1.5},
+  {"do you charge", "policy", -1.5},
+  {"how long does", "policy", -1.0},
+  {"how long do", "policy", -1.0},
+  {"how long is", "policy", -1.0},
+  {"what happens", "policy", -1.0},
+  {"how do", "policy", -0.75},
+  {"how can", "policy", -0.75},
+  {"should", "policy", -0.75},
+  {"need to", "policy", -0.75},
+  {"is there", "policy", -0.5},
+  {"are there", "policy", -0.5},
+  {"deliver", "policy", -0.5},
+  {"opening hours", "policy", -1.5},
+  {"how much does", "policy", -1.0},
+  {"how much is", "policy", -0.5},
+  {"can we", "policy", -1.0},
+  {"how many days", "policy", -1.0},
+  {"how many hours", "policy", -1.0},
+  {"how many weeks", "policy", -1.0},
+  {"how many years", "policy", -1.0}};
 
 /// Most a kind can add (or take away): many cues of one kind are one cue.
 double kind_cap(std::string_view kind) {
@@ -148,9 +219,9 @@ std::vector<std::string> normalized_words(std::string_view text) {
 
 bool is_year(const std::string& w) {
   return w.size() == 4 && (w.rfind("19", 0) == 0 || w.rfind("20", 0) == 0)
-         && std::all_of(w.begin(), w.end(),
-                        [](char c) { return std::isdigit(
-                                       static_cast<unsigned char>(c)); });
+         && std::all_of(w.begin(), w.end(), [](char c) {
+              return std::isdigit(static_cast<unsigned char>(c));
+            });
 }
 
 std::string format_score(double x) {
@@ -171,6 +242,21 @@ std::string cue_list(const std::vector<data_cue>& cues, bool positive) {
       break;
   }
   return out;
+}
+
+/// The word that addresses the question to the company (a person
+/// speaking to it, or a name its documents use), or empty.
+std::string addressed_to_company(std::string_view question,
+                                 const retrieval_snapshot& snap) {
+  static const std::set<std::string, std::less<>> persons{
+    "you", "your", "u", "ur", "we", "our", "us", "kestrel"};
+  for (const auto& w : plain_words(question))
+    if (persons.count(w))
+      return w;
+  for (const auto& t : named_terms(question, snap.tfidf().analysis()))
+    if (snap.bm25().term_id(t))
+      return t;
+  return {};
 }
 
 } // namespace
@@ -259,8 +345,8 @@ std::vector<data_cue> local_router::data_cues(std::string_view question) const {
     auto cap = kind_cap(cue.kind);
     auto& sum = per_kind[cue.kind];
     auto room = cap >= 0 ? cap - sum : cap - sum; // same sign as the cap
-    cue.weight = cap >= 0 ? std::min(cue.weight, room)
-                          : std::max(cue.weight, room);
+    cue.weight
+      = cap >= 0 ? std::min(cue.weight, room) : std::max(cue.weight, room);
     if (cue.weight == 0)
       return;
     sum += cue.weight;
@@ -313,6 +399,7 @@ local_route local_router::decide(std::string_view question,
     where = " in '" + c.heading.substr(0, 60) + "'";
   }
   auto data_words = cue_list(out.cues, true);
+  std::string addressed;
   if (out.data_score >= opts_.data_strong) {
     out.route = domain::route_kind::data;
     out.reason = "the sales catalog covers it (score "
@@ -325,12 +412,12 @@ local_route local_router::decide(std::string_view question,
     out.route = domain::route_kind::data;
     out.reason = "the sales catalog covers it (score "
                  + format_score(out.data_score) + ": " + data_words + ")";
-  } else if (!hits.empty() && !prepared.query.terms.empty()
-             && 1.0 - ev.oov_share >= opts_.docs_vocabulary) {
+  } else if (!hits.empty() && ev.score >= opts_.docs_floor
+             && !(addressed = addressed_to_company(question, snap)).empty()) {
     out.route = domain::route_kind::docs;
-    out.reason = "the documents use its words (" +
-                 format_score(1.0 - ev.oov_share) + " of them), though they "
-                 "match it weakly (evidence " + format_score(ev.score) + ")";
+    out.reason = "it is addressed to the company ('" + addressed
+                 + "'), though the documents match it weakly (evidence "
+                 + format_score(ev.score) + ")";
   } else {
     out.route = domain::route_kind::out_of_scope;
     out.reason = "neither the documents (evidence " + format_score(ev.score)

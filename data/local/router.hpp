@@ -33,13 +33,15 @@ struct local_router_options {
   double data_strong = 3.0;
   /// Below `data_strong`, the documents' evidence at or above this routes
   /// to docs.
-  double docs_evidence = 0.12;
+  double docs_evidence = 0.06;
   /// Otherwise a data score at or above this routes to data.
   double data_weak = 1.5;
-  /// Otherwise a question most of whose words the documents use (share of
-  /// IDF weight, 1 - oov_share) is about the company: docs, where the
-  /// evidence threshold then refuses it if nothing answers.
-  double docs_vocabulary = 0.75;
+  /// Otherwise a question addressed to the company (it says "I", "my",
+  /// "you", "we", "Kestrel"..., or names something the documents name)
+  /// with at least this evidence goes to docs, where the evidence
+  /// threshold refuses it if nothing answers; anything else is out of
+  /// scope.
+  double docs_floor = 0.02;
 };
 
 /// A decision with the evidence behind it.

@@ -1,0 +1,161 @@
+// The local provider's parts on the shipped documents and catalog: sentence
+// splitting, the extractive answerer, the router's cues and decisions, and
+// the replies in each prompt's contract.
+
+#include <memory>
+#include <string>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "data/local/provider.hpp"
+#include "data/sales/catalog.hpp"
+#include "domain/build_info.hpp"
+#include "domain/model/contracts.hpp"
+#include "domain/sql/contracts.hpp"
+#include "eval/ablation.hpp"
+
+using namespace candor;
+using namespace candor::data;
+namespace json = boost::json;
+
+namespace {
+
+std::shared_ptr<const retrieval_snapshot> corpus() {
+  static const auto snap = [] {
+    auto s = eval::build_snapshot(std::string{CANDOR_SOURCE_DIR} + "/data/kb",
+                                  600, {});
+    BOOST_REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.err().message));
+    return std::shared_ptr<const retrieval_snapshot>{std::move(*s)};
+  }();
+  return snap;
+}
+
+const catalog& shipped_catalog() {
+  static const auto cat = [] {
+    auto c = catalog::load_default();
+    BOOST_REQUIRE(c.ok());
+    return std::make_shared<const catalog>(std::move(*c));
+  }();
+  return *cat;
+}
+
+local_provider make_provider() {
+  return local_provider{shipped_catalog(), [] { return corpus(); },
+                        local_settings{}};
+}
+
+domain::passage passage(std::string id, std::string heading, std::string text) {
+  domain::passage p;
+  p.chunk_id = std::move(id);
+  p.doc_title = "Test Document";
+  p.heading = std::move(heading);
+  p.text = std::move(text);
+  return p;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(data_local_provider)
+
+BOOST_AUTO_TEST_CASE(sentences_split_at_ends_not_inside_numbers_or_e_g) {
+  auto s = split_sentences(
+    "Returns are free, e.g. for bikes. A fee of €12.50 applies to parts. "
+    "Ask us!\n- First item\n| Basic | €79 |\n");
+  BOOST_REQUIRE_EQUAL(s.size(), 5u);
+  BOOST_CHECK_EQUAL(s[0], "Returns are free, e.g. for bikes.");
+  BOOST_CHECK_EQUAL(s[1], "A fee of €12.50 applies to parts.");
+  BOOST_CHECK_EQUAL(s[2], "Ask us!");
+  BOOST_CHECK_EQUAL(s[3], "First item");
+  BOOST_CHECK_EQUAL(s[4], "Basic | €79");
+}
+
+BOOST_AUTO_TEST_CASE(the_sentence_that_states_the_asked_type_is_quoted) {
+  std::vector<domain::passage> ps{
+    passage("t#returns-1", "Returns",
+            "You can return a bike in its original condition. The return "
+            "window is **30 days** from delivery. Refunds go to the card "
+            "you paid with.")};
+  auto a = extract_answer("How many days do I have to return a bike?", ps,
+                          corpus().get());
+  BOOST_REQUIRE_MESSAGE(a.found, a.why);
+  BOOST_CHECK(a.type == answer_type::duration);
+  BOOST_CHECK(a.answer.find("The return window is 30 days from delivery.")
+              != std::string::npos);
+  BOOST_REQUIRE_EQUAL(a.cited.size(), 1u);
+  BOOST_CHECK_EQUAL(a.cited[0], "t#returns-1");
+}
+
+BOOST_AUTO_TEST_CASE(no_sentence_of_the_asked_type_means_no_answer) {
+  std::vector<domain::passage> ps{
+    passage("t#returns-1", "Returns",
+            "You can return a bike in its original condition at any store.")};
+  auto a = extract_answer("How much does a return cost?", ps, corpus().get());
+  BOOST_CHECK(!a.found);
+  BOOST_CHECK(a.answer.empty());
+  BOOST_CHECK(a.cited.empty());
+  BOOST_CHECK(a.why.find("money") != std::string::npos);
+  BOOST_REQUIRE_EQUAL(a.nearest.size(), 1u);
+  BOOST_CHECK(a.nearest[0].find("Returns") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(the_router_reads_the_catalog_and_the_documents) {
+  local_router r{shipped_catalog()};
+  auto snap = corpus();
+  auto d = r.decide("What was our revenue by channel in 2025?", *snap,
+                    search_mode::bm25, 3);
+  BOOST_CHECK(d.route == domain::route_kind::data);
+  BOOST_CHECK(d.reason.find("revenue") != std::string::npos);
+  BOOST_CHECK(d.reason.find("2025") != std::string::npos);
+  d = r.decide("How long is the frame warranty on a Strada?", *snap,
+               search_mode::bm25, 3);
+  BOOST_CHECK(d.route == domain::route_kind::docs);
+  BOOST_CHECK(d.reason.find("documents") != std::string::npos);
+  d = r.decide("What is the capital of Australia?", *snap, search_mode::bm25,
+               3);
+  BOOST_CHECK(d.route == domain::route_kind::out_of_scope);
+  // A customer asking about their own order is not a sales question.
+  auto cues = r.data_cues("How do I return my order?");
+  double sum = 0;
+  for (const auto& c : cues)
+    sum += c.weight;
+  BOOST_CHECK_LT(sum, r.options().data_weak);
+}
+
+BOOST_AUTO_TEST_CASE(replies_follow_each_prompts_contract) {
+  auto p = make_provider();
+  auto routed = p.reply("router",
+                        "How long is the frame warranty on a "
+                        "Strada?",
+                        {});
+  BOOST_REQUIRE(routed.ok());
+  auto decision = domain::parse_router_reply(*routed);
+  BOOST_REQUIRE(decision.ok());
+  BOOST_CHECK(decision->route == domain::route_kind::docs);
+
+  std::vector<domain::passage> ps{passage(
+    "t#returns-1", "Returns", "The return window is 30 days from delivery.")};
+  auto answered = p.reply("rag_answer",
+                          "How many days do I have to return "
+                          "it?",
+                          ps);
+  BOOST_REQUIRE(answered.ok());
+  auto rag = domain::parse_rag_reply(*answered);
+  BOOST_REQUIRE(rag.ok());
+  BOOST_CHECK(rag->confident);
+  BOOST_CHECK(!rag->refused);
+  BOOST_CHECK(rag->answer.find("no language model") != std::string::npos);
+  BOOST_REQUIRE_EQUAL(rag->cited_chunk_ids.size(), 1u);
+
+  auto sql = p.reply("sql_generate", "What was our revenue in 2025?", {});
+  BOOST_REQUIRE(sql.ok());
+  auto parsed = domain::parse_sql_reply(*sql);
+  BOOST_REQUIRE(parsed.ok());
+  BOOST_CHECK(parsed->abstained);
+  BOOST_CHECK(parsed->reason.find("CANDOR_LLM_BASE_URL") != std::string::npos);
+
+  // The guard is never asked without a model: an error, not a guess.
+  BOOST_CHECK(!p.reply("guard", "anything", {}).ok());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

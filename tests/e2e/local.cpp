@@ -1,0 +1,100 @@
+// End-to-end: the real `candor` with the local provider (the default with
+// no endpoint) answers questions nobody scripted, with no fixture and no
+// network, and says how it answered.
+
+#include <string>
+
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "tests/support/http_client.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/temp_dir.hpp"
+
+using namespace candor;
+using namespace candor::test;
+namespace json = boost::json;
+
+namespace {
+
+const std::map<std::string, std::string> local_env{
+  {"CANDOR_LLM_PROVIDER", "local"}};
+
+json::object ask_cli(const std::string& dir, const std::string& question) {
+  auto r
+    = run_candor({"ask", question, "--json", "--data-dir", dir}, local_env);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  boost::system::error_code ec;
+  auto v = json::parse(r.out, ec);
+  BOOST_REQUIRE_MESSAGE(!ec && v.is_object(), r.out);
+  return v.as_object();
+}
+
+std::string str(const json::value& v) {
+  return v.is_string() ? std::string{v.as_string()} : std::string{};
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(e2e_local)
+
+BOOST_AUTO_TEST_CASE(an_unscripted_documents_question_is_answered_offline) {
+  temp_dir dir{"candor-local"};
+  auto data = dir.file("var");
+  // Not a golden question and without a fixture: the scripted provider
+  // would answer 422 fixture_missing.
+  auto o = ask_cli(data, "How much does a basic service cost in the workshop?");
+  BOOST_CHECK_EQUAL(str(o.at("status")), "answered");
+  BOOST_CHECK_EQUAL(str(o.at("route")), "docs");
+  BOOST_CHECK(str(o.at("routeReason")).find("documents") != std::string::npos);
+  auto answer = str(o.at("answer"));
+  BOOST_CHECK(answer.find("\xE2\x82\xAC"
+                          "79")
+              != std::string::npos); // €79
+  BOOST_CHECK(answer.find("no language model") != std::string::npos);
+  // The quoted passage is cited, and the citation is a retrieved chunk.
+  auto& cites = o.at("citations").as_array();
+  BOOST_REQUIRE_GE(cites.size(), 1u);
+  BOOST_CHECK(str(cites[0].at("chunkId")).find("workshop-services")
+              != std::string::npos);
+  auto& meta = o.at("meta").as_object();
+  BOOST_CHECK_EQUAL(str(meta.at("provider")), "local");
+  BOOST_CHECK_EQUAL(meta.at("llmCalls").as_int64(), 2);
+  BOOST_CHECK_EQUAL(meta.at("tokens").at("input").as_int64(), 0);
+  BOOST_CHECK_EQUAL(meta.at("tokens").at("output").as_int64(), 0);
+  BOOST_CHECK_EQUAL(meta.at("costUsd").to_number<double>(), 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(data_and_off_topic_questions_are_refused_with_reasons) {
+  temp_dir dir{"candor-local"};
+  auto data = dir.file("var");
+  auto o = ask_cli(data, "Which product sold the most units last year?");
+  BOOST_CHECK_EQUAL(str(o.at("route")), "data");
+  BOOST_CHECK_EQUAL(str(o.at("status")), "refused");
+  BOOST_CHECK(str(o.at("answer")).find("CANDOR_LLM_BASE_URL")
+              != std::string::npos);
+  BOOST_CHECK(str(o.at("routeReason")).find("sold") != std::string::npos);
+
+  o = ask_cli(data, "What is the capital of Australia?");
+  BOOST_CHECK_EQUAL(str(o.at("route")), "out_of_scope");
+  BOOST_CHECK_EQUAL(str(o.at("status")), "refused");
+}
+
+BOOST_AUTO_TEST_CASE(the_server_reports_the_local_provider) {
+  server_process s{local_env};
+  BOOST_REQUIRE_MESSAGE(s.start(std::chrono::seconds{60}), s.log());
+  http_client c{s.port()};
+  auto r = c.request("GET", "/health");
+  BOOST_REQUIRE(r);
+  boost::system::error_code ec;
+  auto h = json::parse(r->body, ec).as_object();
+  BOOST_CHECK_EQUAL(str(h.at("provider")), "local");
+  BOOST_CHECK_EQUAL(str(h.at("models").as_array().at(0)), "candor-local");
+  BOOST_CHECK(!h.at("costIsFictional").as_bool());
+  r = c.ask(json::serialize(json::object{
+    {"question", "How long do I have to send back a bike I bought online?"}}));
+  BOOST_REQUIRE(r);
+  BOOST_CHECK_EQUAL(r->status, 200); // not 422 fixture_missing
+}
+
+BOOST_AUTO_TEST_SUITE_END()
