@@ -21,7 +21,7 @@ struct extract_options {
   /// share of the question's terms found in the sentence (counted in
   /// full) or in its passage's heading and title (counted at
   /// `heading_credit`).
-  double min_score = 0.5;
+  double min_score = 0.6;
   double heading_credit = 0.6;
   /// Sentences longer than this are not quoted whole.
   size_t max_sentence_chars = 420;
