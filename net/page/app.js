@@ -48,6 +48,12 @@
         banner.textContent = 'Scripted provider: answers come from recorded '
           + 'fixtures, not a live model, and every cost shown is fictional.';
         banner.hidden = false;
+      } else if (h.provider === 'local') {
+        banner.textContent = 'Local provider: no language model is configured. '
+          + 'Documents questions are answered by quoting the sentence of the '
+          + 'documents that states the answer, or refused; questions about '
+          + 'the sales data need a model endpoint.';
+        banner.hidden = false;
       } else {
         banner.textContent = 'Provider: ' + h.provider
           + (Array.isArray(h.models) ? ' (' + h.models.join(', ') + ')' : '');

@@ -228,4 +228,19 @@ BOOST_AUTO_TEST_CASE(errors_are_shown_with_their_code_and_issues) {
   BOOST_TEST(!contains(dom, "error 400"));
 }
 
+BOOST_AUTO_TEST_CASE(the_local_provider_is_named_in_the_banner) {
+  server_process local{{{"CANDOR_LLM_PROVIDER", "local"}}};
+  BOOST_REQUIRE_MESSAGE(local.start(), local.log());
+  auto dom
+    = dump_dom("http://127.0.0.1:" + std::to_string(local.port())
+               + "/?q=" + url_encode("How much does a basic service cost?"));
+  BOOST_TEST(std::regex_search(
+    dom, std::regex{
+           R"(<p id="banner" class="banner" role="status">Local provider)"}));
+  // An unscripted question, answered by quoting the price list.
+  BOOST_TEST(contains(dom, "id=\"status\">answered</span>"));
+  BOOST_TEST(contains(dom, "\xE2\x82\xAC"
+                           "79"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
