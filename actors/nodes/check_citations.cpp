@@ -28,8 +28,19 @@ check_citations(node_actor::stateful_pointer<check_citations_state> self) {
       if (check.verdict != domain::citation_verdict::answered) {
         domain::add_warning(st, std::string{domain::to_string(check.verdict)});
         st.citations.clear();
-        domain::finish(st, domain::status_kind::refused,
-                       std::string{domain::texts::unsupported_answer});
+        std::string text{domain::texts::unsupported_answer};
+        // A model that declined or was unsure still retrieved something:
+        // say where the reader could look (the retrieved sections).
+        if (check.verdict != domain::citation_verdict::no_valid_citation
+            && !st.passages.empty()) {
+          text += " The closest sections found:";
+          for (size_t i = 0; i < st.passages.size() && i < 3; ++i)
+            text += std::string{i ? ";" : ""} + " \xE2\x80\x9C"
+                    + st.passages[i].heading + "\xE2\x80\x9D ("
+                    + st.passages[i].doc_title + ")";
+          text += ".";
+        }
+        domain::finish(st, domain::status_kind::refused, std::move(text));
         return std::move(box);
       }
       st.citations = std::move(check.citations);
