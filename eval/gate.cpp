@@ -75,22 +75,25 @@ observed observe(const domain::ask_state& st) {
   return o;
 }
 
-int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
+} // namespace
+
+domain::outcome<domain::ask_state>
+ask_as_eval(actors::app& service, std::string question, std::string path) {
+  domain::ask_request req;
+  req.request_id = data::new_request_id();
+  req.question = std::move(question);
+  req.received_us = data::wall_us();
+  req.method = "EVAL"; // the request row is written by the service
+  req.path = std::move(path);
+  return service.ask_sync(std::move(req));
 }
+
+namespace {
 
 /// Asks one question like `candor ask` does, and records it.
 observed ask_one(actors::app& service, const golden_item& it) {
-  domain::ask_request req;
-  req.request_id = data::new_request_id();
-  req.question = it.question;
-  req.received_us = now_us();
-  req.method = "EVAL"; // the request row is written by the service
-  req.path = "eval";
   auto started = std::chrono::steady_clock::now();
-  auto result = service.ask_sync(std::move(req));
+  auto result = ask_as_eval(service, it.question, "eval");
   auto elapsed = std::chrono::steady_clock::now() - started;
   observed o;
   if (result) {

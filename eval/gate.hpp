@@ -130,4 +130,9 @@ boost::json::value to_json(const gate_report& r);
 domain::outcome<std::vector<std::string>> write_reports(const gate_report& r,
                                                         const std::string& dir);
 
+/// Asks `question` through `service` as `candor ask` does, with a fresh
+/// request id; the request row is written with method EVAL and `path`.
+domain::outcome<domain::ask_state>
+ask_as_eval(actors::app& service, std::string question, std::string path);
+
 } // namespace candor::eval

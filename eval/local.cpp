@@ -14,8 +14,8 @@
 
 #include <boost/json.hpp>
 
-#include "data/clock.hpp"
 #include "domain/build_info.hpp"
+#include "eval/gate.hpp"
 
 namespace candor::eval {
 
@@ -66,17 +66,6 @@ std::string str(const json::value& v) {
   return v.is_string() ? std::string{v.as_string()} : std::string{};
 }
 
-domain::outcome<domain::ask_state> ask(actors::app& service,
-                                       const std::string& question) {
-  domain::ask_request req;
-  req.request_id = data::new_request_id();
-  req.question = question;
-  req.received_us = data::wall_us();
-  req.method = "EVAL";
-  req.path = "eval-local";
-  return service.ask_sync(std::move(req));
-}
-
 struct figure {
   const char* key;
   size_t hits = 0;
@@ -124,7 +113,7 @@ int run_local_command(actors::app& service, const local_command& cmd,
     if (!in_split(q, cmd.split))
       continue;
     auto question = str(q.at("question"));
-    auto r = ask(service, question);
+    auto r = ask_as_eval(service, question, "eval-local");
     ++route.total;
     if (!r) {
       ++failed;
@@ -144,7 +133,7 @@ int run_local_command(actors::app& service, const local_command& cmd,
     if (!in_split(q, cmd.split))
       continue;
     auto question = str(q.at("question"));
-    auto r = ask(service, question);
+    auto r = ask_as_eval(service, question, "eval-local");
     bool answerable = q.at("answerable").as_bool();
     auto& f = answerable ? fact : refusal;
     ++f.total;

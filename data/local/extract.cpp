@@ -221,7 +221,8 @@ extracted_answer extract_answer(std::string_view question,
     const auto& p = passages[pi];
     sentences[pi] = split_sentences(p.text);
     auto context = term_set(p.heading + " " + p.doc_title, snap);
-    for (const auto& s : sentences[pi]) {
+    for (size_t si = 0; si < sentences[pi].size(); ++si) {
+      const auto& s = sentences[pi][si];
       if (s.size() < 12 || s.size() > opts.max_sentence_chars
           || s.back() == '?')
         continue;
@@ -233,6 +234,7 @@ extracted_answer extract_answer(std::string_view question,
                                    : 0.0;
       scored_sentence sc;
       sc.passage = pi;
+      sc.sentence = si;
       sc.text = s;
       // Ties go to the better-ranked passage.
       sc.score = got / total - 0.001 * static_cast<double>(pi);
@@ -262,15 +264,13 @@ extracted_answer extract_answer(std::string_view question,
   // continues it.
   const auto& p = passages[best->passage];
   const auto& all = sentences[best->passage];
-  auto at = std::find(all.begin(), all.end(), best->text);
+  auto at = all.begin() + static_cast<std::ptrdiff_t>(best->sentence);
   std::string quote = best->text;
-  if (at != all.end()) {
-    if (quote.back() == ':') {
-      for (auto it = at + 1; it != all.end() && it - at <= 6; ++it)
-        quote += (it == at + 1 ? " " : "; ") + *it;
-    } else if (at + 1 != all.end() && continues(*(at + 1))) {
-      quote += " " + *(at + 1);
-    }
+  if (quote.back() == ':') {
+    for (auto it = at + 1; it != all.end() && it - at <= 6; ++it)
+      quote += (it == at + 1 ? " " : "; ") + *it;
+  } else if (at + 1 != all.end() && continues(*(at + 1))) {
+    quote += " " + *(at + 1);
   }
   if (quote.size() > 1500)
     quote = quote.substr(0, quote.rfind(' ', 1500)) + " \xE2\x80\xA6";

@@ -29,7 +29,8 @@ struct extract_options {
 
 /// One sentence of a passage, as the answerer considers it.
 struct scored_sentence {
-  size_t passage = 0; ///< index into the passages
+  size_t passage = 0;  ///< index into the passages
+  size_t sentence = 0; ///< index into that passage's sentences
   std::string text;
   double score = 0;
   bool type_ok = true; ///< states the answer type the question asks for

@@ -344,7 +344,7 @@ std::vector<data_cue> local_router::data_cues(std::string_view question) const {
   auto take = [&](data_cue cue) {
     auto cap = kind_cap(cue.kind);
     auto& sum = per_kind[cue.kind];
-    auto room = cap >= 0 ? cap - sum : cap - sum; // same sign as the cap
+    auto room = cap - sum; // what the kind may still add (same sign as cap)
     cue.weight
       = cap >= 0 ? std::min(cue.weight, room) : std::max(cue.weight, room);
     if (cue.weight == 0)
