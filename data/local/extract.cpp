@@ -255,7 +255,9 @@ extracted_answer extract_answer(std::string_view question,
     return out;
   }
   out.best = *best;
-  if (best->score < opts.min_score) {
+  auto needed
+    = out.type == answer_type::none ? opts.min_score : opts.min_score_typed;
+  if (best->score < needed) {
     out.why = "no sentence covers enough of the question";
     return out;
   }

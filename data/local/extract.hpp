@@ -22,6 +22,9 @@ struct extract_options {
   /// full) or in its passage's heading and title (counted at
   /// `heading_credit`).
   double min_score = 0.6;
+  /// The same for a question that asks for a type of answer (a duration,
+  /// an amount, ...): a sentence stating one needs less of the wording.
+  double min_score_typed = 0.6;
   double heading_credit = 0.6;
   /// Sentences longer than this are not quoted whole.
   size_t max_sentence_chars = 420;

@@ -6,6 +6,8 @@
 
 #include <boost/json.hpp>
 
+#include "data/log.hpp"
+
 namespace candor::data {
 
 namespace json = boost::json;
@@ -33,6 +35,12 @@ local_provider::reply(std::string_view prompt, std::string_view question,
     auto snap = snapshot();
     auto found
       = extract_answer(question, passages, snap.get(), settings_.extract);
+    data::log_event(data::log_level::debug, "local_answer",
+                    {{"found", found.found},
+                     {"type", std::string{to_string(found.type)}},
+                     {"score", found.best.score},
+                     {"why", found.why},
+                     {"sentence", found.best.text.substr(0, 200)}});
     json::array cited;
     for (const auto& id : found.cited)
       cited.emplace_back(id);
