@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "data/retrieval/embedder.hpp"
 #include "data/retrieval/query.hpp"
 #include "data/sales/catalog.hpp"
 
@@ -157,6 +158,7 @@ const builtin_cue builtin_cues[] = {
   {"my", "customer", -1.5},
   {"me", "customer", -1.5},
   {"i'm", "customer", -1.5},
+  {"your", "customer", -1.0},
   // The wording of policy and how-to questions.
   {"policy", "policy", -1.5},
   {"warranty", "policy", -1.5},
@@ -244,18 +246,170 @@ std::string cue_list(const std::vector<data_cue>& cues, bool positive) {
   return out;
 }
 
+/// Words that occur in the documents' titles and headings without naming
+/// a subject of theirs ("What to do first", "Step 3", "Utrecht shop"):
+/// ordinary verbs, time words, qualifiers and places. A question needs
+/// more than these to be about what the documents cover.
+const char* const generic_heading_words[]
+  = {"accept",     "address",     "adult",      "advice",      "affect",
+     "age",        "ask",         "attempt",    "author",      "available",
+     "back",       "bear",        "become",     "beware",      "bottom",
+     "bought",     "break",       "bring",      "buy",         "cannot",
+     "change",     "children",    "choice",     "choose",      "city",
+     "close",      "co",          "cold",       "come",        "common",
+     "concern",    "copy",        "count",      "current",     "cut",
+     "cycling",    "cycle",       "ride",       "riding",      "day",
+     "degree",     "different",   "difference", "document",    "double",
+     "e",          "else",        "elsewhere",  "end",         "every",
+     "everything", "example",     "fact",       "fail",        "final",
+     "fine",       "first",       "follow",     "frequent",    "full",
+     "get",        "give",        "guide",      "handle",      "happen",
+     "head",       "help",        "hold",       "hour",        "improve",
+     "include",    "independent", "individual", "information", "involve",
+     "item",       "job",         "keep",       "kid",         "known",
+     "language",   "last",        "late",       "later",       "lead",
+     "legal",      "life",        "limit",      "list",        "local",
+     "long",       "lost",        "made",       "make",        "manage",
+     "mark",       "mind",        "miss",       "money",       "month",
+     "necessary",  "need",        "new",        "note",        "number",
+     "offer",      "old",         "older",      "op",          "page",
+     "partial",    "past",        "per",        "period",      "physical",
+     "point",      "prefer",      "problem",    "question",    "quick",
+     "ready",      "reason",      "receive",    "report",      "request",
+     "respect",    "response",    "result",     "review",      "right",
+     "risk",       "season",      "several",    "short",       "someone",
+     "something",  "spring",      "standard",   "start",       "step",
+     "still",      "story",       "strict",     "table",       "take",
+     "team",       "tell",        "term",       "third",       "time",
+     "timeline",   "train",       "treat",      "try",         "unit",
+     "update",     "urgent",      "use",        "value",       "well",
+     "winter",     "work",        "wrong",      "year",        "week",
+     "kingdom",    "united",      "norway",     "switzerland", "utrecht",
+     "ghent",      "uk",          "eu",         "europe",      "country"};
+
+/// First words of requests for a task candor does not do (writing,
+/// translating, arithmetic, small talk): out of scope unless the documents
+/// match the rest of the question well.
+const char* const task_openers[]
+  = {"write",     "draft",   "compose",   "translate", "solve",
+     "calculate", "convert", "summarise", "summarize", "recommend",
+     "suggest",   "plan",    "tell me a", "make up",   "give me a simple",
+     "hi",        "hello",   "hey",       "thanks",    "thank you",
+     "thx",       "bye",     "lol",       "ok",        "okay"};
+
+/// Words after which a capitalised word is a place ("delivery to
+/// Stockholm", "from Schiphol"), which the company may well serve.
+const std::set<std::string, std::less<>> place_prepositions{
+  "to", "from", "in", "into", "near", "at", "via", "around"};
+
 /// The word that addresses the question to the company (a person
-/// speaking to it, or a name its documents use), or empty.
-std::string addressed_to_company(std::string_view question,
-                                 const retrieval_snapshot& snap) {
+/// speaking to it or about it), or empty.
+std::string addressed_to_company(std::string_view question) {
   static const std::set<std::string, std::less<>> persons{
     "you", "your", "u", "ur", "we", "our", "us", "kestrel"};
   for (const auto& w : plain_words(question))
     if (persons.count(w))
       return w;
-  for (const auto& t : named_terms(question, snap.tfidf().analysis()))
-    if (snap.bm25().term_id(t))
-      return t;
+  return {};
+}
+
+/// Whether `question` starts with one of `task_openers`.
+std::string task_opener(std::string_view question) {
+  auto words = plain_words(question);
+  // A polite start does not change the request: "can you recommend",
+  // "please write", "help me draft".
+  static const char* const polite[]
+    = {"can you", "could you", "would you",     "will you",
+       "please",  "help me",   "i want you to", "i need you to"};
+  for (bool again = true; again;) {
+    again = false;
+    for (const auto* p : polite) {
+      auto pw = plain_words(p);
+      if (pw.size() < words.size()
+          && std::equal(pw.begin(), pw.end(), words.begin())) {
+        words.erase(words.begin(), words.begin() + pw.size());
+        again = true;
+      }
+    }
+  }
+  for (const auto* opener : task_openers) {
+    auto want = plain_words(opener);
+    if (want.size() <= words.size()
+        && std::equal(want.begin(), want.end(), words.begin()))
+      return opener;
+  }
+  return {};
+}
+
+/// The first name in `question` (capitalised words that do not start a
+/// sentence, "Canyon", "Champions League"; a number inside continues it,
+/// "Canal 8 Belt") of which neither the documents nor `known` use any
+/// word, and that does not follow a place preposition; empty if none. A
+/// question about such a name is about another company or the world.
+std::string unknown_name(std::string_view question,
+                         const retrieval_snapshot& snap,
+                         const std::set<std::string, std::less<>>& known) {
+  struct token {
+    std::string text;
+    bool starts_sentence = false;
+  };
+  std::vector<token> tokens;
+  bool sentence_start = true;
+  std::string word;
+  for (size_t i = 0; i <= question.size(); ++i) {
+    char c = i < question.size() ? question[i] : ' ';
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || u >= 0x80
+        || ((c == '-' || c == '+' || c == '\'') && !word.empty())) {
+      word += c;
+      continue;
+    }
+    if (!word.empty()) {
+      tokens.push_back({std::move(word), sentence_start});
+      sentence_start = false;
+      word.clear();
+    }
+    if (c == '.' || c == '?' || c == '!' || c == ':' || c == '"')
+      sentence_start = true;
+  }
+  auto capitalised = [](const token& t) {
+    return t.text.size() >= 2 && !t.starts_sentence
+           && std::isupper(static_cast<unsigned char>(t.text[0]));
+  };
+  auto is_known = [&](const std::string& w) {
+    auto lower = plain_words(w);
+    if (lower.empty() || known.count(lower.front()))
+      return true;
+    auto terms = analyze(w, snap.bm25().analysis());
+    return terms.empty()
+           || std::any_of(terms.begin(), terms.end(),
+                          [&](const std::string& t) {
+                            return snap.bm25().term_id(t).has_value();
+                          });
+  };
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!capitalised(tokens[i]))
+      continue;
+    size_t end = i + 1;
+    while (end < tokens.size()
+           && (capitalised(tokens[end])
+               || std::isdigit(static_cast<unsigned char>(tokens[end].text[0])))
+           && !tokens[end].starts_sentence)
+      ++end;
+    auto before
+      = i > 0 ? plain_words(tokens[i - 1].text) : std::vector<std::string>{};
+    bool place = !before.empty() && place_prepositions.count(before.front());
+    bool any_known = false;
+    std::string name;
+    for (size_t k = i; k < end; ++k) {
+      name += (k > i ? " " : "") + tokens[k].text;
+      if (capitalised(tokens[k]) && is_known(tokens[k].text))
+        any_known = true;
+    }
+    if (!place && !any_known)
+      return name;
+    i = end - 1;
+  }
   return {};
 }
 
@@ -329,6 +483,11 @@ local_router::local_router(const catalog& cat, local_router_options opts)
   }
   for (const auto* name : country_names)
     add(name, "value", 0.5);
+  for (const auto* w : generic_heading_words)
+    for (auto& t : analyze(w, analyzer_options{}))
+      generic_stems_.insert(std::move(t));
+  for (const auto& p : phrases_)
+    known_words_.insert(p.words.begin(), p.words.end());
   // Longest phrases first, so "best selling" wins over "selling".
   std::stable_sort(phrases_.begin(), phrases_.end(),
                    [](const phrase& a, const phrase& b) {
@@ -381,6 +540,28 @@ std::vector<data_cue> local_router::data_cues(std::string_view question) const {
   return cues;
 }
 
+std::string local_router::subject_term(std::string_view question,
+                                       const retrieval_snapshot& snap) const {
+  const auto& analysis = snap.bm25().analysis();
+  std::set<std::string, std::less<>> recomputed;
+  const auto* generic = &generic_stems_;
+  if (!(analysis == analyzer_options{})) {
+    for (const auto* w : generic_heading_words)
+      for (auto& t : analyze(w, analysis))
+        recomputed.insert(std::move(t));
+    generic = &recomputed;
+  }
+  for (const auto& t : analyze(question, analysis)) {
+    if (std::all_of(t.begin(), t.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        }))
+      continue;
+    if (!generic->count(t) && snap.in_titles_or_headings(t))
+      return t;
+  }
+  return {};
+}
+
 local_route local_router::decide(std::string_view question,
                                  const retrieval_snapshot& snap,
                                  search_mode mode, size_t top_k) const {
@@ -399,30 +580,49 @@ local_route local_router::decide(std::string_view question,
     where = " in '" + c.heading.substr(0, 60) + "'";
   }
   auto data_words = cue_list(out.cues, true);
-  std::string addressed;
-  if (out.data_score >= opts_.data_strong) {
-    out.route = domain::route_kind::data;
-    out.reason = "the sales catalog covers it (score "
-                 + format_score(out.data_score) + ": " + data_words + ")";
-  } else if (ev.score >= opts_.docs_evidence) {
-    out.route = domain::route_kind::docs;
-    out.reason = "the documents match it (evidence " + format_score(ev.score)
-                 + where + ")";
+  auto route = [&](domain::route_kind r, std::string why) {
+    out.route = r;
+    out.reason = std::move(why);
+  };
+  auto data_reason = [&] {
+    return "the sales catalog covers it (score " + format_score(out.data_score)
+           + ": " + data_words + ")";
+  };
+  bool strong_docs = ev.score >= opts_.docs_evidence;
+  std::string name, task, subject, addressed;
+  if (!strong_docs
+      && !(name = unknown_name(question, snap, known_words_)).empty()) {
+    route(domain::route_kind::out_of_scope,
+          "it names '" + name
+            + "', which neither the documents nor the sales catalog know: "
+              "another company's business or a general question");
+  } else if (!strong_docs && !(task = task_opener(question)).empty()) {
+    route(domain::route_kind::out_of_scope,
+          "it asks for a task ('" + task
+            + "'), not about the company's documents or sales");
+  } else if (out.data_score >= opts_.data_strong) {
+    route(domain::route_kind::data, data_reason());
+  } else if (strong_docs) {
+    route(domain::route_kind::docs, "the documents match it (evidence "
+                                      + format_score(ev.score) + where + ")");
   } else if (out.data_score >= opts_.data_weak) {
-    out.route = domain::route_kind::data;
-    out.reason = "the sales catalog covers it (score "
-                 + format_score(out.data_score) + ": " + data_words + ")";
+    route(domain::route_kind::data, data_reason());
+  } else if (!(subject = subject_term(question, snap)).empty()) {
+    route(domain::route_kind::docs,
+          "it asks about '" + subject
+            + "', a subject the documents' headings name (evidence "
+            + format_score(ev.score) + where + ")");
   } else if (!hits.empty() && ev.score >= opts_.docs_floor
-             && !(addressed = addressed_to_company(question, snap)).empty()) {
-    out.route = domain::route_kind::docs;
-    out.reason = "it is addressed to the company ('" + addressed
-                 + "'), though the documents match it weakly (evidence "
-                 + format_score(ev.score) + ")";
+             && !(addressed = addressed_to_company(question)).empty()) {
+    route(domain::route_kind::docs,
+          "it is addressed to the company ('" + addressed
+            + "'), though the documents match it weakly (evidence "
+            + format_score(ev.score) + ")");
   } else {
-    out.route = domain::route_kind::out_of_scope;
-    out.reason = "neither the documents (evidence " + format_score(ev.score)
-                 + ") nor the sales catalog (score "
-                 + format_score(out.data_score) + ") cover it";
+    route(domain::route_kind::out_of_scope,
+          "neither the documents (evidence " + format_score(ev.score)
+            + ") nor the sales catalog (score " + format_score(out.data_score)
+            + ") cover it");
   }
   if (out.reason.size() > 200)
     out.reason = out.reason.substr(0, 196) + "...)";

@@ -4,6 +4,7 @@
 // decided from the sales catalog's vocabulary and the retrieval evidence.
 
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,7 @@ struct data_cue {
 struct local_router_options {
   /// A data score at or above this routes to data whatever the documents
   /// say.
-  double data_strong = 3.0;
+  double data_strong = 2.5;
   /// Below `data_strong`, the documents' evidence at or above this routes
   /// to docs.
   double docs_evidence = 0.06;
@@ -74,6 +75,13 @@ public:
     return opts_;
   }
 
+  /// The first term of `question` that names a subject of the documents:
+  /// it occurs in a title or heading of `snap` and is not one of the
+  /// generic words headings also use ("first", "time", places). Empty if
+  /// none.
+  std::string subject_term(std::string_view question,
+                           const retrieval_snapshot& snap) const;
+
 private:
   struct phrase {
     std::vector<std::string> words; ///< lower-case words
@@ -81,6 +89,10 @@ private:
     double weight = 0;
   };
   std::vector<phrase> phrases_;
+  /// `generic_heading_words` analysed with the default analyzer options.
+  std::set<std::string, std::less<>> generic_stems_;
+  /// Every word of the catalog's phrases (a name the catalog knows).
+  std::set<std::string, std::less<>> known_words_;
   local_router_options opts_;
 };
 

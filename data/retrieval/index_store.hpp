@@ -174,6 +174,13 @@ public:
     return documents_;
   }
 
+  /// Whether `term` (analysed with `bm25().analysis()`) occurs in some
+  /// document's title or section heading: the subjects the documents are
+  /// about, as their authors named them.
+  bool in_titles_or_headings(const std::string& term) const {
+    return std::binary_search(title_terms_.begin(), title_terms_.end(), term);
+  }
+
   /// The chunk with this id, or nullptr.
   const chunk* find(std::string_view id) const;
 
@@ -292,6 +299,8 @@ private:
   posting_lists document_postings_;
   /// `answer_type_mask` of each chunk's text.
   std::vector<uint32_t> answer_types_;
+  /// Distinct terms of every title and heading, sorted.
+  std::vector<std::string> title_terms_;
   std::string fingerprints_[3];
   /// terms_of's entries (null until first use), one per chunk.
   mutable std::unique_ptr<std::atomic<const chunk_terms*>[]> terms_;

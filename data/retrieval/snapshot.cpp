@@ -63,6 +63,12 @@ retrieval_snapshot::retrieval_snapshot(
                std::make_move_iterator(terms.end()));
   }
   documents_ = docs.size();
+  for (const auto& c : chunks_)
+    for (auto& t : analyze(c.doc_title + "\n" + c.heading, bm25_.analysis()))
+      title_terms_.push_back(std::move(t));
+  std::sort(title_terms_.begin(), title_terms_.end());
+  title_terms_.erase(std::unique(title_terms_.begin(), title_terms_.end()),
+                     title_terms_.end());
   answer_types_.reserve(chunks_.size());
   for (const auto& c : chunks_)
     answer_types_.push_back(answer_type_mask(c.text));
