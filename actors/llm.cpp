@@ -293,7 +293,8 @@ void answer_locally(llm_ptr self, uint64_t id, pending_call& p) {
       to_caf(domain::ec::llm_unavailable, "the local provider is not set up"));
     return;
   }
-  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages);
+  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages,
+                              p.req.request_id);
   if (!text) {
     finish(self, id, "unavailable",
            to_caf(text.err().code, text.err().message));

@@ -21,12 +21,13 @@ using domain::ask_state;
 /// step even if the index actor swaps in a newer one meanwhile.
 void run_retrieval(const data::retrieval_snapshot& snap,
                    const retrieve_settings& cfg, ask_state& st) {
-  // Analysed once for both the search and the evidence.
-  auto q = data::prepare_question(st.request.question, snap.tfidf().analysis());
-  auto hits
-    = snap.search(q, static_cast<size_t>(std::max(cfg.top_k, 1)), cfg.mode);
+  // The local router may have retrieved the same moments before.
+  auto found = data::retrieve_with_evidence(
+    snap, st.request.question, static_cast<size_t>(std::max(cfg.top_k, 1)),
+    cfg.mode, st.request.request_id);
+  const auto& hits = found->hits;
+  const auto& evidence = found->evidence;
   st.service.embedder = snap.fingerprint(cfg.mode);
-  auto evidence = data::evidence_details(snap, q, hits);
   if (hits.empty() || evidence.score < cfg.threshold) {
     // Refused before any model call: nothing is worth showing to one.
     domain::add_warning(st, "weak_evidence");

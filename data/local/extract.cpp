@@ -194,10 +194,50 @@ std::vector<std::string> split_sentences(std::string_view text) {
   return out;
 }
 
+analysed_passage analyse_passage(const domain::passage& p,
+                                 const retrieval_snapshot* snap) {
+  analysed_passage a;
+  a.text = p.text;
+  a.heading = p.heading;
+  a.doc_title = p.doc_title;
+  a.options = snap ? snap->tfidf().analysis() : analyzer_options{};
+  a.sentences = split_sentences(p.text);
+  a.terms.reserve(a.sentences.size());
+  a.types.reserve(a.sentences.size());
+  for (const auto& s : a.sentences) {
+    a.terms.push_back(term_set(s, snap));
+    a.types.push_back(answer_type_mask(s));
+  }
+  a.context = term_set(p.heading + " " + p.doc_title, snap);
+  return a;
+}
+
+std::shared_ptr<const analysed_passage>
+passage_cache::get(const domain::passage& p, const retrieval_snapshot* snap) {
+  auto options = snap ? snap->tfidf().analysis() : analyzer_options{};
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    auto it = entries_.find(p.chunk_id);
+    if (it != entries_.end() && it->second->text == p.text
+        && it->second->heading == p.heading
+        && it->second->doc_title == p.doc_title
+        && it->second->options == options)
+      return it->second;
+  }
+  auto fresh
+    = std::make_shared<const analysed_passage>(analyse_passage(p, snap));
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (entries_.size() >= capacity_)
+    entries_.clear();
+  entries_[p.chunk_id] = fresh;
+  return fresh;
+}
+
 extracted_answer extract_answer(std::string_view question,
                                 const std::vector<domain::passage>& passages,
                                 const retrieval_snapshot* snap,
-                                const extract_options& opts) {
+                                const extract_options& opts,
+                                passage_cache* cache) {
   extracted_answer out;
   out.type = expected_answer_type(question);
   for (const auto& p : passages) {
@@ -215,30 +255,32 @@ extracted_answer extract_answer(std::string_view question,
     return out;
   }
 
-  std::vector<std::vector<std::string>> sentences(passages.size());
+  std::vector<std::shared_ptr<const analysed_passage>> analysed;
+  analysed.reserve(passages.size());
+  for (const auto& p : passages)
+    analysed.push_back(cache ? cache->get(p, snap)
+                             : std::make_shared<const analysed_passage>(
+                               analyse_passage(p, snap)));
   std::vector<scored_sentence> scored;
   for (size_t pi = 0; pi < passages.size(); ++pi) {
-    const auto& p = passages[pi];
-    sentences[pi] = split_sentences(p.text);
-    auto context = term_set(p.heading + " " + p.doc_title, snap);
-    for (size_t si = 0; si < sentences[pi].size(); ++si) {
-      const auto& s = sentences[pi][si];
+    const auto& a = *analysed[pi];
+    for (size_t si = 0; si < a.sentences.size(); ++si) {
+      const auto& s = a.sentences[si];
       if (s.size() < 12 || s.size() > opts.max_sentence_chars
           || s.back() == '?')
         continue;
-      auto own = term_set(s, snap);
+      const auto& own = a.terms[si];
       double got = 0;
       for (const auto& t : terms)
-        got += holds(own, t)       ? t.weight
-               : holds(context, t) ? t.weight * opts.heading_credit
-                                   : 0.0;
-      scored_sentence sc;
+        got += holds(own, t)         ? t.weight
+               : holds(a.context, t) ? t.weight * opts.heading_credit
+                                     : 0.0;
+      scored_sentence sc; // its text is copied for the chosen one only
       sc.passage = pi;
       sc.sentence = si;
-      sc.text = s;
       // Ties go to the better-ranked passage.
       sc.score = got / total - 0.001 * static_cast<double>(pi);
-      sc.type_ok = holds_answer_of_type(s, out.type);
+      sc.type_ok = mask_has(a.types[si], out.type);
       scored.push_back(std::move(sc));
     }
   }
@@ -255,6 +297,7 @@ extracted_answer extract_answer(std::string_view question,
     return out;
   }
   out.best = *best;
+  out.best.text = analysed[best->passage]->sentences[best->sentence];
   auto needed
     = out.type == answer_type::none ? opts.min_score : opts.min_score_typed;
   if (best->score < needed) {
@@ -265,9 +308,9 @@ extracted_answer extract_answer(std::string_view question,
   // The quote: the sentence, the list after a ':', or one sentence that
   // continues it.
   const auto& p = passages[best->passage];
-  const auto& all = sentences[best->passage];
+  const auto& all = analysed[best->passage]->sentences;
   auto at = all.begin() + static_cast<std::ptrdiff_t>(best->sentence);
-  std::string quote = best->text;
+  std::string quote = out.best.text;
   if (quote.back() == ':') {
     for (auto it = at + 1; it != all.end() && it - at <= 6; ++it)
       quote += (it == at + 1 ? " " : "; ") + *it;

@@ -3,11 +3,17 @@
 // Declares the local provider's extractive answerer: the sentence of the
 // retrieved passages that answers the question, or none.
 
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "data/retrieval/answer_type.hpp"
+#include "data/retrieval/embedder.hpp"
 #include "domain/types.hpp"
 
 namespace candor::data {
@@ -34,7 +40,7 @@ struct extract_options {
 struct scored_sentence {
   size_t passage = 0;  ///< index into the passages
   size_t sentence = 0; ///< index into that passage's sentences
-  std::string text;
+  std::string text;    ///< set for `extracted_answer::best` only
   double score = 0;
   bool type_ok = true; ///< states the answer type the question asks for
 };
@@ -62,14 +68,53 @@ struct extracted_answer {
 /// as "e.g." and decimals such as "12.50" do not split.
 std::vector<std::string> split_sentences(std::string_view text);
 
+/// A passage as the answerer reads it: its sentences, the terms and the
+/// answer types (`answer_type_mask`) of each, and the terms of its heading
+/// and title. Depends on the passage and the analyzer options only.
+struct analysed_passage {
+  std::string text, heading, doc_title; ///< what it was computed from
+  analyzer_options options;
+  std::vector<std::string> sentences;
+  std::vector<std::set<std::string>> terms;
+  std::vector<uint32_t> types;
+  std::set<std::string> context;
+};
+
+/// `p` analysed with `snap`'s TF-IDF analyzer options (the defaults when
+/// `snap` is null).
+analysed_passage analyse_passage(const domain::passage& p,
+                                 const retrieval_snapshot* snap);
+
+/// Analyses of the passages met so far, by chunk id, shared between
+/// threads: the same few hundred chunks are quoted again and again, and
+/// splitting and stemming them is most of an answer's cost. An entry is
+/// used only when the passage's text, heading, title and the analyzer
+/// options are the ones it was computed from (a reindexed chunk is
+/// analysed again); the cache is emptied when it reaches `capacity`.
+class passage_cache {
+public:
+  explicit passage_cache(size_t capacity = 4096) : capacity_(capacity) {}
+
+  std::shared_ptr<const analysed_passage> get(const domain::passage& p,
+                                              const retrieval_snapshot* snap);
+
+private:
+  size_t capacity_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const analysed_passage>>
+    entries_;
+};
+
 /// Picks the sentence of `passages` that answers `question`: it must state
 /// the expected answer type when the question asks for one, and its score
 /// must reach `opts.min_score`. The term weights are `snap`'s BM25 IDFs
 /// (uniform when `snap` is null). A sentence ending in ':' is quoted with
 /// the list lines that follow it.
+/// The passages' analyses come from `cache` when one is given.
 extracted_answer extract_answer(std::string_view question,
                                 const std::vector<domain::passage>& passages,
                                 const retrieval_snapshot* snap,
-                                const extract_options& opts = {});
+                                const extract_options& opts = {},
+                                passage_cache* cache = nullptr);
 
 } // namespace candor::data

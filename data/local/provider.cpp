@@ -21,20 +21,22 @@ local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
 
 domain::outcome<std::string>
 local_provider::reply(std::string_view prompt, std::string_view question,
-                      const std::vector<domain::passage>& passages) const {
+                      const std::vector<domain::passage>& passages,
+                      std::string_view request_id) const {
   if (prompt == "router") {
     auto snap = snapshot();
     if (!snap)
       return domain::make_error(domain::ec::index_unavailable,
                                 "no retrieval index is loaded");
-    auto r = router_.decide(question, *snap, settings_.mode, settings_.top_k);
+    auto r = router_.decide(question, *snap, settings_.mode, settings_.top_k,
+                            request_id);
     return json::serialize(json::object{{"route", domain::to_string(r.route)},
                                         {"reason", r.reason}});
   }
   if (prompt == "rag_answer") {
     auto snap = snapshot();
-    auto found
-      = extract_answer(question, passages, snap.get(), settings_.extract);
+    auto found = extract_answer(question, passages, snap.get(),
+                                settings_.extract, passages_.get());
     data::log_event(data::log_level::debug, "local_answer",
                     {{"found", found.found},
                      {"type", std::string{to_string(found.type)}},

@@ -58,10 +58,12 @@ public:
                  local_settings settings);
 
   /// The reply text for `prompt`; `question` is the user's question,
-  /// `passages` what retrieval found (rag_answer only).
+  /// `passages` what retrieval found (rag_answer only), `request_id` the
+  /// request's (the router's search is kept for its retrieve node).
   domain::outcome<std::string>
   reply(std::string_view prompt, std::string_view question,
-        const std::vector<domain::passage>& passages) const;
+        const std::vector<domain::passage>& passages,
+        std::string_view request_id = {}) const;
 
   const local_router& router() const noexcept {
     return router_;
@@ -80,6 +82,8 @@ private:
   local_router router_;
   snapshot_source snapshots_;
   local_settings settings_;
+  /// Shared by copies of this provider (one per llm actor).
+  std::shared_ptr<passage_cache> passages_ = std::make_shared<passage_cache>();
 };
 
 } // namespace candor::data

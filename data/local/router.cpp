@@ -493,6 +493,8 @@ local_router::local_router(const catalog& cat, local_router_options opts)
                    [](const phrase& a, const phrase& b) {
                      return a.words.size() > b.words.size();
                    });
+  for (size_t i = 0; i < phrases_.size(); ++i)
+    by_first_word_[phrases_[i].words.front()].push_back(i);
 }
 
 std::vector<data_cue> local_router::data_cues(std::string_view question) const {
@@ -519,7 +521,11 @@ std::vector<data_cue> local_router::data_cues(std::string_view question) const {
       take({"time", words[i], 1.0});
       continue;
     }
-    for (const auto& p : phrases_) {
+    auto bucket = by_first_word_.find(words[i]);
+    if (bucket == by_first_word_.end())
+      continue;
+    for (auto index : bucket->second) {
+      const auto& p = phrases_[index];
       auto n = p.words.size();
       if (i + n > words.size())
         continue;
@@ -564,14 +570,17 @@ std::string local_router::subject_term(std::string_view question,
 
 local_route local_router::decide(std::string_view question,
                                  const retrieval_snapshot& snap,
-                                 search_mode mode, size_t top_k) const {
+                                 search_mode mode, size_t top_k,
+                                 std::string_view scope) const {
   local_route out;
   out.cues = data_cues(question);
   for (const auto& c : out.cues)
     out.data_score += c.weight;
-  auto prepared = prepare_question(question, snap.tfidf().analysis());
-  auto hits = snap.search(prepared, std::max<size_t>(top_k, 1), mode);
-  out.evidence = evidence_details(snap, prepared, hits);
+  // The retrieve node will find this result in the snapshot's memo.
+  auto found = retrieve_with_evidence(snap, question,
+                                      std::max<size_t>(top_k, 1), mode, scope);
+  const auto& hits = found->hits;
+  out.evidence = found->evidence;
   const auto& ev = out.evidence;
   std::string where;
   if (!hits.empty() && ev.best < hits.size()

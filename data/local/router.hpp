@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <set>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,8 +69,11 @@ public:
   /// Routes `question`: the data score and the retrieval evidence on
   /// `snap` (searched with `mode` and `top_k`), through the rules of
   /// `local_router_options`, in that order.
+  /// `scope` (the request id) lets the retrieve node reuse the search
+  /// (`retrieve_with_evidence`).
   local_route decide(std::string_view question, const retrieval_snapshot& snap,
-                     search_mode mode, size_t top_k) const;
+                     search_mode mode, size_t top_k,
+                     std::string_view scope = {}) const;
 
   const local_router_options& options() const noexcept {
     return opts_;
@@ -89,6 +93,8 @@ private:
     double weight = 0;
   };
   std::vector<phrase> phrases_;
+  /// Positions in `phrases_` (longest phrase first) by first word.
+  std::unordered_map<std::string, std::vector<size_t>> by_first_word_;
   /// `generic_heading_words` analysed with the default analyzer options.
   std::set<std::string, std::less<>> generic_stems_;
   /// Every word of the catalog's phrases (a name the catalog knows).

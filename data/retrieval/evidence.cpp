@@ -167,4 +167,42 @@ double evidence_score(const retrieval_snapshot& snap, std::string_view query,
   return evidence_details(snap, query, hits, opts).score;
 }
 
+std::shared_ptr<const retrieval_result>
+retrieval_memo::find(std::string_view key) const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
+    if (it->first == key)
+      return it->second;
+  return nullptr;
+}
+
+void retrieval_memo::put(std::string key,
+                         std::shared_ptr<const retrieval_result> value) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (entries_.size() >= capacity)
+    entries_.erase(entries_.begin());
+  entries_.emplace_back(std::move(key), std::move(value));
+}
+
+std::shared_ptr<const retrieval_result>
+retrieve_with_evidence(const retrieval_snapshot& snap,
+                       std::string_view question, size_t k, search_mode mode,
+                       std::string_view scope) {
+  std::string key{scope};
+  key += '\0';
+  key += question;
+  key += '\0';
+  key += std::to_string(k);
+  key += '\0';
+  key += std::to_string(static_cast<int>(mode));
+  if (auto hit = snap.memo().find(key))
+    return hit;
+  auto q = prepare_question(question, snap.tfidf().analysis());
+  auto out = std::make_shared<retrieval_result>();
+  out->hits = snap.search(q, k, mode);
+  out->evidence = evidence_details(snap, q, out->hits);
+  snap.memo().put(std::move(key), out);
+  return out;
+}
+
 } // namespace candor::data

@@ -4,6 +4,7 @@
 // `candor calibrate`, its options and its parts.
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,5 +82,21 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
 double evidence_score(const retrieval_snapshot& snap, std::string_view query,
                       const std::vector<search_hit>& hits,
                       const evidence_options& opts = {});
+
+/// A search and its evidence (default `evidence_options`).
+struct retrieval_result {
+  std::vector<search_hit> hits;
+  evidence_features evidence;
+};
+
+/// `snap.search(question, k, mode)` and its `evidence_details`, the
+/// question analysed once with the snapshot's TF-IDF options; taken from
+/// `snap.memo()` when the same (question, k, mode) was retrieved moments
+/// before within the same `scope` (a request id: the local router, then
+/// the retrieve node, in one request; never another request's result).
+std::shared_ptr<const retrieval_result>
+retrieve_with_evidence(const retrieval_snapshot& snap,
+                       std::string_view question, size_t k, search_mode mode,
+                       std::string_view scope);
 
 } // namespace candor::data

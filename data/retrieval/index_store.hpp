@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "data/retrieval/chunker.hpp"
@@ -139,6 +141,26 @@ struct posting_lists {
 /// their corpus statistics, and posting lists. `search` is const and keeps
 /// its scratch space per thread, so one snapshot can be shared through a
 /// `shared_ptr<const retrieval_snapshot>` by any number of threads.
+struct retrieval_result; // data/retrieval/evidence.hpp
+
+/// The few most recent retrievals on one snapshot, by question, depth and
+/// mode (`retrieve_with_evidence`, data/retrieval/evidence.hpp): within
+/// one request the local provider's router and the retrieve node search
+/// for the same question, and the second finds the first's result here.
+/// Thread-safe; holds at most `capacity` results, the oldest dropped.
+class retrieval_memo {
+public:
+  static constexpr size_t capacity = 8;
+
+  std::shared_ptr<const retrieval_result> find(std::string_view key) const;
+  void put(std::string key, std::shared_ptr<const retrieval_result> value);
+
+private:
+  mutable std::mutex mutex_;
+  std::vector<std::pair<std::string, std::shared_ptr<const retrieval_result>>>
+    entries_; ///< oldest first
+};
+
 class retrieval_snapshot {
 public:
   /// Builds a snapshot in memory (fits both embedders on `chunks`), for
@@ -167,6 +189,11 @@ public:
 
   size_t size() const noexcept {
     return chunks_.size();
+  }
+
+  /// The memo of recent retrievals on this snapshot.
+  retrieval_memo& memo() const noexcept {
+    return *memo_;
   }
 
   /// Number of distinct documents.
@@ -304,6 +331,7 @@ private:
   std::string fingerprints_[3];
   /// terms_of's entries (null until first use), one per chunk.
   mutable std::unique_ptr<std::atomic<const chunk_terms*>[]> terms_;
+  std::unique_ptr<retrieval_memo> memo_ = std::make_unique<retrieval_memo>();
 };
 
 /// Loads the index at `index_path` into a snapshot for serving. Refuses,

@@ -12,13 +12,17 @@
 #   docs       candor, a documents question answered with a citation (router
 #              and rag_answer fixtures; retrieval, threshold and citation
 #              check run for real),
+#   docs_local a second candor on the local provider (no model, no
+#              fixture): the same documents question routed and answered by
+#              its router and extractive answerer,
 #   data       candor, an answered data question (scripted router, SQL and
 #              answer; the static policy, the validation connection and the
 #              sandbox run for real on a small query),
 # prints requests/s, P50, P99 and the ratio to the baseline, and checks the
 # targets with PASS/MISS per line: ratio >= 0.35 and P99 <= 10 ms for the
 # injection and out-of-scope paths (issue #2), ratio >= 0.25 for documents
-# (issue #4 sets it no P99: shown, not judged), P99 <= 10 ms for the
+# (issue #4 sets it no P99: shown, not judged), ratio >= 0.30 for
+# docs_local (no P99 target either), P99 <= 10 ms for the
 # baseline itself (when even the bare server misses it, the machine was too
 # busy for the run to judge candor's P99, and a note says so); the data
 # route has no target (neither ratio nor P99) and shows "-", or ERRORS when
@@ -30,6 +34,7 @@
 #   BENCH_THREADS      wrk threads (2)
 #   BENCH_MIN_RATIO    target ratio to baseline (0.35)
 #   BENCH_DOCS_MIN_RATIO  target ratio of the docs route (0.25)
+#   BENCH_LOCAL_DOCS_MIN_RATIO  target ratio of docs_local (0.30)
 #   BENCH_MAX_P99_MS   target P99 in ms (10)
 #   BENCH_ONLY         "baseline" to benchmark the baseline alone
 #   BENCH_STRICT       1: exit 1 when a target is missed (default 0)
@@ -50,6 +55,7 @@ conns=${BENCH_CONNECTIONS:-64}
 threads=${BENCH_THREADS:-2}
 min_ratio=${BENCH_MIN_RATIO:-0.35}
 docs_min_ratio=${BENCH_DOCS_MIN_RATIO:-0.25}
+local_docs_min_ratio=${BENCH_LOCAL_DOCS_MIN_RATIO:-0.30}
 max_p99_ms=${BENCH_MAX_P99_MS:-10}
 only=${BENCH_ONLY:-}
 strict=${BENCH_STRICT:-0}
@@ -138,12 +144,28 @@ base_port=$(wait_port "${pids[-1]}" "$work/baseline.err" '127\.0\.0\.1:[0-9]+') 
   die "the baseline did not start"
 
 if [[ $only != baseline ]]; then
-  mkdir -p "$work/data"
-  "$build/candor" serve --data-dir "$work/data" --port 0 \
-    2>"$work/candor.err" &
+  mkdir -p "$work/data" "$work/data-local"
+  # The scripted provider for the targets that issues #2-#4 measure with
+  # recorded fixtures; the local provider (the default with no endpoint)
+  # for docs_local.
+  CANDOR_LLM_PROVIDER=fake "$build/candor" serve --data-dir "$work/data" \
+    --port 0 2>"$work/candor.err" &
   pids+=($!)
   candor_port=$(wait_port "${pids[-1]}" "$work/candor.err" '"port":[0-9]+') ||
     die "candor did not start"
+  CANDOR_LLM_PROVIDER=local "$build/candor" serve --data-dir "$work/data-local" \
+    --port 0 2>"$work/candor-local.err" &
+  pids+=($!)
+  local_port=$(wait_port "${pids[-1]}" "$work/candor-local.err" '"port":[0-9]+') ||
+    die "candor (local provider) did not start"
+  code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \
+           -H 'Content-Type: application/json' --data "$docs" \
+           "http://127.0.0.1:$local_port/ask") || code=000
+  if [[ $code != 200 ]] || ! grep -q '"status":"answered"' "$work/probe.json"; then
+    echo "bench_http: the local provider did not answer $docs ($code):" >&2
+    head -c 400 "$work/probe.json" >&2; echo >&2
+    die "fix candor before benchmarking it"
+  fi
   # Sanity: each scenario answers 200 before it is measured.
   for body in "$injection" "$oos" "$docs"; do
     code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \
@@ -178,14 +200,16 @@ fi
 # (requests/s, P50, P99 and the per-round ratio), which a short burst of
 # other work on the machine moves much less than a single run.
 echo "wrk -t$threads -c$conns -d${secs}s --latency (loopback), $rounds round(s), targets:" \
-     "ratio >= $min_ratio and P99 <= ${max_p99_ms} ms (docs: ratio >= $docs_min_ratio)"
+     "ratio >= $min_ratio and P99 <= ${max_p99_ms} ms (docs: ratio >= $docs_min_ratio," \
+     "docs_local: ratio >= $local_docs_min_ratio)"
 names=(baseline)
 if [[ $only != baseline ]]; then
-  names+=(candor/injection candor/out_of_scope candor/docs)
+  names+=(candor/injection candor/out_of_scope candor/docs candor/docs_local)
   ((data_ok)) && names+=(candor/data)
 fi
 declare -A body_of=([candor/injection]=$injection [candor/out_of_scope]=$oos
-                    [candor/docs]=$docs [candor/data]=$data)
+                    [candor/docs]=$docs [candor/data]=$data
+                    [candor/docs_local]=$docs)
 declare -A samples  # name -> lines "rps p50 p99 ratio errors"
 for ((round = 1; round <= rounds; ++round)); do
   read -r b_rps b_p50 b_p99 b_non b_err < <(run_wrk baseline "$base_port" "$oos")
@@ -193,7 +217,9 @@ for ((round = 1; round <= rounds; ++round)); do
     echo "bench_http: baseline had $b_non non-2xx responses and $b_err socket errors" >&2
   samples[baseline]+="$b_rps $b_p50 $b_p99 1 $((b_non + b_err))"$'\n'
   for name in "${names[@]:1}"; do
-    read -r rps p50 p99 non serr < <(run_wrk "${name#candor/}" "$candor_port" "${body_of[$name]}")
+    port=$candor_port
+    [[ $name == candor/docs_local ]] && port=$local_port
+    read -r rps p50 p99 non serr < <(run_wrk "${name#candor/}" "$port" "${body_of[$name]}")
     ratio=$(awk -v r="$rps" -v b="$b_rps" 'BEGIN { printf "%.4f", (b > 0 ? r / b : 0) }')
     samples[$name]+="$rps $p50 $p99 $ratio $((non + serr))"$'\n'
   done
@@ -230,11 +256,17 @@ for name in "${names[@]}"; do
   errs=$(awk '{ s += $5 } END { print s + 0 }' <<<"$data_lines")
   check=$(awk -v ratio="$ratio" -v p99="$p99" -v min="$min_ratio" \
               -v max="$max_p99_ms" -v errs="$errs" -v dmin="$docs_min_ratio" \
-              -v name="$name" 'BEGIN {
+              -v lmin="$local_docs_min_ratio" -v name="$name" 'BEGIN {
     # The documents route has a ratio target only (issue #4, item 10);
     # its P99 is reported, not judged.
     if (name == "candor/docs") {
       print (errs == 0 && ratio >= dmin) ? "PASS" : "MISS"
+      exit
+    }
+    # The local provider'"'"'s documents route: a ratio target only (the
+    # local provider issue, item 7).
+    if (name == "candor/docs_local") {
+      print (errs == 0 && ratio >= lmin) ? "PASS" : "MISS"
       exit
     }
     ok = (p99 / 1000.0 <= max) && errs == 0
