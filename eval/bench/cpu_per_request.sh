@@ -27,6 +27,10 @@
 #   CANDOR_*           passed to the server as usual (e.g.
 #                      CANDOR_HTTP_THREADS=1)
 set -euo pipefail
+# The model provider of the measured server: "fake" (recorded fixtures,
+# the figures of issues #2-#4) unless BENCH_PROVIDER says otherwise
+# ("local": the local provider, no model and no fixture).
+export CANDOR_LLM_PROVIDER=${BENCH_PROVIDER:-fake}
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-./build}

@@ -23,6 +23,10 @@
 #   BENCH_TARGETS      targets, space separated (default "injection oos docs")
 #   BENCH_START_TIMEOUT seconds to wait for a server to listen (120)
 set -euo pipefail
+# The model provider of the measured server: "fake" (recorded fixtures,
+# the figures of issues #2-#4) unless BENCH_PROVIDER says otherwise
+# ("local": the local provider, no model and no fixture).
+export CANDOR_LLM_PROVIDER=${BENCH_PROVIDER:-fake}
 
 here=$(cd "$(dirname "$0")" && pwd)
 builds=("$@")
