@@ -456,7 +456,10 @@ int cmd_local(int argc, char** argv) {
     "answers", po::value<std::string>(),
     "answer set (default: eval/local_answers.v1.json of the source tree)")(
     "thresholds", po::value<std::string>(),
-    "bounds (default: eval/local_thresholds.json of the source tree)");
+    "bounds (default: eval/local_thresholds.json of the source tree)")(
+    "gate", po::value<std::string>(),
+    "comma-separated figures whose bound sets the exit status "
+    "(routeAccuracy,factRate,refusalRate; default: all)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor-eval local [--split test|calibration|"
@@ -478,6 +481,22 @@ int cmd_local(int argc, char** argv) {
                              std::pair{"thresholds", &cmd.thresholds_path}})
     if (vm.count(flag))
       *field = vm[flag].as<std::string>();
+  if (vm.count("gate")) {
+    std::string list = vm["gate"].as<std::string>();
+    for (size_t pos = 0; pos <= list.size();) {
+      auto end = std::min(list.find(',', pos), list.size());
+      auto name = list.substr(pos, end - pos);
+      if (name != "routeAccuracy" && name != "factRate"
+          && name != "refusalRate") {
+        std::cerr << "candor: local: --gate takes routeAccuracy, factRate "
+                     "and refusalRate, not '"
+                  << name << "'\n";
+        return exit_usage;
+      }
+      cmd.gated.push_back(std::move(name));
+      pos = end + 1;
+    }
+  }
   auto cfg = configure(vm, {{"log.level", "warn"}, {"llm.provider", "local"}});
   if (!cfg)
     return config_failure(cfg.err());

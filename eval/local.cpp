@@ -182,7 +182,11 @@ int run_local_command(actors::app& service, const local_command& cmd,
     if (auto* b = bounds->if_contains(f->key))
       min = b->at("min").to_number<double>();
     bool ok = f->value() >= min;
-    pass = pass && ok;
+    bool gates = cmd.gated.empty()
+                 || std::find(cmd.gated.begin(), cmd.gated.end(), f->key)
+                      != cmd.gated.end();
+    if (gates)
+      pass = pass && ok;
     if (cmd.json) {
       json::array misses;
       for (const auto& m : f->misses)
@@ -190,12 +194,13 @@ int run_local_command(actors::app& service, const local_command& cmd,
       report[f->key]
         = json::object{{"value", f->value()}, {"hits", f->hits},
                        {"total", f->total},   {"min", min},
-                       {"pass", ok},          {"misses", std::move(misses)}};
+                       {"pass", ok},          {"gated", gates},
+                       {"misses", std::move(misses)}};
       continue;
     }
     out << f->key << ": " << pct(f->value()) << " (" << f->hits << "/"
         << f->total << ", min " << pct(min) << ") " << (ok ? "pass" : "FAIL")
-        << "\n";
+        << (gates ? "" : " (not gated)") << "\n";
     for (auto m : f->misses) {
       std::replace(m.begin(), m.end(), '\n', ' ');
       out << "  miss " << m << "\n";

@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "actors/app.hpp"
 
@@ -17,6 +18,10 @@ struct local_command {
   std::string thresholds_path; ///< empty: eval/local_thresholds.json
   bool json = false;
   bool list_hits = false; ///< print every question, not only the misses
+  /// The figures whose bound decides the exit status (routeAccuracy,
+  /// factRate, refusalRate); empty: all three. The others are printed
+  /// with their bound and "not gated".
+  std::vector<std::string> gated;
 };
 
 /// Asks every question of both sets of `cmd.split` through `service`
