@@ -237,7 +237,7 @@ extracted_answer extract_answer(std::string_view question,
                                 const std::vector<domain::passage>& passages,
                                 const retrieval_snapshot* snap,
                                 const extract_options& opts,
-                                passage_cache* cache) {
+                                passage_cache* cache, double evidence) {
   extracted_answer out;
   out.type = expected_answer_type(question);
   for (const auto& p : passages) {
@@ -300,6 +300,8 @@ extracted_answer extract_answer(std::string_view question,
   out.best.text = analysed[best->passage]->sentences[best->sentence];
   auto needed
     = out.type == answer_type::none ? opts.min_score : opts.min_score_typed;
+  if (evidence >= opts.strong_evidence)
+    needed = std::min(needed, opts.min_score_strong);
   if (best->score < needed) {
     out.why = "no sentence covers enough of the question";
     return out;

@@ -35,10 +35,18 @@ local_provider::reply(std::string_view prompt, std::string_view question,
   }
   if (prompt == "rag_answer") {
     auto snap = snapshot();
+    // The evidence the retrieve node computed for these passages (its
+    // result is in the snapshot's memo under this request's id).
+    double evidence = 0;
+    if (snap && !passages.empty())
+      evidence = retrieve_with_evidence(*snap, question, settings_.top_k,
+                                        settings_.mode, request_id)
+                   ->evidence.score;
     auto found = extract_answer(question, passages, snap.get(),
-                                settings_.extract, passages_.get());
+                                settings_.extract, passages_.get(), evidence);
     data::log_event(data::log_level::debug, "local_answer",
                     {{"found", found.found},
+                     {"evidence", evidence},
                      {"type", std::string{to_string(found.type)}},
                      {"score", found.best.score},
                      {"why", found.why},
