@@ -18,6 +18,9 @@ std::string_view input_rules();
 /// conf/prices.json (model prices per million tokens)
 std::string_view prices();
 
+/// conf/demo_questions.json (the page's demo questions per provider)
+std::string_view demo_questions();
+
 /// net/page/index.html, app.js, app.css and favicon.svg (the page, DESIGN §8)
 std::string_view page_html();
 std::string_view page_js();

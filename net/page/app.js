@@ -70,10 +70,17 @@
       if (!r.ok) return;
       const d = await r.json();
       const list = $('demo');
+      // The local samples say what to expect; the scripted ones what they show.
+      const hints = {
+        docs: 'answered from the documents',
+        refusal: 'refused: the documents do not say',
+        out_of_scope: 'refused: out of scope',
+      };
       for (const item of d.questions || []) {
         const b = el('button', 'chip', item.question);
         b.type = 'button';
-        if (item.shows) b.title = 'Shows ' + item.shows;
+        if (item.shows) b.title = (item.kind ? 'Expect ' : 'Shows ') + item.shows;
+        if (hints[item.kind]) append(b, el('span', 'hint', hints[item.kind]));
         b.addEventListener('click', () => { input.value = item.question; ask(item.question); });
         append(list, append(el('li'), b));
       }

@@ -7,7 +7,10 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "domain/build_info.hpp"
+#include "domain/demo_questions.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/openapi.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -95,6 +98,62 @@ BOOST_AUTO_TEST_CASE(the_server_reports_the_local_provider) {
     {"question", "How long do I have to send back a bike I bought online?"}}));
   BOOST_REQUIRE(r);
   BOOST_CHECK_EQUAL(r->status, 200); // not 422 fixture_missing
+}
+
+BOOST_AUTO_TEST_CASE(the_demo_samples_are_answered_as_labelled) {
+  server_process s{local_env};
+  BOOST_REQUIRE_MESSAGE(s.start(std::chrono::seconds{60}), s.log());
+  http_client c{s.port()};
+  auto r = c.request("GET", "/demo/questions");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK_EQUAL(r->status, 200);
+  openapi_spec spec{
+    load_yaml_as_json(std::string{CANDOR_SOURCE_DIR} + "/docs/openapi.yaml")};
+  BOOST_CHECK(spec.check("GET", "/demo/questions", *r).empty());
+  boost::system::error_code ec;
+  auto d = json::parse(r->body, ec);
+  BOOST_REQUIRE_MESSAGE(!ec && d.is_object(), r->body);
+  BOOST_CHECK_EQUAL(str(d.at("provider")), "local");
+  int docs = 0, refusals = 0, out_of_scope = 0;
+  for (auto& item : d.at("questions").as_array()) {
+    auto q = str(item.at("question"));
+    auto kind = str(item.at("kind"));
+    BOOST_TEST_CONTEXT(q) {
+      auto a = c.ask(json::serialize(json::object{{"question", q}}));
+      BOOST_REQUIRE(a);
+      BOOST_CHECK_EQUAL(a->status, 200);
+      auto o = json::parse(a->body, ec);
+      BOOST_REQUIRE_MESSAGE(!ec && o.is_object(), a->body);
+      BOOST_CHECK_EQUAL(str(o.at("meta").at("provider")), "local");
+      if (kind == "docs") {
+        ++docs;
+        BOOST_CHECK_EQUAL(str(o.at("status")), "answered");
+        BOOST_CHECK_EQUAL(str(o.at("route")), "docs");
+        auto answer = str(o.at("answer"));
+        BOOST_CHECK(answer.find("no language model") != std::string::npos);
+        BOOST_CHECK_GE(o.at("citations").as_array().size(), 1u);
+        // The quoted sentence is the one that answers (conf/ says which).
+        for (auto& sample : domain::builtin_demo_questions().local)
+          if (sample.question == q)
+            BOOST_CHECK_MESSAGE(answer.find(sample.answer_has)
+                                  != std::string::npos,
+                                answer << " lacks " << sample.answer_has);
+      } else if (kind == "refusal") {
+        ++refusals;
+        BOOST_CHECK_EQUAL(str(o.at("status")), "refused");
+        BOOST_CHECK_EQUAL(str(o.at("route")), "docs");
+        BOOST_CHECK(o.at("citations").as_array().empty());
+      } else {
+        ++out_of_scope;
+        BOOST_CHECK_EQUAL(kind, "out_of_scope");
+        BOOST_CHECK_EQUAL(str(o.at("status")), "refused");
+        BOOST_CHECK_EQUAL(str(o.at("route")), "out_of_scope");
+      }
+    }
+  }
+  BOOST_CHECK_GE(docs, 8);
+  BOOST_CHECK_GE(refusals, 1);
+  BOOST_CHECK_GE(out_of_scope, 1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

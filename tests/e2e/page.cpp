@@ -237,6 +237,12 @@ BOOST_AUTO_TEST_CASE(the_local_provider_is_named_in_the_banner) {
   BOOST_TEST(std::regex_search(
     dom, std::regex{
            R"(<p id="banner" class="banner" role="status">Local provider)"}));
+  // The local samples as chips, each with what to expect.
+  BOOST_TEST(count(dom, "<span class=\"hint\">answered from the "
+                        "documents</span>")
+             >= 8u);
+  BOOST_TEST(contains(dom, "<span class=\"hint\">refused: out of "
+                           "scope</span>"));
   // An unscripted question, answered by quoting the price list.
   BOOST_TEST(contains(dom, "id=\"status\">answered</span>"));
   BOOST_TEST(contains(dom, "\xE2\x82\xAC"

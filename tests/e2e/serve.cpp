@@ -243,6 +243,22 @@ BOOST_AUTO_TEST_CASE(ops_endpoints) {
   BOOST_CHECK(o.at("ready").as_bool());
   BOOST_CHECK(o.at("models").as_array().at(0).is_string());
 
+  // The scripted provider's demo questions are its scenarios.
+  r = c.request("GET", "/demo/questions");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK_EQUAL(r->status, 200);
+  o = parse_object(r->body);
+  BOOST_CHECK_EQUAL(o.at("provider").as_string(), "fake");
+  std::set<std::string> listed;
+  for (auto& q : o.at("questions").as_array()) {
+    listed.insert(std::string{q.at("question").as_string()});
+    BOOST_CHECK(!q.as_object().contains("kind"));
+  }
+  BOOST_CHECK_EQUAL(listed.size(), 10u);
+  BOOST_CHECK(listed.count(injection_q));
+  BOOST_CHECK(listed.count(out_of_scope_q));
+  BOOST_CHECK(listed.count("What was our revenue by channel in 2024?"));
+
   r = c.request("GET", "/metrics");
   BOOST_REQUIRE(r);
   BOOST_CHECK_EQUAL(r->status, 200);

@@ -96,7 +96,8 @@ public:
   }
 
   void demo_questions(text_callback cb) override {
-    cb(std::string{R"([{"question":"What is the refund policy?"}])"});
+    cb(std::string{R"({"provider":"fake","questions":[{"question":)"
+                   R"("What is the refund policy?","shows":"an answer"}]})"});
   }
 
   std::string metrics() override {
