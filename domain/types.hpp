@@ -214,7 +214,7 @@ void accumulate(llm_usage& total, const llm_usage& other);
 
 /// Static facts about the running service, copied into `meta`.
 struct service_info {
-  std::string provider;            ///< "fake" or "openai"
+  std::string provider;            ///< "local", "fake" or "openai"
   std::vector<std::string> models; ///< primary first
   std::string embedder;            ///< fingerprint, empty until indexed
   std::string guardrail_mode;      ///< "rules", "rules+model", "off"
