@@ -171,6 +171,95 @@ bool continues(std::string_view next) {
   return false;
 }
 
+/// Lower-case ASCII words of `text`.
+std::vector<std::string> lower_words(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    auto c = i < text.size() ? static_cast<unsigned char>(text[i]) : ' ';
+    if (std::isalnum(c) || c == '_') {
+      cur += static_cast<char>(std::tolower(c));
+    } else if (!cur.empty()) {
+      out.push_back(std::move(cur));
+      cur.clear();
+    }
+  }
+  return out;
+}
+
+/// Whether the question asks for a name ("Which brand ...?", "What is X
+/// called?", "What's the name of ..."): answered only by a sentence that
+/// states one.
+bool asks_for_name(std::string_view question) {
+  auto w = lower_words(question);
+  if (w.empty())
+    return false;
+  if (w.front() == "which")
+    return true;
+  if (w.back() == "called" && (w.front() == "what" || w.front() == "what's"))
+    return true;
+  for (size_t i = 0; i + 1 < w.size(); ++i)
+    if (w[i] == "name" && w[i + 1] == "of")
+      return true;
+  return false;
+}
+
+/// Whether a question with no other answer type asks for an amount
+/// ("What credit limit ...?", "What is the minimum order value ...?"):
+/// answered only by a sentence stating money or a percentage.
+bool asks_for_amount(std::string_view question) {
+  static const std::set<std::string, std::less<>> amounts{
+    "value",  "limit",   "fee",      "fees",       "price",  "cost",  "charge",
+    "amount", "deposit", "interest", "commission", "margin", "spend", "rate"};
+  auto w = lower_words(question);
+  if (w.empty() || (w.front() != "what" && w.front() != "how"))
+    return false;
+  return std::any_of(w.begin(), w.end(),
+                     [](const std::string& x) { return amounts.count(x) > 0; });
+}
+
+/// Whether `sentence` states a name the question does not already use: a
+/// word written with a capital that does not start the sentence, or a
+/// code mixing letters with digits or '_' ("EN 1078", "ksw_lang"). The
+/// company's own name does not count.
+bool states_name(std::string_view sentence,
+                 const std::set<std::string>& question_words) {
+  bool first = true;
+  std::string cur;
+  bool capital = false, digit = false, letter = false, underscore = false;
+  auto check = [&]() {
+    bool name = false;
+    if (!cur.empty()) {
+      std::string lower;
+      for (char c : cur)
+        lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      bool code = (letter && digit) || underscore;
+      name = ((capital && !first) || code) && lower != "kestrel"
+             && lower.size() > 1 && !question_words.count(lower);
+      first = false;
+    }
+    cur.clear();
+    capital = digit = letter = underscore = false;
+    return name;
+  };
+  for (size_t i = 0; i <= sentence.size(); ++i) {
+    auto c
+      = i < sentence.size() ? static_cast<unsigned char>(sentence[i]) : ' ';
+    if (std::isalnum(c) || c == '_') {
+      if (cur.empty())
+        capital = std::isupper(c);
+      digit = digit || std::isdigit(c);
+      letter = letter || std::isalpha(c);
+      underscore = underscore || c == '_';
+      cur += static_cast<char>(c);
+      continue;
+    }
+    if (check())
+      return true;
+  }
+  return false;
+}
+
 std::string where_of(const domain::passage& p) {
   if (p.heading.empty() || p.heading == p.doc_title)
     return p.doc_title;
@@ -255,6 +344,13 @@ extracted_answer extract_answer(std::string_view question,
     return out;
   }
 
+  bool wants_name = out.type == answer_type::none && asks_for_name(question);
+  bool wants_amount
+    = out.type == answer_type::none && !wants_name && asks_for_amount(question);
+  std::set<std::string> asked;
+  if (wants_name)
+    for (auto& w : lower_words(question))
+      asked.insert(std::move(w));
   std::vector<std::shared_ptr<const analysed_passage>> analysed;
   analysed.reserve(passages.size());
   for (const auto& p : passages)
@@ -280,7 +376,11 @@ extracted_answer extract_answer(std::string_view question,
       sc.sentence = si;
       // Ties go to the better-ranked passage.
       sc.score = got / total - 0.001 * static_cast<double>(pi);
-      sc.type_ok = mask_has(a.types[si], out.type);
+      sc.type_ok
+        = mask_has(a.types[si], out.type)
+          && (!wants_name || states_name(s, asked))
+          && (!wants_amount || mask_has(a.types[si], answer_type::money)
+              || mask_has(a.types[si], answer_type::percentage));
       scored.push_back(std::move(sc));
     }
   }
@@ -293,7 +393,10 @@ extracted_answer extract_answer(std::string_view question,
   if (best == scored.end()) {
     out.why = scored.empty()
                 ? "the passages hold no sentence to quote"
-                : "no sentence states " + std::string{to_string(out.type)};
+                : "no sentence states "
+                    + (wants_name     ? std::string{"a name"}
+                       : wants_amount ? std::string{"an amount"}
+                                      : std::string{to_string(out.type)});
     return out;
   }
   out.best = *best;
