@@ -557,14 +557,17 @@ std::string local_router::subject_term(std::string_view question,
         recomputed.insert(std::move(t));
     generic = &recomputed;
   }
-  for (const auto& t : analyze(question, analysis)) {
-    if (std::all_of(t.begin(), t.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        }))
-      continue;
-    if (!generic->count(t) && snap.in_titles_or_headings(t))
-      return t;
-  }
+  // Word by word, so that the reason quotes the question's own word
+  // ("delivery"), not its stem.
+  for (const auto& w : plain_words(question))
+    for (const auto& t : analyze(w, analysis)) {
+      if (std::all_of(t.begin(), t.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+          }))
+        continue;
+      if (!generic->count(t) && snap.in_titles_or_headings(t))
+        return w;
+    }
   return {};
 }
 

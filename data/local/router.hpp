@@ -79,10 +79,10 @@ public:
     return opts_;
   }
 
-  /// The first term of `question` that names a subject of the documents:
-  /// it occurs in a title or heading of `snap` and is not one of the
-  /// generic words headings also use ("first", "time", places). Empty if
-  /// none.
+  /// The first word of `question` that names a subject of the documents:
+  /// its term occurs in a title or heading of `snap` and is not one of
+  /// the generic words headings also use ("first", "time", places). Empty
+  /// if none.
   std::string subject_term(std::string_view question,
                            const retrieval_snapshot& snap) const;
 

@@ -122,6 +122,100 @@ BOOST_AUTO_TEST_CASE(the_router_reads_the_catalog_and_the_documents) {
   BOOST_CHECK_LT(sum, r.options().data_weak);
 }
 
+BOOST_AUTO_TEST_CASE(the_router_names_the_rule_that_decided) {
+  local_router r{shipped_catalog()};
+  auto snap = corpus();
+  auto route
+    = [&](const char* q) { return r.decide(q, *snap, search_mode::bm25, 3); };
+  // A name that neither the documents nor the catalog use: another
+  // company's business.
+  auto d = route("Does Cube build a lighter gravel frame than Ribble?");
+  BOOST_CHECK(d.route == domain::route_kind::out_of_scope);
+  BOOST_CHECK_MESSAGE(d.reason.find("names 'Cube'") != std::string::npos,
+                      d.reason);
+  // A task, politely asked.
+  d = route("Could you translate this sentence into Italian?");
+  BOOST_CHECK(d.route == domain::route_kind::out_of_scope);
+  BOOST_CHECK_MESSAGE(d.reason.find("task ('translate')") != std::string::npos,
+                      d.reason);
+  // An unknown place after "to" is a destination, not another company;
+  // "delivery" is a subject the documents' headings name, quoted as the
+  // question wrote it.
+  d = route("How long does delivery to Tromso take?");
+  BOOST_CHECK(d.route == domain::route_kind::docs);
+  BOOST_CHECK_MESSAGE(d.reason.find("'delivery'") != std::string::npos,
+                      d.reason);
+  // Sloppy wording with weak evidence, still about a documented subject.
+  d = route("my chain keeps squeaking");
+  BOOST_CHECK(d.route == domain::route_kind::docs);
+  BOOST_CHECK_MESSAGE(d.reason.find("'chain'") != std::string::npos, d.reason);
+  // Words every heading set has ("time", places) name no subject.
+  BOOST_CHECK(r.subject_term("What time is it in Utrecht?", *snap).empty());
+  BOOST_CHECK_EQUAL(r.subject_term("tubeless sealant?", *snap), "tubeless");
+}
+
+BOOST_AUTO_TEST_CASE(a_question_for_a_name_needs_a_sentence_stating_one) {
+  const char* q = "Which brand of sealant does the workshop use?";
+  std::vector<domain::passage> without{
+    passage("t#sealant-1", "Tubeless sealant",
+            "Our workshop uses tubeless sealant in every wheel it sets up.")};
+  auto a = extract_answer(q, without, corpus().get());
+  BOOST_CHECK(!a.found);
+  BOOST_CHECK_MESSAGE(a.why.find("a name") != std::string::npos, a.why);
+  std::vector<domain::passage> with{
+    passage("t#sealant-1", "Tubeless sealant",
+            "Our workshop uses Orbit Seal sealant in every wheel it sets up.")};
+  a = extract_answer(q, with, corpus().get());
+  BOOST_CHECK_MESSAGE(a.found, a.why);
+  BOOST_CHECK(a.answer.find("Orbit Seal") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_question_for_an_amount_needs_money_or_a_percentage) {
+  const char* q = "What deposit do you ask for a rental bike?";
+  std::vector<domain::passage> without{
+    passage("t#rental-1", "Rental bikes",
+            "A deposit is required for every rental bike we hand out.")};
+  auto a = extract_answer(q, without, corpus().get());
+  BOOST_CHECK(!a.found);
+  BOOST_CHECK_MESSAGE(a.why.find("an amount") != std::string::npos, a.why);
+  std::vector<domain::passage> with{
+    passage("t#rental-1", "Rental bikes",
+            "A deposit of €200 is required for every rental bike we hand "
+            "out.")};
+  a = extract_answer(q, with, corpus().get());
+  BOOST_CHECK_MESSAGE(a.found, a.why);
+}
+
+BOOST_AUTO_TEST_CASE(strong_evidence_lets_a_sentence_use_its_own_words) {
+  // The sentence shares little of the question's wording: not enough on
+  // its own, enough when retrieval found the passage a strong match.
+  const char* q = "When does a bike I order arrive in the Netherlands?";
+  std::vector<domain::passage> ps{
+    passage("t#delivery-1", "Delivery",
+            "Bikes reach you within 5 business days in the Netherlands.")};
+  extract_options opts;
+  auto weak = extract_answer(q, ps, corpus().get(), opts, nullptr, 0.0);
+  auto strong = extract_answer(q, ps, corpus().get(), opts, nullptr,
+                               opts.strong_evidence);
+  BOOST_TEST_MESSAGE("score " << weak.best.score);
+  BOOST_CHECK_LT(weak.best.score, opts.min_score);
+  BOOST_CHECK_GE(weak.best.score, opts.min_score_strong);
+  BOOST_CHECK(!weak.found);
+  BOOST_CHECK_MESSAGE(strong.found, strong.why);
+}
+
+BOOST_AUTO_TEST_CASE(passage_analyses_are_reused_until_the_text_changes) {
+  passage_cache cache;
+  auto p = passage("t#a-1", "Heading", "First sentence here. Second one too.");
+  auto a = cache.get(p, corpus().get());
+  BOOST_CHECK(cache.get(p, corpus().get()) == a); // the same analysis
+  p.text = "First sentence here. A changed second one.";
+  auto b = cache.get(p, corpus().get());
+  BOOST_CHECK(b != a);
+  BOOST_REQUIRE_EQUAL(b->sentences.size(), 2u);
+  BOOST_CHECK_EQUAL(b->sentences[1], "A changed second one.");
+}
+
 BOOST_AUTO_TEST_CASE(replies_follow_each_prompts_contract) {
   auto p = make_provider();
   auto routed = p.reply("router",
