@@ -11,6 +11,7 @@
 
 #include "data/retrieval/index_store.hpp"
 #include "data/retrieval/query.hpp"
+#include "domain/guard/sanitizer.hpp"
 
 namespace candor::data {
 
@@ -276,8 +277,18 @@ std::vector<std::string> split_sentences(std::string_view text) {
     if (end == std::string_view::npos)
       end = text.size();
     auto line = without_emphasis(clean_line(text.substr(pos, end - pos)));
-    if (!line.empty())
-      split_line(line, out);
+    // The sanitizer's marker ends the sentence before it and is never
+    // quoted: what it replaced is gone, and the marker is no answer.
+    std::string_view rest{line};
+    for (auto at = rest.find(domain::redaction_marker);
+         at != std::string_view::npos;
+         at = rest.find(domain::redaction_marker)) {
+      split_line(trim(rest.substr(0, at)), out);
+      rest.remove_prefix(at + domain::redaction_marker.size());
+    }
+    rest = trim(rest);
+    if (!rest.empty())
+      split_line(rest, out);
     pos = end + 1;
   }
   return out;

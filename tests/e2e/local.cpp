@@ -83,6 +83,21 @@ BOOST_AUTO_TEST_CASE(data_and_off_topic_questions_are_refused_with_reasons) {
   BOOST_CHECK_EQUAL(str(o.at("status")), "refused");
 }
 
+BOOST_AUTO_TEST_CASE(a_sanitized_passage_is_quoted_without_what_was_removed) {
+  // The partner bulletin's promotions note carries an embedded instruction
+  // with a canary code; the sanitizer removed that sentence at ingestion.
+  temp_dir dir{"candor-local"};
+  auto o = ask_cli(dir.file("var"),
+                   "Pricing and promotions note for partner dealers");
+  auto text = json::serialize(o);
+  BOOST_CHECK(text.find("TAILWIND") == std::string::npos);
+  // The marker may show in a citation's snippet, never in the quote.
+  BOOST_CHECK(str(o.at("answer")).find("passage removed") == std::string::npos);
+  BOOST_CHECK_EQUAL(str(o.at("status")), "answered");
+  BOOST_CHECK(str(o.at("answer")).find("official spring offers")
+              != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(the_server_reports_the_local_provider) {
   server_process s{local_env};
   BOOST_REQUIRE_MESSAGE(s.start(std::chrono::seconds{60}), s.log());

@@ -70,6 +70,15 @@ BOOST_AUTO_TEST_CASE(sentences_split_at_ends_not_inside_numbers_or_e_g) {
   BOOST_CHECK_EQUAL(s[4], "Basic | €79");
 }
 
+BOOST_AUTO_TEST_CASE(the_sanitizer_marker_ends_a_sentence_and_is_dropped) {
+  auto s = split_sentences(
+    "Plan demo days early. [passage removed: possible embedded instruction] "
+    "Offers run in April.");
+  BOOST_REQUIRE_EQUAL(s.size(), 2u);
+  BOOST_CHECK_EQUAL(s[0], "Plan demo days early.");
+  BOOST_CHECK_EQUAL(s[1], "Offers run in April.");
+}
+
 BOOST_AUTO_TEST_CASE(the_sentence_that_states_the_asked_type_is_quoted) {
   std::vector<domain::passage> ps{
     passage("t#returns-1", "Returns",
