@@ -268,7 +268,10 @@ app::start(const domain::config& cfg,
       {{"path", sales->path}, {"created", sales->created}, {"rows", total}});
   }
   setup.sales = std::move(*sales);
-  if (cfg.llm.provider == "local") {
+  // The local provider serves llm.provider "local", and an endpoint's
+  // calls when every model failed (llm.localFallback).
+  if (cfg.llm.provider == "local"
+      || (cfg.llm.provider == "openai" && cfg.llm.local_fallback)) {
     data::local_settings ls;
     ls.mode = mode;
     ls.top_k = static_cast<size_t>(std::max(cfg.retrieval.top_k, 1));

@@ -59,7 +59,8 @@ struct services_setup {
   /// The snapshot serving now (the startup one until a re-index); the
   /// index actor publishes swaps here, a restarted one starts from it.
   snapshot_cell_ptr snapshots;
-  /// The local provider (llm.provider "local"); null for the others.
+  /// The local provider (llm.provider "local", or "openai" with
+  /// llm.localFallback); null otherwise.
   std::shared_ptr<const data::local_provider> local;
 };
 

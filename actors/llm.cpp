@@ -1,5 +1,6 @@
 // The LLM actor: logical model calls against the scripted provider or an
-// OpenAI-compatible endpoint, with retries, backoff, fallback and chaos modes.
+// OpenAI-compatible endpoint, with retries, backoff, fallback, the local
+// provider as the last resort, and chaos modes.
 
 #include "actors/llm.hpp"
 
@@ -29,6 +30,7 @@ llm_settings llm_settings::from(const domain::config& cfg) {
   s.response_format = cfg.llm.response_format;
   s.attempt_timeout = std::chrono::milliseconds{cfg.llm.attempt_timeout_ms};
   s.call_deadline = std::chrono::milliseconds{cfg.graph.request_deadline_ms};
+  s.local_fallback = cfg.llm.local_fallback;
   return s;
 }
 
@@ -79,11 +81,14 @@ void finish(llm_ptr self, uint64_t id, const std::string& outcome,
   rec.ts_us = p.started_us;
   rec.prompt = p.req.prompt;
   rec.prompt_version = p.req.prompt_version;
-  rec.provider = st.settings.provider;
-  rec.model = current_model(p);
+  // A local fallback is the local provider's answer: its row says so.
+  rec.provider = p.local_fallback ? "local" : st.settings.provider;
+  rec.model
+    = p.local_fallback ? std::string{data::local_model_name} : current_model(p);
   rec.attempts = p.attempts;
   rec.retries = p.retries;
-  rec.fallback_used = p.model_index > 0;
+  rec.fallback_used = p.model_index > 0 && !p.local_fallback;
+  rec.local_fallback = p.local_fallback;
   rec.outcome = outcome;
   rec.latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
                      std::chrono::steady_clock::now() - p.started)
@@ -96,7 +101,7 @@ void finish(llm_ptr self, uint64_t id, const std::string& outcome,
   }
   if (st.metrics)
     st.metrics->model_call(rec.prompt, outcome, rec.tokens_in + rec.tokens_out,
-                           rec.fallback_used, rec.retries);
+                           rec.fallback_used, rec.retries, rec.local_fallback);
   if (st.ledger)
     self->send(st.ledger, atom::put_v, std::move(rec));
   if (result)
@@ -114,7 +119,8 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
   u.calls = 1;
   u.attempts = p.attempts;
   u.retries = p.retries;
-  u.fallback_used = p.model_index > 0;
+  u.fallback_used = p.model_index > 0 || p.local_fallback;
+  u.local_fallback = p.local_fallback;
   p.tokens_estimated = tokens_in < 0 || tokens_out < 0;
   u.tokens_in = tokens_in >= 0
                   ? tokens_in
@@ -124,7 +130,7 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
   domain::model_price fallback{st.settings.price_in_per_mtok,
                                st.settings.price_out_per_mtok};
   auto price = st.settings.provider == "fake" ? fallback
-               : st.settings.provider == "local"
+               : st.settings.provider == "local" || p.local_fallback
                  ? domain::model_price{0, 0}
                  : domain::builtin_prices().lookup(reply.model, fallback);
   u.cost_usd = domain::round_usd(
@@ -135,6 +141,36 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
 }
 
 void attempt(llm_ptr self, uint64_t id);
+
+/// Every model of call `id` failed (`why`: the last failure). With
+/// llm.localFallback, the local provider answers in their place: the same
+/// logical call (no extra budget), no tokens, no cost, its notes saying
+/// that no language model was reachable. False when it does not: the
+/// fallback is off or not set up, or the prompt is one the local provider
+/// does not answer (the guard classifier's, sql_answer).
+bool fall_back_locally(llm_ptr self, uint64_t id, pending_call& p,
+                       const std::string& why) {
+  auto& st = self->state;
+  if (st.settings.provider != "openai" || !st.settings.local_fallback
+      || !st.local)
+    return false;
+  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages);
+  if (!text)
+    return false;
+  data::log_event(data::log_level::warn, "llm_local_fallback",
+                  {{"requestId", p.req.request_id},
+                   {"prompt", p.req.prompt},
+                   {"attempts", std::to_string(p.attempts)},
+                   {"reason", why}});
+  p.local_fallback = true;
+  llm_reply reply;
+  reply.text = data::as_fallback_reply(p.req.prompt, std::move(*text));
+  reply.finish_reason = "stop";
+  reply.model = std::string{data::local_model_name};
+  fill_usage(self, p, reply, 0, 0);
+  finish(self, id, "ok", std::move(reply));
+  return true;
+}
 
 /// A failed attempt: back off on the same model when `kind` is retryable
 /// and retries are left, else move to the next model, else give up.
@@ -169,6 +205,8 @@ void after_failure(llm_ptr self, uint64_t id, attempt_result kind,
     attempt(self, id);
     return;
   }
+  if (fall_back_locally(self, id, p, why))
+    return;
   finish(self, id, "unavailable",
          to_caf(domain::ec::llm_unavailable,
                 "every configured model failed (last: " + why + ")"));

@@ -42,6 +42,9 @@ struct llm_settings {
   /// openai: no attempt starts after the request deadline and none waits
   /// past it (the supervisor has answered 504 by then).
   std::chrono::milliseconds call_deadline{30000};
+  /// openai: a call whose every model failed is answered by the local
+  /// provider (when one is set up) instead of failing.
+  bool local_fallback = true;
 
   static llm_settings from(const domain::config& cfg);
 };
@@ -69,6 +72,8 @@ struct pending_call {
   bool tokens_estimated = true;
   /// The endpoint refused json_schema (400): JSON mode from then on.
   bool json_object = false;
+  /// Every model failed and the local provider answered in their place.
+  bool local_fallback = false;
 };
 
 struct llm_state {
@@ -86,7 +91,8 @@ struct llm_state {
   std::minstd_rand rng{42};
   /// The HTTP client of the openai provider (null for the scripted one).
   std::shared_ptr<domain::http_transport> transport;
-  /// The local provider (null unless llm.provider is "local").
+  /// The local provider: null unless llm.provider is "local", or "openai"
+  /// with llm.localFallback (then it answers when every model failed).
   std::shared_ptr<const data::local_provider> local;
 };
 
@@ -96,8 +102,10 @@ int64_t estimate_tokens(const std::string& text);
 /// The LLM actor: answers logical model calls with the scripted provider
 /// or an OpenAI-compatible endpoint (through `transport`, which performs
 /// the HTTP calls on its own threads and reports back by message). Failures
-/// go through one retry, backoff and fallback path; the chaos modes
-/// simulate them for tests. Every logical call is a ledger row and a metric.
+/// go through one retry, backoff and fallback path; when every model of an
+/// openai call failed, `local` (if given and llm.localFallback is on)
+/// answers in their place. The chaos modes simulate failures for tests.
+/// Every logical call is a ledger row and a metric.
 llm_actor::behavior_type
 llm(llm_actor::stateful_pointer<llm_state> self, llm_settings settings,
     std::shared_ptr<const data::fixture_store> fixtures,

@@ -362,7 +362,8 @@ int cmd_layers(int argc, char** argv) {
   }
   // The attacks' model replies are recorded fixtures: the scripted
   // provider unless an endpoint is configured.
-  auto cfg = configure(vm, {{"llm.provider", "fake"}});
+  auto cfg
+    = configure(vm, {{"llm.provider", "fake"}, {"llm.localFallback", "false"}});
   if (!cfg)
     return config_failure(cfg.err());
   eval::layers_command_options opts;
@@ -430,6 +431,9 @@ int cmd_eval(int argc, char** argv) {
   std::map<std::string, std::string> flags{{"log.level", "warn"}};
   if (!cmd.gate.live)
     flags["llm.provider"] = "fake";
+  // A live run measures the endpoint: a call that fails must not be
+  // answered by the local provider in its place.
+  flags["llm.localFallback"] = "false";
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());

@@ -98,6 +98,12 @@ struct telemetry::impl {
         .Name("candor_model_fallbacks_total")
         .Help("Logical model calls answered by the fallback model")
         .Register(*registry);
+  pm::Family<pm::Counter>& model_local_fallbacks
+    = pm::BuildCounter()
+        .Name("candor_model_local_fallbacks_total")
+        .Help("Logical model calls answered by the local provider because "
+              "every model failed")
+        .Register(*registry);
   pm::Family<pm::Counter>& restarts
     = pm::BuildCounter()
         .Name("candor_actor_restarts_total")
@@ -129,6 +135,7 @@ struct telemetry::impl {
   pm::Gauge& backlog_gauge = ledger_backlog.Add({});
   pm::Counter& retries_counter = model_retries.Add({});
   pm::Counter& fallbacks_counter = model_fallbacks.Add({});
+  pm::Counter& local_fallbacks_counter = model_local_fallbacks.Add({});
   pm::Counter& tokens_counter = model_tokens.Add({});
   series_cache<pm::Counter> request_series;
   series_cache<pm::Histogram> latency_series;
@@ -177,7 +184,8 @@ void telemetry::set_in_flight(int64_t n) {
 
 void telemetry::model_call(const std::string& prompt,
                            const std::string& outcome, int64_t tokens,
-                           bool fallback, int32_t retries) {
+                           bool fallback, int32_t retries,
+                           bool local_fallback) {
   auto& i = *impl_;
   i.model_call_series
     .get(series_key(prompt, outcome),
@@ -188,6 +196,8 @@ void telemetry::model_call(const std::string& prompt,
   impl_->tokens_counter.Increment(static_cast<double>(tokens));
   if (fallback)
     impl_->fallbacks_counter.Increment();
+  if (local_fallback)
+    impl_->local_fallbacks_counter.Increment();
   if (retries > 0)
     impl_->retries_counter.Increment(retries);
 }

@@ -22,9 +22,12 @@ public:
   void request_done(const std::string& route, const std::string& status,
                     int http_status, double seconds);
   void set_in_flight(int64_t n);
-  /// One logical model call and its outcome ("ok", "fixture_missing", ...).
+  /// One logical model call and its outcome ("ok", "fixture_missing", ...);
+  /// `fallback`: the fallback model answered; `local_fallback`: every model
+  /// failed and the local provider answered.
   void model_call(const std::string& prompt, const std::string& outcome,
-                  int64_t tokens, bool fallback, int32_t retries);
+                  int64_t tokens, bool fallback, int32_t retries,
+                  bool local_fallback = false);
   /// A service actor was restarted by the guardian.
   void actor_restart(const std::string& name);
   /// Rows the ledger committed.

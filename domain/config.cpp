@@ -104,6 +104,8 @@ const std::vector<field>& fields() {
                          CANDOR_MEMBER(llm.max_idle_connections), 0, 1024));
     t.push_back(
       make_int("llm.clientThreads", CANDOR_MEMBER(llm.client_threads), 1, 16));
+    t.push_back(
+      make_bool("llm.localFallback", CANDOR_MEMBER(llm.local_fallback)));
     {
       auto f = make_string("guardrail.model", CANDOR_MEMBER(guardrail.model));
       f.env = "CANDOR_GUARD_MODEL";

@@ -68,6 +68,10 @@ struct config {
     int64_t max_response_bytes = 1048576; ///< bigger replies are failures
     int32_t max_idle_connections = 32;    ///< keep-alive pool per host
     int32_t client_threads = 1;           ///< I/O threads of the client
+    /// openai provider: a call whose every model failed (timeouts, 5xx,
+    /// 429 past the retries) is answered by the local provider instead of
+    /// failing with llm_unavailable.
+    bool local_fallback = true;
   } llm;
 
   struct guardrail_t {

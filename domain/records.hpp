@@ -68,6 +68,9 @@ struct llm_call_record {
   int32_t attempts = 0;
   int32_t retries = 0;
   bool fallback_used = false;
+  /// Every model failed and the local provider answered in their place
+  /// (`provider` is then "local").
+  bool local_fallback = false;
   std::string outcome; ///< ok | fixture_missing | unavailable | ...
   int64_t tokens_in = 0;
   int64_t tokens_out = 0;
@@ -79,8 +82,8 @@ struct llm_call_record {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_call_record& x) {
   return f(x.request_id, x.ts_us, x.prompt, x.prompt_version, x.provider,
-           x.model, x.attempts, x.retries, x.fallback_used, x.outcome,
-           x.tokens_in, x.tokens_out, x.tokens_estimated, x.cost_usd,
+           x.model, x.attempts, x.retries, x.fallback_used, x.local_fallback,
+           x.outcome, x.tokens_in, x.tokens_out, x.tokens_estimated, x.cost_usd,
            x.latency_us);
 }
 

@@ -100,6 +100,7 @@ void accumulate(llm_usage& total, const llm_usage& other) {
   total.attempts += other.attempts;
   total.retries += other.retries;
   total.fallback_used = total.fallback_used || other.fallback_used;
+  total.local_fallback = total.local_fallback || other.local_fallback;
   total.tokens_in += other.tokens_in;
   total.tokens_out += other.tokens_out;
   total.cost_usd = round_usd(total.cost_usd + other.cost_usd);

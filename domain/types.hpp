@@ -192,7 +192,10 @@ struct llm_usage {
   int32_t calls = 0;
   int32_t attempts = 0;
   int32_t retries = 0;
+  /// A fallback answered: the fallback model, or the local provider.
   bool fallback_used = false;
+  /// Every model failed and the local provider answered in their place.
+  bool local_fallback = false;
   int64_t tokens_in = 0;
   int64_t tokens_out = 0;
   double cost_usd = 0;
@@ -201,8 +204,8 @@ struct llm_usage {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_usage& x) {
-  return f(x.calls, x.attempts, x.retries, x.fallback_used, x.tokens_in,
-           x.tokens_out, x.cost_usd, x.models);
+  return f(x.calls, x.attempts, x.retries, x.fallback_used, x.local_fallback,
+           x.tokens_in, x.tokens_out, x.cost_usd, x.models);
 }
 
 /// Adds `other` into `total`, keeping the model list unique.

@@ -47,6 +47,19 @@ finalize(node_actor::stateful_pointer<finalize_state> self,
                       {"output_guard:" + reason},
                       std::string{domain::texts::output_blocked});
       }
+      // The local provider answered in place of models that could not be
+      // reached: the meta names it, a warning flags it, and the answer
+      // says so (the local provider's own notes already do).
+      if (st.usage.local_fallback) {
+        st.service.provider = "local";
+        domain::add_warning(st, "llm_local_fallback");
+        if (st.answer.find(domain::texts::no_model_reachable)
+            == std::string::npos) {
+          if (!st.answer.empty())
+            st.answer += "\n\n";
+          st.answer += domain::texts::local_fallback_note;
+        }
+      }
       // The response must match its schema before it leaves: checked in
       // one pass; only a response that fails it is built as a value for
       // validate_response, which names the issues and has the last word.

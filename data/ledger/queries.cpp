@@ -138,6 +138,7 @@ ledger_store::stats_json(const std::string& window_label,
     llm["failures"] = total(1);
     llm["retries"] = total(2);
     llm["fallbacks"] = total(3);
+    llm["localFallbacks"] = total(7);
     llm["tokensIn"] = tokens_in;
     llm["tokensOut"] = tokens_out;
     llm["tokens"] = tokens_in + tokens_out;
@@ -282,6 +283,7 @@ ledger_store::run_json(const std::string& request_id) {
       c["tokensEstimated"] = row.column_int64(11) != 0;
       c["costUsd"] = row.column_double(12);
       c["latencyUs"] = row.column_int64(13);
+      c["localFallback"] = row.column_int64(14) != 0;
       llm_calls.emplace_back(std::move(c));
     });
     if (err)

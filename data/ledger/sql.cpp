@@ -50,9 +50,9 @@ std::string insert_llm_calls_sql(size_t rows) {
   return multi_row_insert(
     "INSERT OR FAIL INTO llm_calls (request_id, ts_us, prompt, "
     "prompt_version, provider, model, attempts, retries, fallback_used, "
-    "outcome, tokens_in, tokens_out, tokens_estimated, cost_usd, latency_us) "
-    "VALUES ",
-    15, rows);
+    "local_fallback, outcome, tokens_in, tokens_out, tokens_estimated, "
+    "cost_usd, latency_us) VALUES ",
+    16, rows);
 }
 
 std::string insert_trace_steps_sql(size_t rows) {

@@ -124,6 +124,15 @@ DROP INDEX sql_audit_ts_us;
 PRAGMA user_version = 2;
 )sql";
 
+// Version 3: a model call whose every model failed may be answered by the
+// local provider instead (llm.localFallback); such a row says so, and
+// /stats counts them. Rows written before it were not fallbacks.
+inline constexpr const char* migrate_v2_to_v3 = R"sql(
+ALTER TABLE llm_calls ADD COLUMN local_fallback INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 3;
+)sql";
+
 /// Requests and model calls are inserted up to this many rows per
 /// statement: one execution per chunk of a batch instead of one per row
 /// (each execution costs about as much again as the row it inserts).
@@ -136,9 +145,9 @@ inline constexpr size_t rows_per_insert = 8;
 std::string insert_requests_sql(size_t rows);
 
 /// `INSERT OR FAIL INTO llm_calls ... VALUES` with `rows` rows, each taking
-/// 15 parameters in this order: request_id, ts_us, prompt, prompt_version,
-/// provider, model, attempts, retries, fallback_used, outcome, tokens_in,
-/// tokens_out, tokens_estimated, cost_usd, latency_us.
+/// 16 parameters in this order: request_id, ts_us, prompt, prompt_version,
+/// provider, model, attempts, retries, fallback_used, local_fallback,
+/// outcome, tokens_in, tokens_out, tokens_estimated, cost_usd, latency_us.
 std::string insert_llm_calls_sql(size_t rows);
 
 /// Trace steps are inserted up to this many rows per statement: one
@@ -166,7 +175,8 @@ inline constexpr const char* stats_requests_sql
 inline constexpr const char* stats_llm_sql
   = "SELECT COUNT(*), TOTAL(outcome <> 'ok'), TOTAL(retries), "
     "TOTAL(fallback_used <> 0), TOTAL(tokens_in), TOTAL(tokens_out), "
-    "TOTAL(cost_usd) FROM llm_calls WHERE ts_us BETWEEN ?1 AND ?2";
+    "TOTAL(cost_usd), TOTAL(local_fallback <> 0) FROM llm_calls "
+    "WHERE ts_us BETWEEN ?1 AND ?2";
 
 inline constexpr const char* run_request_sql
   = "SELECT request_id, ts_us, method, path, route, status, blocked_by, "
@@ -191,7 +201,7 @@ inline constexpr const char* run_trace_sql
 inline constexpr const char* run_llm_calls_sql
   = "SELECT ts_us, prompt, prompt_version, provider, model, attempts, "
     "retries, fallback_used, outcome, tokens_in, tokens_out, "
-    "tokens_estimated, cost_usd, latency_us FROM llm_calls "
+    "tokens_estimated, cost_usd, latency_us, local_fallback FROM llm_calls "
     "WHERE request_id = ?1 AND (?2 IS NULL OR ts_us BETWEEN ?2 AND ?3) "
     "ORDER BY id";
 

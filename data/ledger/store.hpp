@@ -36,7 +36,7 @@ struct ledger_batch {
 double nearest_rank(const std::vector<double>& sorted, double p);
 
 /// The schema version this build writes (`PRAGMA user_version`).
-inline constexpr int64_t ledger_schema_version = 2;
+inline constexpr int64_t ledger_schema_version = 3;
 
 /// One connection to the ledger. Statements are prepared once: at open, and
 /// the multi-row trace inserts on first use.

@@ -149,6 +149,11 @@ struct ledger_store::impl {
         return err;
       v = 2;
     }
+    if (v == 2) {
+      if (auto err = db.exec(migrate_v2_to_v3))
+        return err;
+      v = 3;
+    }
     if (v != ledger_schema_version) // e.g. a negative user_version
       return storage_error("ledger schema version " + std::to_string(*version)
                            + ", expected "
@@ -208,8 +213,9 @@ struct ledger_store::impl {
     for (size_t i = 0; i < rows; ++i) {
       auto& x = xs[first + i];
       b(x.request_id)(x.ts_us)(x.prompt)(x.prompt_version)(x.provider)(x.model)(
-        x.attempts)(x.retries)(x.fallback_used)(x.outcome)(x.tokens_in)(
-        x.tokens_out)(x.tokens_estimated)(x.cost_usd)(x.latency_us);
+        x.attempts)(x.retries)(x.fallback_used)(x.local_fallback)(x.outcome)(
+        x.tokens_in)(x.tokens_out)(x.tokens_estimated)(x.cost_usd)(
+        x.latency_us);
     }
     return b.run();
   }

@@ -7,10 +7,18 @@
 #include <boost/json.hpp>
 
 #include "data/log.hpp"
+#include "domain/model/contracts.hpp"
 
 namespace candor::data {
 
 namespace json = boost::json;
+
+// Whatever the local provider says in place of an unreachable model, the
+// service recognises by this phrase (finalize adds it when it is missing).
+static_assert(local_fallback_answer_note.find(domain::texts::no_model_reachable)
+              != std::string_view::npos);
+static_assert(local_fallback_data_reason.find(domain::texts::no_model_reachable)
+              != std::string_view::npos);
 
 local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
                                local_settings settings)
@@ -72,6 +80,37 @@ local_provider::reply(std::string_view prompt, std::string_view question,
   return domain::make_error(domain::ec::llm_unavailable,
                             "the local provider does not answer the '"
                               + std::string{prompt} + "' prompt");
+}
+
+std::string as_fallback_reply(std::string_view prompt, std::string reply) {
+  bool rag = prompt == "rag_answer";
+  if (!rag && prompt != "sql_generate" && prompt != "sql_correct")
+    return reply;
+  boost::system::error_code ec;
+  auto doc = json::parse(reply, ec);
+  if (ec || !doc.is_object())
+    return reply;
+  auto& obj = doc.as_object();
+  if (rag) {
+    auto* answer = obj.if_contains("answer");
+    if (!answer || !answer->is_string())
+      return reply;
+    std::string text{answer->as_string()};
+    auto note = std::string_view{local_answer_note};
+    if (text.size() < note.size()
+        || text.compare(text.size() - note.size(), note.size(), note) != 0)
+      return reply;
+    text.replace(text.size() - note.size(), note.size(),
+                 local_fallback_answer_note);
+    *answer = text;
+  } else {
+    auto* reason = obj.if_contains("reason");
+    if (!reason || !reason->is_string()
+        || reason->as_string() != local_data_reason)
+      return reply;
+    *reason = local_fallback_data_reason;
+  }
+  return json::serialize(doc);
 }
 
 } // namespace candor::data

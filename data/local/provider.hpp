@@ -33,6 +33,25 @@ inline constexpr std::string_view local_data_reason
     "(and CANDOR_LLM_API_KEY) to an OpenAI-compatible endpoint to ask about "
     "the sales figures.";
 
+/// The note a documents answer ends with when the local provider stood in
+/// for models that could not be reached (llm.localFallback).
+inline constexpr std::string_view local_fallback_answer_note
+  = "(Quoted from the documents by candor's local provider: no language "
+    "model was reachable.)";
+
+/// What a data question gets when no model could be reached.
+inline constexpr std::string_view local_fallback_data_reason
+  = "Questions about the sales data need a language model, and no language "
+    "model was reachable: every configured endpoint failed, so this server "
+    "answered with its local provider, which answers questions about the "
+    "documents only. Please try again later.";
+
+/// `reply`, the local provider's reply to `prompt`, rewritten for when it
+/// stands in for models that failed: the documents answer's note and the
+/// data abstention's reason say that no language model was reachable
+/// (rather than that none is configured). Other replies are unchanged.
+std::string as_fallback_reply(std::string_view prompt, std::string reply);
+
 struct local_settings {
   search_mode mode = search_mode::bm25;
   size_t top_k = 3;

@@ -90,6 +90,17 @@ inline constexpr std::string_view unusable_answer
   = "No usable answer could be produced from the documents for this "
     "question, so none is given.";
 
+/// Said by every answer the local provider gave in place of models that
+/// could not be reached (llm.localFallback).
+inline constexpr std::string_view no_model_reachable
+  = "no language model was reachable";
+
+/// Added to such an answer when it does not say so already (a refusal,
+/// out of scope, ...).
+inline constexpr std::string_view local_fallback_note
+  = "(Composed by candor's local provider: no language model was "
+    "reachable.)";
+
 inline constexpr std::string_view route_reason_withheld
   = "reason withheld by the output guard";
 

@@ -1,7 +1,8 @@
 // The openai provider through the whole actor graph, against a scripted
 // OpenAI-compatible stub on loopback: success, Retry-After, 5xx, timeout
-// then fallback, all down, authentication errors, truncation, the single
-// parse re-ask, budget, JSON mode, TLS, and the guard classifier.
+// then fallback, all down (answered by the local provider, or 503 without
+// llm.localFallback), authentication errors, truncation, the single parse
+// re-ask, budget, JSON mode, TLS, and the guard classifier.
 
 #include "data/config_load.hpp"
 #include "actors/app.hpp"
@@ -14,8 +15,10 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "data/local/provider.hpp"
 #include "data/sqlite.hpp"
 #include "domain/config.hpp"
+#include "domain/model/contracts.hpp"
 #include "net/llm_client.hpp"
 #include "tests/support/openai_stub.hpp"
 #include "tests/support/process.hpp"
@@ -28,6 +31,8 @@ namespace {
 
 constexpr auto key = "sk-test-7f3a9c1e5b";
 constexpr auto oos = "What is the weather in Lisbon tomorrow?";
+constexpr auto docs_q = "How long is the frame warranty on a Volt e-bike?";
+constexpr auto data_q = "Which product sold the most units last year?";
 constexpr auto route_oos
   = R"({"route":"out_of_scope","reason":"The question is about weather."})";
 
@@ -95,7 +100,7 @@ struct openai_app {
     BOOST_REQUIRE(db.ok());
     auto q = db->prepare(
       "SELECT provider, model, attempts, retries, fallback_used, outcome, "
-      "tokens_in, tokens_estimated, cost_usd FROM llm_calls "
+      "tokens_in, tokens_estimated, cost_usd, local_fallback FROM llm_calls "
       "WHERE request_id = ?1 ORDER BY id");
     BOOST_REQUIRE(q.ok());
     BOOST_REQUIRE(!q->bind_text(1, "openai-test-" + std::to_string(seq)));
@@ -114,9 +119,23 @@ struct openai_app {
                             {"outcome", q->column_text(5)},
                             {"tokensIn", q->column_int64(6)},
                             {"tokensEstimated", q->column_int64(7) != 0},
-                            {"costUsd", q->column_double(8)}});
+                            {"costUsd", q->column_double(8)},
+                            {"localFallback", q->column_int64(9) != 0}});
     }
     return out;
+  }
+
+  /// GET /stats?since=1h, parsed.
+  boost::json::object stats() {
+    BOOST_REQUIRE(a->flush_sync().ok());
+    std::promise<domain::outcome<std::string>> p;
+    auto f = p.get_future();
+    a->stats("1h", [&p](domain::outcome<std::string> r) {
+      p.set_value(std::move(r));
+    });
+    auto text = f.get();
+    BOOST_REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.err().message));
+    return boost::json::parse(*text).as_object();
   }
 };
 
@@ -244,9 +263,9 @@ BOOST_AUTO_TEST_CASE(timeout_then_fallback_model) {
   BOOST_CHECK_EQUAL(calls[0].at("model").as_string(), "m-fallback");
 }
 
-BOOST_AUTO_TEST_CASE(all_models_down_is_unavailable) {
+BOOST_AUTO_TEST_CASE(all_models_down_without_local_fallback_is_unavailable) {
   openai_app t{[](const test::stub_request&) { return status(503); },
-               {{"llm.maxRetries", "1"}}};
+               {{"llm.maxRetries", "1"}, {"llm.localFallback", "false"}}};
   auto r = t.ask();
   BOOST_REQUIRE(!r.ok());
   BOOST_CHECK_EQUAL(r.err().code, domain::ec::llm_unavailable);
@@ -255,6 +274,100 @@ BOOST_AUTO_TEST_CASE(all_models_down_is_unavailable) {
   BOOST_REQUIRE_EQUAL(calls.size(), 1u);
   BOOST_CHECK_EQUAL(calls[0].at("outcome").as_string(), "unavailable");
   BOOST_CHECK_EQUAL(calls[0].at("attempts").as_int64(), 4);
+  BOOST_CHECK(!calls[0].at("localFallback").as_bool());
+  BOOST_CHECK_EQUAL(t.stats().at("llm").at("localFallbacks").as_int64(), 0);
+}
+
+// -- the local provider as the last resort ------------------------------------
+
+BOOST_AUTO_TEST_CASE(all_models_down_the_local_provider_answers) {
+  openai_app t{[](const test::stub_request&) { return status(503); },
+               {{"llm.maxRetries", "1"}}};
+  auto r = t.ask(docs_q);
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  // Both calls (router, rag_answer) failed on both models, with a retry
+  // each, then the local provider answered them.
+  BOOST_CHECK_EQUAL(t.stub.requests(), 2 * 4);
+  BOOST_CHECK(r->route == domain::route_kind::docs);
+  BOOST_CHECK(r->status == domain::status_kind::answered
+              || r->status == domain::status_kind::refused);
+  BOOST_CHECK(r->usage.local_fallback);
+  BOOST_CHECK(r->usage.fallback_used);
+  BOOST_CHECK_EQUAL(r->usage.calls, 2);
+  BOOST_CHECK_EQUAL(r->usage.tokens_in + r->usage.tokens_out, 0);
+  BOOST_CHECK_EQUAL(r->usage.cost_usd, 0.0);
+  BOOST_CHECK(has(r->usage.models, std::string{data::local_model_name}));
+  BOOST_CHECK_EQUAL(r->service.provider, "local");
+  BOOST_CHECK(has(r->warnings, "llm_local_fallback"));
+  // The answer says that no language model was reachable, once.
+  auto& text = r->answer;
+  auto at = text.find(domain::texts::no_model_reachable);
+  BOOST_CHECK_MESSAGE(at != std::string::npos, text);
+  BOOST_CHECK(text.find(domain::texts::no_model_reachable, at + 1)
+              == std::string::npos);
+  if (r->status == domain::status_kind::answered) {
+    BOOST_CHECK(!r->citations.empty());
+    BOOST_CHECK(text.find(data::local_fallback_answer_note)
+                != std::string::npos);
+  }
+  auto calls = t.calls();
+  BOOST_REQUIRE_EQUAL(calls.size(), 2u);
+  for (auto& c : calls) {
+    BOOST_CHECK_EQUAL(c.at("provider").as_string(), "local");
+    BOOST_CHECK_EQUAL(c.at("model").as_string(), data::local_model_name);
+    BOOST_CHECK_EQUAL(c.at("outcome").as_string(), "ok");
+    BOOST_CHECK_EQUAL(c.at("attempts").as_int64(), 4);
+    BOOST_CHECK_EQUAL(c.at("costUsd").as_double(), 0.0);
+    BOOST_CHECK(c.at("localFallback").as_bool());
+    BOOST_CHECK(!c.at("fallbackUsed").as_bool());
+  }
+  auto llm = t.stats().at("llm").as_object();
+  BOOST_CHECK_EQUAL(llm.at("calls").as_int64(), 2);
+  BOOST_CHECK_EQUAL(llm.at("localFallbacks").as_int64(), 2);
+  BOOST_CHECK_EQUAL(llm.at("fallbacks").as_int64(), 0);
+  auto metrics = t.a->metrics();
+  BOOST_CHECK_MESSAGE(metrics.find("candor_model_local_fallbacks_total 2")
+                        != std::string::npos,
+                      metrics);
+}
+
+BOOST_AUTO_TEST_CASE(timeouts_fall_back_to_the_local_provider) {
+  openai_app t{[](const test::stub_request&) {
+                 auto r = say(route_oos);
+                 r.delay = 1500ms;
+                 return r;
+               },
+               {{"llm.attemptTimeoutMs", "100"}, {"llm.maxRetries", "0"}}};
+  auto r = t.ask(oos);
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  BOOST_CHECK_EQUAL(t.stub.requests(), 2); // one attempt per model
+  // The local router keeps the weather out of scope; the fixed answer
+  // gets the note.
+  BOOST_CHECK(r->route == domain::route_kind::out_of_scope);
+  BOOST_CHECK(r->status == domain::status_kind::refused);
+  BOOST_CHECK_EQUAL(r->service.provider, "local");
+  BOOST_CHECK(r->answer.find(domain::texts::local_fallback_note)
+              != std::string::npos);
+  auto calls = t.calls();
+  BOOST_REQUIRE_EQUAL(calls.size(), 1u);
+  BOOST_CHECK(calls[0].at("localFallback").as_bool());
+  BOOST_CHECK_EQUAL(calls[0].at("attempts").as_int64(), 2);
+}
+
+BOOST_AUTO_TEST_CASE(a_data_question_is_refused_with_why_when_all_are_down) {
+  openai_app t{[](const test::stub_request&) { return status(500); },
+               {{"llm.maxRetries", "0"}}};
+  auto r = t.ask(data_q);
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  BOOST_CHECK(r->route == domain::route_kind::data);
+  BOOST_CHECK(r->status == domain::status_kind::refused);
+  BOOST_CHECK(has(r->warnings, "sql_abstained"));
+  BOOST_CHECK(has(r->warnings, "llm_local_fallback"));
+  // Not "none is configured": one is, and it failed.
+  BOOST_CHECK(r->answer.find(data::local_fallback_data_reason)
+              != std::string::npos);
+  BOOST_CHECK(r->answer.find("CANDOR_LLM_BASE_URL") == std::string::npos);
+  BOOST_CHECK_EQUAL(t.calls().size(), 2u); // router, sql_generate
 }
 
 BOOST_AUTO_TEST_CASE(auth_errors_move_to_the_next_model_without_retry) {
@@ -388,7 +501,7 @@ BOOST_AUTO_TEST_CASE(tls_endpoint_needs_its_ca) {
   }
   {
     openai_app t{[](const test::stub_request&) { return say(route_oos); },
-                 {},
+                 {{"llm.localFallback", "false"}},
                  {},
                  certs.path.string()};
     auto r = t.ask();
@@ -468,6 +581,8 @@ BOOST_AUTO_TEST_CASE(guard_garbage_or_truncation_fails_closed) {
   }
 }
 
+// The local provider does not classify: with the fallback on (the
+// default), a classifier that cannot be reached still fails closed.
 BOOST_AUTO_TEST_CASE(guard_down_is_unavailable_and_skips_the_router) {
   guarded_app t{[] { return status(500); }};
   auto r = t.ask();

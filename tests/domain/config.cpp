@@ -49,6 +49,8 @@ BOOST_AUTO_TEST_CASE(embedded_defaults_load) {
   BOOST_CHECK_EQUAL(cfg->llm.provider, "local");
   BOOST_CHECK_EQUAL(cfg->llm.model, "candor-local");
   BOOST_CHECK(cfg->llm.fallback_model.empty());
+  // An endpoint's failed calls are answered locally unless turned off.
+  BOOST_CHECK(cfg->llm.local_fallback);
   BOOST_CHECK_EQUAL(cfg->data_dir, "var");
 }
 
@@ -69,11 +71,14 @@ BOOST_AUTO_TEST_CASE(environment_names_are_derived_from_keys) {
   BOOST_CHECK_EQUAL(env_name("llm.fallbackModel"), "CANDOR_LLM_FALLBACK_MODEL");
   BOOST_CHECK_EQUAL(env_name("dataDir"), "CANDOR_DATA_DIR");
   BOOST_CHECK_EQUAL(env_name("guardrail.mode"), "CANDOR_GUARDRAIL_MODE");
+  BOOST_CHECK_EQUAL(env_name("llm.localFallback"), "CANDOR_LLM_LOCAL_FALLBACK");
   auto cfg = load({{"CANDOR_GRAPH_REQUEST_DEADLINE_MS", "1500"},
-                   {"CANDOR_LLM_ALLOW_CHAOS", "true"}});
+                   {"CANDOR_LLM_ALLOW_CHAOS", "true"},
+                   {"CANDOR_LLM_LOCAL_FALLBACK", "false"}});
   BOOST_REQUIRE(cfg);
   BOOST_CHECK_EQUAL(cfg->graph.request_deadline_ms, 1500);
   BOOST_CHECK(cfg->llm.allow_chaos);
+  BOOST_CHECK(!cfg->llm.local_fallback);
 }
 
 BOOST_AUTO_TEST_CASE(unknown_keys_and_bad_values_name_the_key) {

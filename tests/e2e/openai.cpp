@@ -1,7 +1,9 @@
 // End-to-end: `candor serve` and `candor ask` against a scripted
-// OpenAI-compatible stub on loopback. Success, all models down (503), the
-// key kept out of every output, startup refusing an inconsistent
-// configuration, and model calls overlapping under 100 concurrent /ask.
+// OpenAI-compatible stub on loopback. Success, all models down (503 with
+// llm.localFallback off; answered by the local provider, counted and
+// conforming to docs/openapi.yaml with it on), the key kept out of every
+// output, startup refusing an inconsistent configuration, and model calls
+// overlapping under 100 concurrent /ask.
 
 #include <atomic>
 #include <csignal>
@@ -12,8 +14,10 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "domain/build_info.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/openai_stub.hpp"
+#include "tests/support/openapi.hpp"
 #include "tests/support/process.hpp"
 
 using namespace candor;
@@ -67,13 +71,29 @@ bool contains(const std::string& hay, std::string_view needle) {
   return hay.find(needle) != std::string::npos;
 }
 
+/// Checks a response against its declaration in docs/openapi.yaml.
+void check_openapi(std::string_view method, std::string_view target,
+                   const http_response& r) {
+  static const openapi_spec spec{
+    load_yaml_as_json(std::string{CANDOR_SOURCE_DIR} + "/docs/openapi.yaml")};
+  std::string found;
+  for (const auto& p : spec.check(method, target, r))
+    found += "\n  " + p;
+  BOOST_CHECK_MESSAGE(found.empty(), method << " " << target
+                                            << " does not match "
+                                               "docs/openapi.yaml:"
+                                            << found);
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(e2e_openai)
 
 BOOST_AUTO_TEST_CASE(serve_answers_fails_with_503_and_never_shows_the_key) {
   openai_stub stub{script};
-  server_process proc{env_for(stub)};
+  auto env = env_for(stub);
+  env["CANDOR_LLM_LOCAL_FALLBACK"] = "false";
+  server_process proc{env};
   BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n" << proc.log());
   http_client c{proc.port()};
   BOOST_REQUIRE(c.connected());
@@ -125,6 +145,71 @@ BOOST_AUTO_TEST_CASE(serve_answers_fails_with_503_and_never_shows_the_key) {
     BOOST_CHECK_MESSAGE(!contains(outputs[i], key)
                           && !contains(outputs[i], "sk-e2e"),
                         "the key leaked into output " << i);
+}
+
+// Every model down with llm.localFallback on (the default): the local
+// provider answers, the answer and the meta say so, and the ledger,
+// /stats, /runs and /metrics count it; every response matches the
+// OpenAPI document.
+BOOST_AUTO_TEST_CASE(every_model_down_the_local_provider_answers) {
+  openai_stub stub{[](const stub_request&) {
+    stub_reply r;
+    r.status = 503;
+    r.body = R"({"error":"overloaded"})";
+    return r;
+  }};
+  server_process proc{env_for(stub)};
+  BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n" << proc.log());
+  http_client c{proc.port()};
+  BOOST_REQUIRE(c.connected());
+  auto r = c.ask(ask_body("How long is the frame warranty on a Volt e-bike?"),
+                 {{"X-Request-Id", "openai-e2e-local-1"}});
+  BOOST_REQUIRE(r);
+  BOOST_CHECK_EQUAL(r->status, 200);
+  check_openapi("POST", "/ask", *r);
+  auto o = json::parse(r->body).as_object();
+  BOOST_CHECK_EQUAL(o.at("route").as_string(), "docs");
+  BOOST_CHECK(contains(json::value_to<std::string>(o.at("answer")),
+                       "no language model was reachable"));
+  auto& meta = o.at("meta").as_object();
+  BOOST_CHECK_EQUAL(meta.at("provider").as_string(), "local");
+  BOOST_CHECK(meta.at("fallbackUsed").as_bool());
+  BOOST_CHECK_EQUAL(meta.at("llmCalls").as_int64(), 2);
+  BOOST_CHECK_EQUAL(meta.at("tokens").at("total").as_int64(), 0);
+  BOOST_CHECK_EQUAL(meta.at("costUsd").to_number<double>(), 0.0);
+  bool warned = false;
+  for (auto& w : o.at("warnings").as_array())
+    warned = warned || w.as_string() == "llm_local_fallback";
+  BOOST_CHECK(warned);
+  // (1 + 1 retry) on each of the two models, for the router and rag_answer.
+  BOOST_CHECK_EQUAL(stub.requests(), 2 * 4);
+
+  r = c.request("GET", "/stats?since=1h");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK_EQUAL(r->status, 200);
+  check_openapi("GET", "/stats?since=1h", *r);
+  auto llm = json::parse(r->body).at("llm").as_object();
+  BOOST_CHECK_EQUAL(llm.at("calls").as_int64(), 2);
+  BOOST_CHECK_EQUAL(llm.at("localFallbacks").as_int64(), 2);
+  BOOST_CHECK_EQUAL(llm.at("costUsd").to_number<double>(), 0.0);
+
+  r = c.request("GET", "/runs/openai-e2e-local-1");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK_EQUAL(r->status, 200);
+  check_openapi("GET", "/runs/openai-e2e-local-1", *r);
+  auto calls = json::parse(r->body).at("llmCalls").as_array();
+  BOOST_CHECK_EQUAL(calls.size(), 2u);
+  for (auto& call : calls) {
+    BOOST_CHECK(call.at("localFallback").as_bool());
+    BOOST_CHECK_EQUAL(call.at("provider").as_string(), "local");
+    BOOST_CHECK_EQUAL(call.at("model").as_string(), "candor-local");
+  }
+
+  r = c.request("GET", "/metrics");
+  BOOST_REQUIRE(r);
+  BOOST_CHECK(contains(r->body, "candor_model_local_fallbacks_total 2"));
+  BOOST_CHECK_EQUAL(proc.stop(SIGTERM), 0);
+  BOOST_CHECK(contains(proc.log(), "llm_local_fallback"));
 }
 
 BOOST_AUTO_TEST_CASE(candor_ask_uses_the_endpoint) {

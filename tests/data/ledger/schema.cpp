@@ -195,6 +195,59 @@ BOOST_AUTO_TEST_CASE(a_version_1_database_is_migrated_with_its_rows) {
   BOOST_TEST(count(reader) == 3);
 }
 
+// A version 2 database (before local fallbacks) gains the local_fallback
+// column, 0 on its rows; a local fallback written after it is counted by
+// /stats and shown by /runs.
+BOOST_AUTO_TEST_CASE(a_version_2_database_gains_the_local_fallback_column) {
+  temp_dir dir;
+  auto path = dir.file("ledger.db");
+  {
+    auto raw = open_raw(path);
+    BOOST_REQUIRE(!raw.exec("PRAGMA journal_mode = WAL"));
+    BOOST_REQUIRE(!raw.exec(ledger_sql::schema_v1));
+    BOOST_REQUIRE(!raw.exec(ledger_sql::migrate_v1_to_v2));
+    BOOST_REQUIRE(!raw.exec(
+      "INSERT INTO llm_calls (request_id, ts_us, prompt, prompt_version, "
+      "provider, model, attempts, retries, fallback_used, outcome, "
+      "tokens_in, tokens_out, tokens_estimated, cost_usd, latency_us) "
+      "VALUES ('v2-1', 110, 'router', 'v1', 'openai', 'm', 1, 0, 0, 'ok', 30, "
+      "12, 0, 0.5, 900)"));
+    auto version = raw.query_int64("PRAGMA user_version");
+    BOOST_REQUIRE(version.ok());
+    BOOST_REQUIRE(*version == 2);
+  }
+  auto store = open_store(path, true);
+  auto stats = parse(store.stats_json("1h", 3600, 1000, false));
+  BOOST_TEST(stats.at("llm").at("calls").as_int64() == 1);
+  BOOST_TEST(stats.at("llm").at("localFallbacks").as_int64() == 0);
+  ledger_batch batch;
+  batch.requests.push_back(request("v3-1", 200, "docs", "answered", 200, 50));
+  auto call = llm_call("v3-1", 210, "ok", 1, false, 0, 0, 0);
+  call.provider = "local";
+  call.model = "candor-local";
+  call.local_fallback = true;
+  batch.llm_calls.push_back(call);
+  auto err = store.write(batch);
+  BOOST_REQUIRE_MESSAGE(!err, err.message);
+  stats = parse(store.stats_json("1h", 3600, 1000, false));
+  BOOST_TEST(stats.at("llm").at("calls").as_int64() == 2);
+  BOOST_TEST(stats.at("llm").at("localFallbacks").as_int64() == 1);
+  BOOST_TEST(stats.at("llm").at("fallbacks").as_int64() == 0);
+  auto doc = parse(store.run_json("v3-1"));
+  auto& calls = doc.at("llmCalls").as_array();
+  BOOST_REQUIRE(calls.size() == 1u);
+  BOOST_TEST(calls[0].at("localFallback").as_bool());
+  BOOST_TEST(calls[0].at("provider").as_string() == "local");
+  auto raw = open_raw(path);
+  auto version = raw.query_int64("PRAGMA user_version");
+  BOOST_REQUIRE(version.ok());
+  BOOST_TEST(*version == ledger_schema_version);
+  auto migrated = raw.query_int64(
+    "SELECT local_fallback FROM llm_calls WHERE request_id = 'v2-1'");
+  BOOST_REQUIRE(migrated.ok());
+  BOOST_TEST(*migrated == 0);
+}
+
 // Every query the ledger runs reads through an index (or the trace table's
 // primary key), so /stats and /runs stay fast as the ledger grows; the
 // trace comes back in key order without a sort.

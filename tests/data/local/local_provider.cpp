@@ -261,4 +261,48 @@ BOOST_AUTO_TEST_CASE(replies_follow_each_prompts_contract) {
   BOOST_CHECK(!p.reply("guard", "anything", {}).ok());
 }
 
+// Standing in for models that failed (llm.localFallback), the replies say
+// that no language model was reachable rather than that none is set up;
+// everything else about them is unchanged.
+BOOST_AUTO_TEST_CASE(fallback_replies_say_no_model_was_reachable) {
+  auto p = make_provider();
+  std::vector<domain::passage> ps{passage(
+    "t#returns-1", "Returns", "The return window is 30 days from delivery.")};
+  auto plain
+    = p.reply("rag_answer", "How many days do I have to return it?", ps);
+  BOOST_REQUIRE(plain.ok());
+  auto rag = domain::parse_rag_reply(as_fallback_reply("rag_answer", *plain));
+  BOOST_REQUIRE(rag.ok());
+  auto before = domain::parse_rag_reply(*plain);
+  BOOST_REQUIRE(before.ok());
+  BOOST_CHECK(rag->confident);
+  BOOST_CHECK(rag->cited_chunk_ids == before->cited_chunk_ids);
+  BOOST_CHECK(rag->answer.find(local_answer_note) == std::string::npos);
+  BOOST_CHECK(rag->answer.find(local_fallback_answer_note)
+              != std::string::npos);
+  BOOST_CHECK(rag->answer.find(domain::texts::no_model_reachable)
+              != std::string::npos);
+  // The quoted sentence is kept.
+  BOOST_CHECK(rag->answer.find("30 days") != std::string::npos);
+
+  auto sql = p.reply("sql_generate", "What was our revenue in 2025?", {});
+  BOOST_REQUIRE(sql.ok());
+  for (auto prompt : {"sql_generate", "sql_correct"}) {
+    auto parsed = domain::parse_sql_reply(as_fallback_reply(prompt, *sql));
+    BOOST_REQUIRE(parsed.ok());
+    BOOST_CHECK(parsed->abstained);
+    BOOST_CHECK_EQUAL(parsed->reason, local_fallback_data_reason);
+    BOOST_CHECK(parsed->reason.find("CANDOR_LLM_BASE_URL")
+                == std::string::npos);
+  }
+
+  // The router's reply, and text that is not a reply, pass unchanged.
+  auto routed = p.reply("router", "How long is the frame warranty?", {});
+  BOOST_REQUIRE(routed.ok());
+  BOOST_CHECK_EQUAL(as_fallback_reply("router", *routed), *routed);
+  BOOST_CHECK_EQUAL(as_fallback_reply("rag_answer", "not json"), "not json");
+  BOOST_CHECK_EQUAL(as_fallback_reply("rag_answer", R"({"answer":"x"})"),
+                    R"({"answer":"x"})");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
