@@ -154,7 +154,8 @@ bool fall_back_locally(llm_ptr self, uint64_t id, pending_call& p,
   if (st.settings.provider != "openai" || !st.settings.local_fallback
       || !st.local)
     return false;
-  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages);
+  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages,
+                              p.req.request_id);
   if (!text)
     return false;
   data::log_event(data::log_level::warn, "llm_local_fallback",
