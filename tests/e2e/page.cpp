@@ -1,11 +1,14 @@
 // End-to-end: the page (DESIGN §8) in headless Chromium against the real
 // `candor serve` on a loopback port. Each case opens a deep link
-// /?q=<question>, lets the page ask, and reads the DOM Chromium dumps.
+// /?q=<question>, lets the page ask, and reads the DOM Chromium dumps; the
+// data-answer cases also keep a screenshot under eval/reports/.
 
 #include <cctype>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -20,6 +23,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "domain/build_info.hpp"
 #include "tests/support/process.hpp"
 
 extern char** environ;
@@ -46,9 +50,11 @@ std::string url_encode(std::string_view s) {
 }
 
 /// Runs headless Chromium on `url` with a fresh profile and returns the
-/// DOM it dumps. Chromium runs in its own process group, which is killed
-/// afterwards (its helper processes included); the profile is removed.
-std::string dump_dom(const std::string& url) {
+/// DOM it dumps; with a `screenshot` path it also saves a PNG of a
+/// 1000x1600 window there. Chromium runs in its own process group, which is
+/// killed afterwards (its helper processes included); the profile is removed.
+std::string dump_dom(const std::string& url,
+                     const std::string& screenshot = {}) {
   auto dir = make_temp_dir("candor-chromium");
   BOOST_REQUIRE(!dir.empty());
   auto out_path = dir + "/dom.html";
@@ -63,8 +69,12 @@ std::string dump_dom(const std::string& url) {
                                 "--disable-sync",
                                 "--user-data-dir=" + dir + "/profile",
                                 "--virtual-time-budget=10000",
-                                "--dump-dom",
-                                url};
+                                "--dump-dom"};
+  if (!screenshot.empty()) {
+    args.emplace_back("--window-size=1000,1600");
+    args.emplace_back("--screenshot=" + screenshot);
+  }
+  args.push_back(url);
   std::vector<char*> argv;
   for (auto& a : args)
     argv.push_back(a.data());
@@ -121,15 +131,50 @@ bool contains(const std::string& hay, std::string_view needle) {
   return hay.find(needle) != std::string::npos;
 }
 
+/// Where a screenshot named `name` is kept: <source>/eval/reports/ (ignored
+/// by git, like the evaluation reports written there), created if missing;
+/// a screenshot left from an earlier run is removed first.
+std::string report_path(std::string_view name) {
+  namespace fs = std::filesystem;
+  auto dir = fs::path{CANDOR_SOURCE_DIR} / "eval" / "reports";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  BOOST_REQUIRE_MESSAGE(!ec, "cannot create " << dir << ": " << ec.message());
+  auto path = dir / name;
+  fs::remove(path, ec);
+  return path.string();
+}
+
+/// Whether `path` holds a PNG of more than `min_size` bytes.
+bool is_png(const std::string& path, std::uintmax_t min_size) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec || size <= min_size)
+    return false;
+  std::ifstream in{path, std::ios::binary};
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  return in && magic == "\x89PNG\r\n\x1a\n";
+}
+
+/// Whether any element in the DOM has a style attribute (the CSP's
+/// style-src 'self' would ignore it).
+bool has_style_attribute(const std::string& dom) {
+  return std::regex_search(
+    dom, std::regex{R"(<[a-zA-Z][^>]*\sstyle\s*=)", std::regex::icase});
+}
+
 struct page_fixture {
   server_process proc;
   page_fixture() {
     BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n"
                                           << proc.log());
   }
-  std::string open(std::string_view question) {
+  std::string open(std::string_view question,
+                   const std::string& screenshot = {}) {
     return dump_dom("http://127.0.0.1:" + std::to_string(proc.port())
-                    + "/?q=" + url_encode(question));
+                      + "/?q=" + url_encode(question),
+                    screenshot);
   }
 };
 
@@ -170,14 +215,78 @@ BOOST_AUTO_TEST_CASE(documents_answer_with_citations_trace_and_banner) {
 }
 
 BOOST_AUTO_TEST_CASE(data_answer_with_sql_and_table) {
-  auto dom = open("What was our revenue by channel in 2024?");
+  auto shot = report_path("page-data-answer.png");
+  auto dom = open("What was our revenue by channel in 2024?", shot);
   BOOST_TEST(contains(dom, "id=\"status\">answered</span>"));
   BOOST_TEST(contains(dom, "<pre class=\"sql\" id=\"sql\"><code>SELECT"));
   BOOST_TEST(contains(dom, "<table class=\"data\" id=\"sql-table\">"));
   BOOST_TEST(contains(dom, "<th scope=\"col\">channel</th>"));
-  BOOST_TEST(count(dom, "<tr class=\"data-row\">") >= 2u);
+  BOOST_TEST(count(dom, "<tr class=\"data-row\">") == 4u);
   BOOST_TEST(contains(dom, "<td>web</td>"));
+  // revenue_eur is money: euros, grouped, with cents.
+  BOOST_TEST(contains(dom, "<td class=\"num\">\xE2\x82\xAC"
+                           "5,587,865.59</td>"));
   BOOST_TEST(contains(dom, "<td class=\"node\">sql_execute</td>"));
+  // Channels and a numeric column: a bar chart drawn by the page as SVG,
+  // one bar per row, each with its value as a label and as a tooltip, and
+  // a description for screen readers.
+  BOOST_TEST(contains(dom, "<svg id=\"sql-chart\" class=\"chart chart-bar\" "
+                           "role=\"img\""));
+  BOOST_TEST(contains(dom,
+                      "aria-label=\"Bar chart of revenue_eur by channel, 4 "
+                      "bars; highest web (\xE2\x82\xAC"
+                      "5,587,865.59), lowest marketplace (\xE2\x82\xAC"
+                      "326,339.37).\""));
+  BOOST_TEST(count(dom, "<rect class=\"bar\" ") == 4u);
+  BOOST_TEST(contains(dom, "<title>partner: \xE2\x82\xAC"
+                           "2,466,928.95</title>"));
+  BOOST_TEST(count(dom, "<text class=\"value\" ") == 4u);
+  BOOST_TEST(contains(dom, ">revenue_eur</text>"));
+  BOOST_TEST(contains(dom, ">marketplace</text>"));
+  BOOST_TEST(!contains(dom, "chart-line"));
+  // Nothing styled inline (the CSP's style-src 'self' would drop it).
+  BOOST_TEST(!has_style_attribute(dom));
+  BOOST_TEST(is_png(shot, 20000), shot);
+}
+
+BOOST_AUTO_TEST_CASE(time_series_is_drawn_as_a_line) {
+  auto shot = report_path("page-data-series.png");
+  auto dom = open("What was the revenue for each month of 2024?", shot);
+  BOOST_TEST(contains(dom, "id=\"status\">answered</span>"));
+  BOOST_TEST(count(dom, "<tr class=\"data-row\">") == 12u);
+  // Months ('YYYY-MM') and revenue: a line through 12 points in order.
+  BOOST_TEST(contains(dom, "<svg id=\"sql-chart\" class=\"chart chart-line\" "
+                           "role=\"img\""));
+  BOOST_TEST(contains(dom, "aria-label=\"Line chart of revenue_eur by month "
+                           "from 2024-01 to 2024-12, 12 points; highest "
+                           "2024-05 (\xE2\x82\xAC"
+                           "1,308,604.23), lowest 2024-02 (\xE2\x82\xAC"
+                           "519,298.77).\""));
+  std::smatch m;
+  BOOST_REQUIRE(std::regex_search(
+    dom, m, std::regex{R"re(<path class="line" d="(M[0-9. L]+)")re"}));
+  BOOST_TEST(count(m[1].str(), "L") == 11u);
+  BOOST_TEST(count(dom, "<circle class=\"point\" ") == 12u);
+  BOOST_TEST(contains(dom, "<title>2024-05: \xE2\x82\xAC"
+                           "1,308,604.23</title>"));
+  BOOST_TEST(contains(dom, ">2024-01</text>"));
+  BOOST_TEST(contains(dom, ">month</text>"));
+  BOOST_TEST(!contains(dom, "<rect class=\"bar\""));
+  BOOST_TEST(!has_style_attribute(dom));
+  BOOST_TEST(is_png(shot, 20000), shot);
+}
+
+BOOST_AUTO_TEST_CASE(no_chart_for_a_single_value_or_rows_without_numbers) {
+  // One row: the table, but nothing to chart.
+  auto dom = open("What was our total revenue in 2025?");
+  BOOST_TEST(contains(dom, "<table class=\"data\" id=\"sql-table\">"));
+  BOOST_TEST(count(dom, "<tr class=\"data-row\">") == 1u);
+  BOOST_TEST(!contains(dom, "<svg"));
+  // Names and dates, no numeric column.
+  dom = open("Which products were dropped from the range?");
+  BOOST_TEST(count(dom, "<tr class=\"data-row\">") == 3u);
+  BOOST_TEST(contains(dom, "<td>Rim brake pads</td>"));
+  BOOST_TEST(!contains(dom, "<svg"));
 }
 
 BOOST_AUTO_TEST_CASE(blocked_question_is_shown_as_blocked) {
