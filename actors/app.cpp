@@ -23,6 +23,7 @@
 #include "domain/build_info.hpp"
 #include "domain/demo_questions.hpp"
 #include "data/ledger/store.hpp"
+#include "data/local/planner.hpp"
 #include "data/sales/setup.hpp"
 #include "domain/model/contracts.hpp"
 #include "domain/json_text.hpp"
@@ -268,6 +269,11 @@ app::start(const domain::config& cfg,
       {{"path", sales->path}, {"created", sales->created}, {"rows", total}});
   }
   setup.sales = std::move(*sales);
+  // A semantic layer that does not hold together stops startup, naming the
+  // field, rather than leaving the planner silently out.
+  if (!setup.sales.cat->semantic_json().empty())
+    if (auto planner = data::planner::make(*setup.sales.cat); !planner)
+      return planner.err();
   // The local provider serves llm.provider "local", and an endpoint's
   // calls when every model failed (llm.localFallback).
   if (cfg.llm.provider == "local"

@@ -51,13 +51,16 @@ struct llm_request {
   /// The retrieved passages (rag_answer), which the local provider reads
   /// instead of the rendered prompt.
   std::vector<domain::passage> passages;
+  /// The query's result (sql_answer), which the local provider words
+  /// instead of the rendered prompt.
+  domain::sql_block sql;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_request& x) {
   return f(x.request_id, x.prompt, x.prompt_version, x.key, x.system, x.user,
            x.chaos, x.budget, x.max_tokens, x.ordinal, x.schema, x.model,
-           x.passages);
+           x.passages, x.sql);
 }
 
 /// The model's answer to one logical call.

@@ -147,15 +147,16 @@ void attempt(llm_ptr self, uint64_t id);
 /// logical call (no extra budget), no tokens, no cost, its notes saying
 /// that no language model was reachable. False when it does not: the
 /// fallback is off or not set up, or the prompt is one the local provider
-/// does not answer (the guard classifier's, sql_answer).
+/// does not answer (the guard classifier's).
 bool fall_back_locally(llm_ptr self, uint64_t id, pending_call& p,
                        const std::string& why) {
   auto& st = self->state;
   if (st.settings.provider != "openai" || !st.settings.local_fallback
       || !st.local)
     return false;
-  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages,
-                              p.req.request_id);
+  data::local_call call{p.req.prompt, p.req.key, &p.req.passages,
+                        p.req.request_id, &p.req.sql, true};
+  auto text = st.local->reply(call);
   if (!text)
     return false;
   data::log_event(data::log_level::warn, "llm_local_fallback",
@@ -165,7 +166,7 @@ bool fall_back_locally(llm_ptr self, uint64_t id, pending_call& p,
                    {"reason", why}});
   p.local_fallback = true;
   llm_reply reply;
-  reply.text = data::as_fallback_reply(p.req.prompt, std::move(*text));
+  reply.text = std::move(*text);
   reply.finish_reason = "stop";
   reply.model = std::string{data::local_model_name};
   fill_usage(self, p, reply, 0, 0);
@@ -332,8 +333,9 @@ void answer_locally(llm_ptr self, uint64_t id, pending_call& p) {
       to_caf(domain::ec::llm_unavailable, "the local provider is not set up"));
     return;
   }
-  auto text = st.local->reply(p.req.prompt, p.req.key, p.req.passages,
-                              p.req.request_id);
+  data::local_call call{p.req.prompt, p.req.key, &p.req.passages,
+                        p.req.request_id, &p.req.sql, false};
+  auto text = st.local->reply(call);
   if (!text) {
     finish(self, id, "unavailable",
            to_caf(text.err().code, text.err().message));

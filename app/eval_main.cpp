@@ -22,6 +22,7 @@
 #include "eval/calibrate.hpp"
 #include "eval/eval.hpp"
 #include "eval/layers/command.hpp"
+#include "eval/data_planner.hpp"
 #include "eval/local.hpp"
 #include "eval/sql_guard_tool.hpp"
 
@@ -518,6 +519,82 @@ int cmd_local(int argc, char** argv) {
   return rc;
 }
 
+/// `candor-eval data`: the data planner on the labelled data questions.
+int cmd_data(int argc, char** argv) {
+  auto desc = common_options();
+  desc.add_options()("split", po::value<std::string>()->default_value("test"),
+                     "split: test, calibration or all")(
+    "questions", po::value<std::string>(),
+    "question set (default: eval/data_questions.v1.json of the source tree)")(
+    "thresholds", po::value<std::string>(),
+    "bounds (default: eval/local_thresholds.json of the source tree)")(
+    "catalog", po::value<std::string>(),
+    "catalog (default: the built-in conf/catalog.json)")(
+    "question", po::value<std::string>(),
+    "print the plan (or the refusal) of this one question and stop")(
+    "bench", po::value<int>()->default_value(0),
+    "also time planning: plan each question N more times and print the "
+    "P50/P99 of one plan")("list", "print every question, not only misses")(
+    "gate", po::value<std::string>(),
+    "comma-separated figures whose bound sets the exit status "
+    "(dataExecAccuracy,dataRefusalRate; default: both)");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor-eval data [--split test|calibration|all] "
+                      "[--question Q] [options]\n\nPlans every question of "
+                      "eval/data_questions.v1.json with the local provider's "
+                      "data planner (no model), runs the planned SQL through "
+                      "the statement policy and the validation connection "
+                      "and compares its result with the hand-written "
+                      "reference SQL's; prints execution accuracy and the "
+                      "share of refusals with every miss. Exit 1 when a "
+                      "figure is below its bound.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  eval::data_command cmd;
+  cmd.split = vm["split"].as<std::string>();
+  cmd.list_hits = vm.count("list") > 0;
+  cmd.bench_rounds = vm["bench"].as<int>();
+  for (auto [flag, field] : {std::pair{"questions", &cmd.questions_path},
+                             std::pair{"thresholds", &cmd.thresholds_path},
+                             std::pair{"catalog", &cmd.catalog_path},
+                             std::pair{"question", &cmd.question}})
+    if (vm.count(flag))
+      *field = vm[flag].as<std::string>();
+  if (cmd.split != "test" && cmd.split != "calibration" && cmd.split != "all") {
+    std::cerr << "candor: data: --split takes test, calibration or all\n";
+    return exit_usage;
+  }
+  if (vm.count("gate")) {
+    std::string list = vm["gate"].as<std::string>();
+    for (size_t pos = 0; pos <= list.size();) {
+      auto end = std::min(list.find(',', pos), list.size());
+      auto name = list.substr(pos, end - pos);
+      if (name != "dataExecAccuracy" && name != "dataRefusalRate") {
+        std::cerr << "candor: data: --gate takes dataExecAccuracy and "
+                     "dataRefusalRate, not '"
+                  << name << "'\n";
+        return exit_usage;
+      }
+      cmd.gated.push_back(std::move(name));
+      pos = end + 1;
+    }
+  }
+  auto cfg = configure(vm, {{"log.level", "warn"}});
+  if (!cfg)
+    return config_failure(cfg.err());
+  if (cmd.question.empty()) {
+    auto sales = prepare_sales_db(*cfg);
+    if (!sales) {
+      std::cerr << "candor: data: " << sales.err().message << "\n";
+      return exit_failure;
+    }
+    cmd.sales_db = *sales;
+  }
+  return eval::run_data_command(cmd, std::cout, std::cerr);
+}
+
 const char* top_help
   = R"(candor-eval - measures candor: the golden questions, the retrieval
 calibration and ablation, the attack x layer matrix and the SQL guard.
@@ -531,6 +608,9 @@ Commands:
   local     the local provider (no model) on eval/routing.v1.json and
             eval/local_answers.v1.json: route accuracy, answers holding the
             expected fact, refusals; gated on eval/local_thresholds.json
+  data      the local provider's data planner on eval/data_questions.v1.json:
+            execution accuracy against hand-written SQL, and refusals;
+            gated on eval/local_thresholds.json; --question Q shows a plan
   layers    run every attack of eval/attacks.v1.json through every defence
             layer on its own and print the attack x layer matrix; exit 1
             when an attack passes every layer or a write is stopped by
@@ -554,6 +634,7 @@ configuration error.
 int main(int argc, char** argv) {
   static constexpr command commands[]
     = {{"eval", cmd_eval},         {"local", cmd_local},
+       {"data", cmd_data},
        {"layers", cmd_layers},     {"calibrate", cmd_calibrate},
        {"ablation", cmd_ablation}, {"sql-guard", cmd_sql_guard}};
   return run(argc, argv, "candor-eval", top_help, commands);

@@ -58,6 +58,8 @@ namespace candor::domain {
 std::string step_outcome(node n, const ask_state& after) {
   if (n == node::router && !after.finished())
     return "route:" + std::string{to_string(after.route)};
+  if (n == node::sql_generate && !after.finished() && !after.sql.plan.empty())
+    return "planned: " + after.sql.plan;
   if (after.finished())
     return std::string{to_string(after.status)};
   return "ok";

@@ -156,12 +156,15 @@ struct sql_block {
   int64_t row_count = 0;
   bool truncated = false;
   std::string last_error;
+  /// How the local provider's planner read the question (empty when a
+  /// model wrote the query), e.g. "units sold by quarter, country BE, 2024".
+  std::string plan;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sql_block& x) {
   return f(x.query, x.original_query, x.corrections, x.limit_applied, x.columns,
-           x.rows, x.row_count, x.truncated, x.last_error);
+           x.rows, x.row_count, x.truncated, x.last_error, x.plan);
 }
 
 struct guardrail_info {

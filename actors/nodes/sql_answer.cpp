@@ -116,6 +116,7 @@ sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
       req.chaos = in.request.chaos;
       req.schema = std::string{domain::sql_answer_schema};
       req.max_tokens = 600;
+      req.sql = in.sql;
       req.ordinal = 0;
       auto rp = self->make_response_promise<ask_box>();
       sql_nodes::ask_model(

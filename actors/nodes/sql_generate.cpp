@@ -64,6 +64,7 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
           st.has_sql = true;
           st.sql = domain::sql_block{};
           st.sql.query = std::move(reply.sql);
+          st.sql.plan = std::move(reply.plan);
           st.follow_ups = std::move(reply.follow_ups);
           st.pending_error.clear();
         });

@@ -1,5 +1,5 @@
 // The local provider: routes with local_router, answers documents
-// questions with extract_answer, and abstains on data questions, each
+// questions with extract_answer and data questions with the planner, each
 // reply written in the contract of the prompt it stands in for.
 
 #include "data/local/provider.hpp"
@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "data/log.hpp"
+#include "data/sales/catalog.hpp"
 #include "domain/model/contracts.hpp"
 
 namespace candor::data {
@@ -17,100 +18,185 @@ namespace json = boost::json;
 // service recognises by this phrase (finalize adds it when it is missing).
 static_assert(local_fallback_answer_note.find(domain::texts::no_model_reachable)
               != std::string_view::npos);
-static_assert(local_fallback_data_reason.find(domain::texts::no_model_reachable)
+static_assert(local_fallback_data_note.find(domain::texts::no_model_reachable)
               != std::string_view::npos);
+
+namespace {
+
+std::shared_ptr<const planner> make_planner(const catalog& cat) {
+  if (cat.semantic_json().empty())
+    return nullptr;
+  auto p = planner::make(cat);
+  if (!p) {
+    // The server checks the semantic layer at startup (actors::app); a
+    // catalog given here without one plans nothing.
+    log_event(log_level::warn, "local_planner_unavailable",
+              {{"reason", p.err().message}});
+    return nullptr;
+  }
+  return std::make_shared<const planner>(std::move(*p));
+}
+
+std::string abstention(std::string reason) {
+  if (reason.size() > 600) {
+    reason.resize(596);
+    while (!reason.empty() && (reason.back() & 0xC0) == 0x80)
+      reason.pop_back();
+    if (!reason.empty() && (reason.back() & 0x80) != 0)
+      reason.pop_back();
+    reason += " ...";
+  }
+  return json::serialize(
+    json::object{{"sql", "NO_ANSWER"}, {"reason", std::move(reason)}});
+}
+
+} // namespace
 
 local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
                                local_settings settings)
-    : router_(cat, settings.router), snapshots_(std::move(snapshots)),
-      settings_(settings) {
+    : router_(cat, settings.router), planner_(make_planner(cat)),
+      snapshots_(std::move(snapshots)), settings_(settings) {
   // nop
 }
 
 domain::outcome<std::string>
-local_provider::reply(std::string_view prompt, std::string_view question,
-                      const std::vector<domain::passage>& passages,
-                      std::string_view request_id) const {
-  if (prompt == "router") {
+local_provider::reply(const local_call& call) const {
+  if (call.prompt == "router") {
     auto snap = snapshot();
     if (!snap)
       return domain::make_error(domain::ec::index_unavailable,
                                 "no retrieval index is loaded");
-    auto r = router_.decide(question, *snap, settings_.mode, settings_.top_k,
-                            request_id);
+    auto r = router_.decide(call.question, *snap, settings_.mode,
+                            settings_.top_k, call.request_id);
     return json::serialize(json::object{{"route", domain::to_string(r.route)},
                                         {"reason", r.reason}});
   }
-  if (prompt == "rag_answer") {
-    auto snap = snapshot();
-    // The evidence the retrieve node computed for these passages (its
-    // result is in the snapshot's memo under this request's id).
-    double evidence = 0;
-    if (snap && !passages.empty())
-      evidence = retrieve_with_evidence(*snap, question, settings_.top_k,
-                                        settings_.mode, request_id)
-                   ->evidence.score;
-    auto found = extract_answer(question, passages, snap.get(),
-                                settings_.extract, passages_.get(), evidence);
-    data::log_event(data::log_level::debug, "local_answer",
-                    {{"found", found.found},
-                     {"evidence", evidence},
-                     {"type", std::string{to_string(found.type)}},
-                     {"score", found.best.score},
-                     {"why", found.why},
-                     {"sentence", found.best.text.substr(0, 200)}});
-    json::array cited;
-    for (const auto& id : found.cited)
-      cited.emplace_back(id);
-    std::string answer;
-    if (found.found) {
-      answer = found.answer + "\n\n" + std::string{local_answer_note};
-    } else {
-      answer
-        = "The passages found do not state the answer (" + found.why + ").";
-    }
-    return json::serialize(json::object{{"refused", false},
-                                        {"confident", found.found},
-                                        {"answer", std::move(answer)},
-                                        {"citedChunkIds", std::move(cited)}});
-  }
-  if (prompt == "sql_generate" || prompt == "sql_correct")
-    return json::serialize(json::object{
-      {"sql", "NO_ANSWER"}, {"reason", std::string{local_data_reason}}});
+  if (call.prompt == "rag_answer")
+    return rag_reply(call);
+  if (call.prompt == "sql_generate")
+    return sql_generate_reply(call);
+  if (call.prompt == "sql_answer")
+    return sql_answer_reply(call);
+  if (call.prompt == "sql_correct")
+    return abstention(
+      "The query planned from the catalog could not be run, and the local "
+      "planner does not rewrite queries, so there is no answer.");
   return domain::make_error(domain::ec::llm_unavailable,
                             "the local provider does not answer the '"
-                              + std::string{prompt} + "' prompt");
+                              + std::string{call.prompt} + "' prompt");
 }
 
-std::string as_fallback_reply(std::string_view prompt, std::string reply) {
-  bool rag = prompt == "rag_answer";
-  if (!rag && prompt != "sql_generate" && prompt != "sql_correct")
-    return reply;
-  boost::system::error_code ec;
-  auto doc = json::parse(reply, ec);
-  if (ec || !doc.is_object())
-    return reply;
-  auto& obj = doc.as_object();
-  if (rag) {
-    auto* answer = obj.if_contains("answer");
-    if (!answer || !answer->is_string())
-      return reply;
-    std::string text{answer->as_string()};
-    auto note = std::string_view{local_answer_note};
-    if (text.size() < note.size()
-        || text.compare(text.size() - note.size(), note.size(), note) != 0)
-      return reply;
-    text.replace(text.size() - note.size(), note.size(),
-                 local_fallback_answer_note);
-    *answer = text;
+domain::outcome<std::string>
+local_provider::rag_reply(const local_call& call) const {
+  static const std::vector<domain::passage> none;
+  const auto& passages = call.passages ? *call.passages : none;
+  auto snap = snapshot();
+  // The evidence the retrieve node computed for these passages (its
+  // result is in the snapshot's memo under this request's id).
+  double evidence = 0;
+  if (snap && !passages.empty())
+    evidence = retrieve_with_evidence(*snap, call.question, settings_.top_k,
+                                      settings_.mode, call.request_id)
+                 ->evidence.score;
+  auto found = extract_answer(call.question, passages, snap.get(),
+                              settings_.extract, passages_.get(), evidence);
+  log_event(log_level::debug, "local_answer",
+            {{"found", found.found},
+             {"evidence", evidence},
+             {"type", std::string{to_string(found.type)}},
+             {"score", found.best.score},
+             {"why", found.why},
+             {"sentence", found.best.text.substr(0, 200)}});
+  json::array cited;
+  for (const auto& id : found.cited)
+    cited.emplace_back(id);
+  std::string answer;
+  if (found.found) {
+    answer = found.answer + "\n\n"
+             + std::string{call.fallback ? local_fallback_answer_note
+                                         : local_answer_note};
   } else {
-    auto* reason = obj.if_contains("reason");
-    if (!reason || !reason->is_string()
-        || reason->as_string() != local_data_reason)
-      return reply;
-    *reason = local_fallback_data_reason;
+    answer = "The passages found do not state the answer (" + found.why + ").";
   }
-  return json::serialize(doc);
+  return json::serialize(json::object{{"refused", false},
+                                      {"confident", found.found},
+                                      {"answer", std::move(answer)},
+                                      {"citedChunkIds", std::move(cited)}});
+}
+
+std::string local_provider::sql_generate_reply(const local_call& call) const {
+  if (!planner_)
+    return abstention(std::string{local_data_reason});
+  auto r = planner_->plan(call.question);
+  log_event(log_level::debug, "local_plan",
+            {{"requestId", std::string{call.request_id}},
+             {"planned", r.planned()},
+             {"refusal", std::string{to_string(r.refusal)}},
+             {"plan", r.p.summary()}});
+  if (!r.planned())
+    return abstention(r.message
+                      + std::string{call.fallback ? local_fallback_planner_hint
+                                                  : local_planner_hint});
+  json::array follow;
+  for (auto& f : planner_->follow_ups(r.p))
+    follow.emplace_back(f);
+  auto plan = r.p.summary();
+  if (plan.size() > 400)
+    plan.resize(400);
+  return json::serialize(json::object{{"sql", r.p.sql},
+                                      {"followUps", std::move(follow)},
+                                      {"plan", std::move(plan)}});
+}
+
+std::string local_provider::sql_answer_reply(const local_call& call) const {
+  static const domain::sql_block empty;
+  const auto& sql = call.sql ? *call.sql : empty;
+  std::string answer;
+  json::array follow;
+  if (planner_) {
+    auto r = planner_->plan(call.question);
+    // Worded from the plan only when the plan is the query that ran.
+    if (r.planned() && !sql.plan.empty()) {
+      answer = planner_->word(r.p, sql.columns, sql.rows);
+      for (auto& f : planner_->follow_ups(r.p))
+        follow.emplace_back(f);
+    }
+  }
+  if (answer.empty()) {
+    // A query the planner did not write (a model's, answered locally in
+    // its absence): the rows as they are.
+    answer = "The query returned " + std::to_string(sql.row_count)
+             + (sql.row_count == 1 ? " row" : " rows") + ": ";
+    for (size_t i = 0; i < std::min<size_t>(sql.rows.size(), 5); ++i) {
+      answer += i > 0 ? "; " : "";
+      for (size_t c = 0; c < sql.rows[i].size(); ++c) {
+        const auto& cell = sql.rows[i][c];
+        answer += c > 0 ? ", " : "";
+        answer += c < sql.columns.size() ? sql.columns[c] + " " : "";
+        switch (cell.kind) {
+          case domain::cell::integer: answer += std::to_string(cell.i); break;
+          case domain::cell::real: answer += std::to_string(cell.r); break;
+          case domain::cell::text: answer += cell.s; break;
+          default: answer += "none";
+        }
+      }
+    }
+    answer += sql.rows.size() > 5 ? "; ... (see the table)." : ".";
+  }
+  if (follow.empty())
+    follow.emplace_back("What else can I ask about the sales data?");
+  if (answer.size() > 1800) {
+    answer.resize(1790);
+    while (!answer.empty() && (answer.back() & 0xC0) == 0x80)
+      answer.pop_back();
+    if (!answer.empty() && (answer.back() & 0x80) != 0)
+      answer.pop_back();
+    answer += " ...";
+  }
+  answer += "\n\n";
+  answer += call.fallback ? local_fallback_data_note : local_data_note;
+  return json::serialize(
+    json::object{{"answer", std::move(answer)}, {"followUps", std::move(follow)}});
 }
 
 } // namespace candor::data

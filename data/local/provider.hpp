@@ -1,6 +1,6 @@
 #pragma once
 
-// Declares the local provider: the model roles of the documents and
+// Declares the local provider: the model roles of the documents, data and
 // out-of-scope paths answered by deterministic code, no model and no
 // network.
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "data/local/extract.hpp"
+#include "data/local/planner.hpp"
 #include "data/local/router.hpp"
 #include "domain/error.hpp"
 #include "domain/types.hpp"
@@ -20,18 +21,10 @@ namespace candor::data {
 /// The model name the local provider reports.
 inline constexpr std::string_view local_model_name = "candor-local";
 
-/// The sentence every local answer ends with.
+/// The sentence every local documents answer ends with.
 inline constexpr std::string_view local_answer_note
   = "(Quoted from the documents by candor's local provider; no language "
     "model was used.)";
-
-/// What a data question gets while only the local provider is available.
-inline constexpr std::string_view local_data_reason
-  = "Questions about the sales data need a language model, and none is "
-    "configured: this server answers with its local provider, which "
-    "answers questions about the documents only. Set CANDOR_LLM_BASE_URL "
-    "(and CANDOR_LLM_API_KEY) to an OpenAI-compatible endpoint to ask about "
-    "the sales figures.";
 
 /// The note a documents answer ends with when the local provider stood in
 /// for models that could not be reached (llm.localFallback).
@@ -39,18 +32,34 @@ inline constexpr std::string_view local_fallback_answer_note
   = "(Quoted from the documents by candor's local provider: no language "
     "model was reachable.)";
 
-/// What a data question gets when no model could be reached.
-inline constexpr std::string_view local_fallback_data_reason
-  = "Questions about the sales data need a language model, and no language "
-    "model was reachable: every configured endpoint failed, so this server "
-    "answered with its local provider, which answers questions about the "
-    "documents only. Please try again later.";
+/// The sentence every local data answer ends with, and its fallback form.
+inline constexpr std::string_view local_data_note
+  = "(Planned from the catalog by candor's local provider; no language "
+    "model was used.)";
+inline constexpr std::string_view local_fallback_data_note
+  = "(Planned from the catalog by candor's local provider: no language "
+    "model was reachable.)";
 
-/// `reply`, the local provider's reply to `prompt`, rewritten for when it
-/// stands in for models that failed: the documents answer's note and the
-/// data abstention's reason say that no language model was reachable
-/// (rather than that none is configured). Other replies are unchanged.
-std::string as_fallback_reply(std::string_view prompt, std::string reply);
+/// What a data question gets when the catalog has no semantic layer (so
+/// no planner) and only the local provider is available.
+inline constexpr std::string_view local_data_reason
+  = "Questions about the sales data need a language model or the "
+    "catalog's semantic layer, and neither is available: set "
+    "CANDOR_LLM_BASE_URL (and CANDOR_LLM_API_KEY) to an OpenAI-compatible "
+    "endpoint, or add a 'semantic' section to the catalog.";
+
+/// Added to a planner's refusal when no model is configured.
+inline constexpr std::string_view local_planner_hint
+  = " (Answered without a language model: the local planner answers only "
+    "questions whose every word it can map to the catalog. With a model "
+    "endpoint configured, CANDOR_LLM_BASE_URL, other questions go to the "
+    "model.)";
+
+/// Added to a planner's refusal when it stood in for models that failed.
+inline constexpr std::string_view local_fallback_planner_hint
+  = " (No language model was reachable, so only the local planner could "
+    "answer; please try again later for questions it does not map to the "
+    "catalog.)";
 
 struct local_settings {
   search_mode mode = search_mode::bm25;
@@ -59,14 +68,32 @@ struct local_settings {
   extract_options extract;
 };
 
+/// One model call the local provider answers.
+struct local_call {
+  std::string_view prompt;   ///< router, rag_answer, sql_generate, ...
+  std::string_view question; ///< the user's question
+  /// What retrieval found (rag_answer).
+  const std::vector<domain::passage>* passages = nullptr;
+  /// The request's id (the router's search is kept for its retrieve node).
+  std::string_view request_id;
+  /// The query and its rows (sql_answer).
+  const domain::sql_block* sql = nullptr;
+  /// Standing in for models that failed (llm.localFallback): the notes say
+  /// that no language model was reachable rather than that none was used.
+  bool fallback = false;
+};
+
 /// The local provider. It writes the reply a model would write for each
 /// prompt, in that prompt's contract, so the reply goes through the same
-/// parsing, citation check and output guard as any model's:
+/// parsing, citation check, SQL policy and output guard as any model's:
 /// - router: `local_router::decide`;
 /// - rag_answer: `extract_answer` over the passages given;
-/// - sql_generate, sql_correct: an abstention saying why (no planner);
-/// - other prompts (the guard, sql_answer): an error, since the graph never
-///   reaches them without a model.
+/// - sql_generate: the planner's query (with its plan and follow-ups), or
+///   its refusal as an abstention;
+/// - sql_answer: the planner's wording of the rows;
+/// - sql_correct: an abstention (a planned query is not rewritten);
+/// - other prompts (the guard): an error, since the graph never reaches
+///   them without a model.
 /// Immutable after construction; `reply` is safe from any thread.
 class local_provider {
 public:
@@ -76,16 +103,24 @@ public:
   local_provider(const catalog& cat, snapshot_source snapshots,
                  local_settings settings);
 
-  /// The reply text for `prompt`; `question` is the user's question,
-  /// `passages` what retrieval found (rag_answer only), `request_id` the
-  /// request's (the router's search is kept for its retrieve node).
+  /// The reply text for `call`.
+  domain::outcome<std::string> reply(const local_call& call) const;
+
+  /// `reply` for a call with the given prompt, question and passages.
   domain::outcome<std::string>
   reply(std::string_view prompt, std::string_view question,
         const std::vector<domain::passage>& passages,
-        std::string_view request_id = {}) const;
+        std::string_view request_id = {}) const {
+    return reply(local_call{prompt, question, &passages, request_id});
+  }
 
   const local_router& router() const noexcept {
     return router_;
+  }
+
+  /// The data planner; null when the catalog has no semantic layer.
+  const planner* data_planner() const noexcept {
+    return planner_.get();
   }
 
   const local_settings& settings() const noexcept {
@@ -98,7 +133,12 @@ public:
   }
 
 private:
+  domain::outcome<std::string> rag_reply(const local_call& call) const;
+  std::string sql_generate_reply(const local_call& call) const;
+  std::string sql_answer_reply(const local_call& call) const;
+
   local_router router_;
+  std::shared_ptr<const planner> planner_;
   snapshot_source snapshots_;
   local_settings settings_;
   /// Shared by copies of this provider (one per llm actor).

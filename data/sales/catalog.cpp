@@ -171,7 +171,8 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
     return field_error("(document)", "expected a JSON object");
   if (auto err = check_keys(*root, "",
                             {"version", "description", "tables",
-                             "denied_tables", "metrics", "guidance"}))
+                             "denied_tables", "metrics", "guidance",
+                             "semantic"}))
     return err;
   auto* version = root->if_contains("version");
   if (version == nullptr)
@@ -301,6 +302,13 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
   if (auto* g = root->if_contains("guidance"); g != nullptr) {
     if (auto e = read_strings(*root, "", "guidance", out.guidance_))
       return e;
+  }
+  // The planner's semantic layer is read and checked by the planner
+  // (data/local/semantic.hpp); the catalog keeps it as text.
+  if (auto* sem = root->if_contains("semantic"); sem != nullptr) {
+    if (!sem->is_object())
+      return field_error("semantic", "expected an object");
+    out.semantic_ = json::serialize(*sem);
   }
   return out;
 }

@@ -143,6 +143,12 @@ public:
     return description_;
   }
 
+  /// The `semantic` object (the planner's semantic layer) as JSON text;
+  /// empty when the catalog has none.
+  const std::string& semantic_json() const noexcept {
+    return semantic_;
+  }
+
   // -- the database -----------------------------------------------------------
 
   /// Compares the catalog with `db` (read through `sqlite_schema` and
@@ -173,6 +179,7 @@ private:
   std::vector<catalog_denial> denied_tables_;
   std::vector<catalog_metric> metrics_;
   std::vector<std::string> guidance_;
+  std::string semantic_;
   /// Lower-case table name -> index into tables_.
   std::map<std::string, size_t, std::less<>> table_index_;
 };

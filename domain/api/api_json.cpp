@@ -237,9 +237,11 @@ void check_sql(checker& c, const json::object& o, const std::string& p) {
   c.integer(o, p, "rowCount");
   c.boolean(o, p, "truncated");
   c.str(o, p, "lastError", true);
+  c.str(o, p, "plan", true);
   c.no_extra(o, p,
              {"query", "originalQuery", "corrections", "limitApplied",
-              "columns", "rows", "rowCount", "truncated", "lastError"});
+              "columns", "rows", "rowCount", "truncated", "lastError",
+              "plan"});
 }
 
 void check_meta(checker& c, const json::object& o, const std::string& p) {

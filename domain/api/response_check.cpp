@@ -101,6 +101,7 @@ constexpr field_schema sql_fields[] = {
   {"rowCount", k_int, no_values, nullptr, nullptr},
   {"truncated", k_bool, no_values, nullptr, nullptr},
   {"lastError", k_str | k_null, no_values, nullptr, nullptr},
+  {"plan", k_str | k_null, no_values, nullptr, nullptr},
 };
 constexpr object_schema sql{sql_fields};
 

@@ -173,6 +173,8 @@ void write_sql(W& w, const sql_block& sql) {
   w.boolean(sql.truncated);
   w.key("lastError");
   string_or_null(w, sql.last_error);
+  w.key("plan");
+  string_or_null(w, sql.plan);
   w.end_object();
 }
 

@@ -74,8 +74,16 @@ outcome<sql_reply> parse_sql_reply(std::string_view text) {
     return o.err();
   std::string problems;
   for (auto& kv : *o)
-    if (kv.key() != "sql" && kv.key() != "followUps" && kv.key() != "reason")
+    if (kv.key() != "sql" && kv.key() != "followUps" && kv.key() != "reason"
+        && kv.key() != "plan")
       problems += unknown_field(kv.key());
+  if (auto* pl = o->if_contains("plan")) {
+    if (!pl->is_string() || pl->as_string().empty()
+        || pl->as_string().size() > 400)
+      problems += "'plan' must be a string of 1 to 400 characters; ";
+    else
+      out.plan = std::string{pl->as_string()};
+  }
   if (auto* r = o->if_contains("reason")) {
     if (!r->is_string() || r->as_string().empty()
         || r->as_string().size() > 600)

@@ -33,6 +33,9 @@ struct sql_reply {
   std::string reason;
   std::string sql;
   std::vector<std::string> follow_ups;
+  /// Optional member `plan` (at most 400 characters): how the local
+  /// provider's planner read the question; kept in the trace.
+  std::string plan;
 };
 
 outcome<sql_reply> parse_sql_reply(std::string_view text);

@@ -354,17 +354,38 @@ BOOST_AUTO_TEST_CASE(timeouts_fall_back_to_the_local_provider) {
   BOOST_CHECK_EQUAL(calls[0].at("attempts").as_int64(), 2);
 }
 
-BOOST_AUTO_TEST_CASE(a_data_question_is_refused_with_why_when_all_are_down) {
+// With every model down, the local planner answers the data questions it
+// maps to the catalog: the planned query runs through the same validation
+// and sandbox, and the answer says no model was reachable.
+BOOST_AUTO_TEST_CASE(a_data_question_is_planned_locally_when_all_are_down) {
   openai_app t{[](const test::stub_request&) { return status(500); },
                {{"llm.maxRetries", "0"}}};
   auto r = t.ask(data_q);
   BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
   BOOST_CHECK(r->route == domain::route_kind::data);
+  BOOST_CHECK_MESSAGE(r->status == domain::status_kind::answered, r->answer);
+  BOOST_CHECK(has(r->warnings, "llm_local_fallback"));
+  BOOST_CHECK(!r->sql.plan.empty());
+  BOOST_CHECK(r->sql.query.find("LIMIT 1") != std::string::npos);
+  BOOST_CHECK_EQUAL(r->sql.rows.size(), 1u);
+  BOOST_CHECK(r->answer.find(domain::texts::no_model_reachable)
+              != std::string::npos);
+  BOOST_CHECK_EQUAL(t.calls().size(), 3u); // router, sql_generate, sql_answer
+}
+
+BOOST_AUTO_TEST_CASE(a_data_question_is_refused_with_why_when_all_are_down) {
+  openai_app t{[](const test::stub_request&) { return status(500); },
+               {{"llm.maxRetries", "0"}}};
+  auto r = t.ask("How much revenue did the TikTok shop make last year?");
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  BOOST_CHECK(r->route == domain::route_kind::data);
   BOOST_CHECK(r->status == domain::status_kind::refused);
   BOOST_CHECK(has(r->warnings, "sql_abstained"));
   BOOST_CHECK(has(r->warnings, "llm_local_fallback"));
-  // Not "none is configured": one is, and it failed.
-  BOOST_CHECK(r->answer.find(data::local_fallback_data_reason)
+  // What was not understood, and not "none is configured": one is, and it
+  // failed.
+  BOOST_CHECK(r->answer.find("'tiktok'") != std::string::npos);
+  BOOST_CHECK(r->answer.find(data::local_fallback_planner_hint.substr(1, 40))
               != std::string::npos);
   BOOST_CHECK(r->answer.find("CANDOR_LLM_BASE_URL") == std::string::npos);
   BOOST_CHECK_EQUAL(t.calls().size(), 2u); // router, sql_generate

@@ -250,12 +250,23 @@ BOOST_AUTO_TEST_CASE(replies_follow_each_prompts_contract) {
   BOOST_CHECK(rag->answer.find("no language model") != std::string::npos);
   BOOST_REQUIRE_EQUAL(rag->cited_chunk_ids.size(), 1u);
 
+  // A data question the planner maps: a query with its plan.
   auto sql = p.reply("sql_generate", "What was our revenue in 2025?", {});
   BOOST_REQUIRE(sql.ok());
   auto parsed = domain::parse_sql_reply(*sql);
   BOOST_REQUIRE(parsed.ok());
-  BOOST_CHECK(parsed->abstained);
-  BOOST_CHECK(parsed->reason.find("CANDOR_LLM_BASE_URL") != std::string::npos);
+  BOOST_CHECK(!parsed->abstained);
+  BOOST_CHECK(parsed->sql.find("'2025-01-01'") != std::string::npos);
+  BOOST_CHECK(!parsed->plan.empty());
+  // One it does not: an abstention that says why and hints at a model.
+  auto unknown
+    = p.reply("sql_generate", "What was our revenue on TikTok in 2025?", {});
+  BOOST_REQUIRE(unknown.ok());
+  auto refused = domain::parse_sql_reply(*unknown);
+  BOOST_REQUIRE(refused.ok());
+  BOOST_CHECK(refused->abstained);
+  BOOST_CHECK(refused->reason.find("'tiktok'") != std::string::npos);
+  BOOST_CHECK(refused->reason.find("CANDOR_LLM_BASE_URL") != std::string::npos);
 
   // The guard is never asked without a model: an error, not a guess.
   BOOST_CHECK(!p.reply("guard", "anything", {}).ok());
@@ -268,15 +279,18 @@ BOOST_AUTO_TEST_CASE(fallback_replies_say_no_model_was_reachable) {
   auto p = make_provider();
   std::vector<domain::passage> ps{passage(
     "t#returns-1", "Returns", "The return window is 30 days from delivery.")};
-  auto plain
-    = p.reply("rag_answer", "How many days do I have to return it?", ps);
+  const char* q = "How many days do I have to return it?";
+  auto plain = p.reply(local_call{"rag_answer", q, &ps});
+  auto stand_in = p.reply(local_call{"rag_answer", q, &ps, {}, nullptr, true});
   BOOST_REQUIRE(plain.ok());
-  auto rag = domain::parse_rag_reply(as_fallback_reply("rag_answer", *plain));
-  BOOST_REQUIRE(rag.ok());
+  BOOST_REQUIRE(stand_in.ok());
   auto before = domain::parse_rag_reply(*plain);
+  auto rag = domain::parse_rag_reply(*stand_in);
   BOOST_REQUIRE(before.ok());
+  BOOST_REQUIRE(rag.ok());
   BOOST_CHECK(rag->confident);
   BOOST_CHECK(rag->cited_chunk_ids == before->cited_chunk_ids);
+  BOOST_CHECK(before->answer.find(local_answer_note) != std::string::npos);
   BOOST_CHECK(rag->answer.find(local_answer_note) == std::string::npos);
   BOOST_CHECK(rag->answer.find(local_fallback_answer_note)
               != std::string::npos);
@@ -285,24 +299,24 @@ BOOST_AUTO_TEST_CASE(fallback_replies_say_no_model_was_reachable) {
   // The quoted sentence is kept.
   BOOST_CHECK(rag->answer.find("30 days") != std::string::npos);
 
-  auto sql = p.reply("sql_generate", "What was our revenue in 2025?", {});
+  // A data question the planner refuses: the hint says no model was
+  // reachable, not how to configure one.
+  const char* dq = "What was our revenue on TikTok in 2025?";
+  auto sql = p.reply(
+    local_call{"sql_generate", dq, nullptr, {}, nullptr, true});
   BOOST_REQUIRE(sql.ok());
-  for (auto prompt : {"sql_generate", "sql_correct"}) {
-    auto parsed = domain::parse_sql_reply(as_fallback_reply(prompt, *sql));
-    BOOST_REQUIRE(parsed.ok());
-    BOOST_CHECK(parsed->abstained);
-    BOOST_CHECK_EQUAL(parsed->reason, local_fallback_data_reason);
-    BOOST_CHECK(parsed->reason.find("CANDOR_LLM_BASE_URL")
-                == std::string::npos);
-  }
+  auto parsed = domain::parse_sql_reply(*sql);
+  BOOST_REQUIRE(parsed.ok());
+  BOOST_CHECK(parsed->abstained);
+  BOOST_CHECK(parsed->reason.find("No language model was reachable")
+              != std::string::npos);
+  BOOST_CHECK(parsed->reason.find("CANDOR_LLM_BASE_URL") == std::string::npos);
 
-  // The router's reply, and text that is not a reply, pass unchanged.
-  auto routed = p.reply("router", "How long is the frame warranty?", {});
-  BOOST_REQUIRE(routed.ok());
-  BOOST_CHECK_EQUAL(as_fallback_reply("router", *routed), *routed);
-  BOOST_CHECK_EQUAL(as_fallback_reply("rag_answer", "not json"), "not json");
-  BOOST_CHECK_EQUAL(as_fallback_reply("rag_answer", R"({"answer":"x"})"),
-                    R"({"answer":"x"})");
+  // The router's reply is the same either way.
+  const char* rq = "How long is the frame warranty?";
+  BOOST_CHECK_EQUAL(
+    *p.reply(local_call{"router", rq}),
+    *p.reply(local_call{"router", rq, nullptr, {}, nullptr, true}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

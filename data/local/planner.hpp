@@ -1,0 +1,215 @@
+#pragma once
+
+// Declares the local provider's data planner: a question mapped word by
+// word onto the catalog's semantic layer, compiled to one SELECT, or
+// refused with what was understood and what was not.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "domain/error.hpp"
+#include "domain/types.hpp"
+
+namespace candor::data {
+
+class catalog;
+
+/// How a metric's values read: euros, a count, or a share from 0 to 1.
+enum class metric_unit { eur, count, ratio };
+
+/// A measure of the semantic layer (`semantic.metrics[]`).
+struct semantic_metric {
+  std::string name;
+  std::string label; ///< in words, e.g. "net revenue"
+  metric_unit unit = metric_unit::count;
+  /// Sums of parts give the whole (shares of total make sense).
+  bool additive = false;
+  std::vector<std::string> phrases;
+  /// The filter the metric applies unless the question filters or groups
+  /// by that dimension itself (e.g. captured orders only).
+  std::string default_dimension;
+  std::vector<std::string> default_values;
+  /// Grain name -> aggregate expression, in the catalog's order
+  /// (preferred grain first).
+  std::vector<std::pair<std::string, std::string>> at;
+};
+
+/// A named value of a dimension, or a phrase standing for several.
+struct semantic_value {
+  std::vector<std::string> values;
+  std::vector<std::string> phrases;
+};
+
+/// A dimension of the semantic layer (`semantic.dimensions[]`).
+struct semantic_dimension {
+  std::string name;
+  std::vector<std::string> phrases;
+  /// Expressions in order of preference; the first reachable at the
+  /// chosen grain is used.
+  std::vector<std::string> exprs;
+  bool numeric = false;
+  /// Each declared value (with its phrases), then the groups.
+  std::vector<semantic_value> values;
+};
+
+/// A grain: the FROM clause a metric is computed over.
+struct semantic_grain {
+  std::string name;
+  std::string from;
+  std::string time; ///< the date column (TEXT 'YYYY-MM-DD')
+  std::vector<std::string> provides;
+};
+
+/// A many-to-one join that brings `alias` in once `needs` is there.
+struct semantic_join {
+  std::string alias;
+  std::string needs;
+  std::string sql;
+};
+
+/// The `semantic` object of the catalog, checked: every name unique,
+/// every grain a metric names declared, every expression's aliases
+/// reachable, every value of a dimension whose column has a declared
+/// domain inside that domain.
+struct semantic_layer {
+  std::string coverage_from; ///< first day of data, 'YYYY-MM-DD'
+  std::string coverage_to;   ///< last day of data
+  std::vector<semantic_grain> grains;
+  std::vector<semantic_join> joins;
+  std::vector<semantic_metric> metrics;
+  std::vector<semantic_dimension> dimensions;
+  /// The metric a bare "how much ... sell" asks for, and "how many ...
+  /// sold" of products.
+  std::string default_amount;
+  std::string default_count_sold;
+  /// Phrases that ask for personal data, and what the refusal says.
+  std::vector<std::string> restricted_phrases;
+  std::string restricted_reason;
+
+  static domain::outcome<semantic_layer> parse(const catalog& cat);
+
+  const semantic_metric* metric(std::string_view name) const;
+  const semantic_dimension* dimension(std::string_view name) const;
+  const semantic_grain* grain(std::string_view name) const;
+};
+
+/// Time buckets a plan groups by.
+enum class time_grain { none, day, week, month, quarter, year };
+
+std::string_view to_string(time_grain g);
+
+/// A filter: the dimension's expression in one of `values`.
+struct plan_filter {
+  const semantic_dimension* dim = nullptr;
+  std::vector<std::string> values;
+  std::string said; ///< the words of the question
+};
+
+/// A closed date range, inclusive.
+struct plan_period {
+  std::string from;
+  std::string to;
+  std::string label; ///< e.g. "2025", "2025-Q4", "December 2025"
+};
+
+/// What a question asks, in the semantic layer's terms.
+struct query_plan {
+  std::vector<const semantic_metric*> metrics;
+  const semantic_grain* grain = nullptr;
+  std::vector<const semantic_dimension*> group_by;
+  time_grain time_group = time_grain::none;
+  std::vector<plan_filter> filters;
+  /// The periods asked for (none: the whole coverage). Several periods
+  /// are compared side by side (one row each).
+  std::vector<plan_period> periods;
+  /// Top/bottom N by the first metric; 0: no ranking.
+  int32_t top_n = 0;
+  bool ascending = false;
+  /// Share of the total instead of the value.
+  bool share = false;
+  /// Average of the metric over these buckets ("average monthly ...").
+  time_grain average_over = time_grain::none;
+  /// How relative dates or defaults were read, said in the answer.
+  std::vector<std::string> notes;
+  /// The question's terms mapped to the catalog, e.g. "e-bikes ->
+  /// product_line in (volt_city, volt_trek)".
+  std::vector<std::string> understood;
+  /// The SELECT it compiles to.
+  std::string sql;
+  /// Output columns and how to read each: time or dimension name, or a
+  /// metric.
+  std::vector<std::string> columns;
+
+  /// One line, e.g. "net revenue by channel, 2025".
+  std::string summary() const;
+};
+
+/// Why a question was not planned.
+enum class plan_refusal {
+  none,
+  not_understood, ///< a word maps to nothing in the catalog
+  no_metric,      ///< nothing says what to measure
+  ambiguous,      ///< several readings and nothing to choose between them
+  unsupported,    ///< understood, but not a shape the planner compiles
+  restricted,     ///< asks for personal data
+  out_of_period,  ///< asks for a period the data do not cover
+};
+
+std::string_view to_string(plan_refusal r);
+
+struct plan_result {
+  plan_refusal refusal = plan_refusal::none;
+  query_plan p;
+  /// With a refusal: the reply to the user (what was understood, what was
+  /// not, what can be asked).
+  std::string message;
+  /// The words that were not understood.
+  std::vector<std::string> unknown;
+
+  bool planned() const noexcept {
+    return refusal == plan_refusal::none;
+  }
+};
+
+/// The data planner of the local provider. Knows nothing of one database:
+/// everything comes from the catalog's semantic layer. Immutable after
+/// construction; safe from any thread.
+class planner {
+public:
+  static domain::outcome<planner> make(const catalog& cat);
+
+  /// Plans `question`: every word must map to the semantic layer, a known
+  /// time expression or a function word, and the mapping must be
+  /// unambiguous; otherwise a refusal that says why.
+  plan_result plan(std::string_view question) const;
+
+  /// The answer in words to `p` from its result (`columns`, `rows` as
+  /// the executor returned them), with the notes on how the question was
+  /// read. Empty rows give an empty string (the caller says "no rows").
+  std::string word(const query_plan& p, const std::vector<std::string>& columns,
+                   const std::vector<std::vector<domain::cell>>& rows) const;
+
+  /// Up to three follow-up questions derived from `p`: another period, a
+  /// breakdown, the top item.
+  std::vector<std::string> follow_ups(const query_plan& p) const;
+
+  /// A few questions this catalog answers, for refusals.
+  std::vector<std::string> examples() const;
+
+  const semantic_layer& layer() const noexcept {
+    return *layer_;
+  }
+
+  /// Implementation detail (the phrase lexicon), public for planner.cpp.
+  struct lexicon;
+
+private:
+  std::shared_ptr<const semantic_layer> layer_;
+  std::shared_ptr<const lexicon> lex_;
+};
+
+} // namespace candor::data

@@ -1,0 +1,351 @@
+// `candor-eval data`: the data planner on eval/data_questions.v1.json.
+
+#include "eval/data_planner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <sqlite3.h>
+
+#include <boost/json.hpp>
+
+#include "data/local/planner.hpp"
+#include "data/sales/catalog.hpp"
+#include "data/sql/authorizer.hpp"
+#include "data/sql/guard.hpp"
+#include "data/sqlite.hpp"
+#include "domain/build_info.hpp"
+#include "domain/sql/policy.hpp"
+
+namespace candor::eval {
+
+namespace {
+
+namespace json = boost::json;
+
+constexpr int exit_failure = 1;
+constexpr int exit_usage = 2;
+
+using row = std::vector<std::string>;
+
+struct result_set {
+  std::vector<std::string> columns;
+  std::vector<row> rows;
+};
+
+domain::outcome<json::object> read_object(const std::string& path) {
+  std::ifstream in{path};
+  if (!in)
+    return domain::make_error(domain::ec::config_invalid,
+                              "cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  boost::system::error_code ec;
+  auto v = json::parse(ss.str(), ec);
+  if (ec || !v.is_object())
+    return domain::make_error(domain::ec::config_invalid,
+                              path + ": not a JSON object");
+  return v.as_object();
+}
+
+/// Runs `sql` and keeps each cell as text (numbers with full precision).
+domain::outcome<result_set> run(data::database& db, std::string_view sql) {
+  auto stmt = db.prepare(sql);
+  if (!stmt)
+    return stmt.err();
+  result_set out;
+  for (int c = 0; c < stmt->column_count(); ++c)
+    out.columns.push_back(stmt->column_name(c));
+  for (;;) {
+    auto r = stmt->step();
+    if (!r)
+      return r.err();
+    if (*r == data::step_result::done)
+      break;
+    row cells;
+    for (int c = 0; c < stmt->column_count(); ++c) {
+      switch (stmt->column_type(c)) {
+        case SQLITE_INTEGER:
+          cells.push_back(std::to_string(stmt->column_int64(c)));
+          break;
+        case SQLITE_FLOAT: {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.10g", stmt->column_double(c));
+          cells.emplace_back(buf);
+          break;
+        }
+        case SQLITE_NULL: cells.emplace_back("NULL"); break;
+        default: cells.push_back(stmt->column_text(c));
+      }
+    }
+    out.rows.push_back(std::move(cells));
+    if (out.rows.size() > 5000)
+      break;
+  }
+  return out;
+}
+
+bool number(const std::string& s, double& v) {
+  if (s.empty())
+    return false;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+/// Cells equal: the same text (case-insensitive), or numbers within a
+/// cent (or a millionth of their size).
+bool same_cell(const std::string& a, const std::string& b) {
+  double x = 0, y = 0;
+  if (number(a, x) && number(b, y))
+    return std::fabs(x - y)
+           <= 0.006 + 1e-6 * std::max(std::fabs(x), std::fabs(y));
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i]))
+        != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+bool same_row(const row& a, const row& b, const std::vector<size_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (!same_cell(a[perm[i]], b[i]))
+      return false;
+  return true;
+}
+
+/// The reference's rows equal the planned rows under one ordering of the
+/// planned columns; as multisets unless `ordered`.
+bool same_result(const result_set& got, const result_set& want, bool ordered) {
+  if (got.columns.size() != want.columns.size()
+      || got.rows.size() != want.rows.size())
+    return false;
+  std::vector<size_t> perm(got.columns.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    perm[i] = i;
+  do {
+    bool ok = true;
+    if (ordered) {
+      for (size_t r = 0; r < want.rows.size() && ok; ++r)
+        ok = same_row(got.rows[r], want.rows[r], perm);
+    } else {
+      std::vector<bool> used(got.rows.size(), false);
+      for (size_t r = 0; r < want.rows.size() && ok; ++r) {
+        bool found = false;
+        for (size_t g = 0; g < got.rows.size() && !found; ++g)
+          if (!used[g] && same_row(got.rows[g], want.rows[r], perm))
+            used[g] = found = true;
+        ok = found;
+      }
+    }
+    if (ok)
+      return true;
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  return false;
+}
+
+std::string preview(const result_set& rs) {
+  std::string out;
+  for (size_t r = 0; r < std::min<size_t>(rs.rows.size(), 3); ++r) {
+    out += r > 0 ? " | " : "";
+    for (size_t c = 0; c < rs.rows[r].size(); ++c)
+      out += (c > 0 ? ", " : "") + rs.rows[r][c];
+  }
+  if (rs.rows.size() > 3)
+    out += " | ... (" + std::to_string(rs.rows.size()) + " rows)";
+  return out;
+}
+
+std::string fmt(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", x);
+  return buf;
+}
+
+} // namespace
+
+int run_data_command(const data_command& cmd, std::ostream& out,
+                     std::ostream& err) {
+  auto cat = cmd.catalog_path.empty() ? data::catalog::load_default()
+                                      : data::catalog::load(cmd.catalog_path);
+  if (!cat) {
+    err << "candor: data: " << cat.err().message << "\n";
+    return exit_usage;
+  }
+  auto planner = data::planner::make(*cat);
+  if (!planner) {
+    err << "candor: data: " << planner.err().message << "\n";
+    return exit_usage;
+  }
+  if (!cmd.question.empty()) {
+    auto r = planner->plan(cmd.question);
+    out << "summary: " << r.p.summary() << "\n";
+    for (auto& u : r.p.understood)
+      out << "understood: " << u << "\n";
+    for (auto& n : r.p.notes)
+      out << "note: " << n << "\n";
+    if (!r.planned()) {
+      out << "refused (" << data::to_string(r.refusal) << "): " << r.message
+          << "\n";
+      return 0;
+    }
+    out << "sql: " << r.p.sql << "\n";
+    return 0;
+  }
+  auto dir = std::string{domain::source_dir()} + "/eval/";
+  auto set = read_object(cmd.questions_path.empty()
+                           ? dir + "data_questions.v1.json"
+                           : cmd.questions_path);
+  auto bounds = read_object(cmd.thresholds_path.empty()
+                              ? dir + "local_thresholds.json"
+                              : cmd.thresholds_path);
+  if (!set || !bounds) {
+    err << "candor: data: " << (!set ? set.err() : bounds.err()).message
+        << "\n";
+    return exit_usage;
+  }
+  if (auto e = data::install_allocation_budget(); e) {
+    err << "candor: data: " << e.message << "\n";
+    return exit_failure;
+  }
+  auto db = data::database::open(cmd.sales_db, SQLITE_OPEN_READONLY);
+  data::sql_allowlist allow{cat->allowed_columns(),
+                            data::default_sql_functions()};
+  auto guard = data::sql_guard::open(cmd.sales_db, std::move(allow), {}, true);
+  if (!db || !guard) {
+    err << "candor: data: cannot open " << cmd.sales_db << ": "
+        << (!db ? db.err() : guard.err()).message << "\n";
+    return exit_failure;
+  }
+  auto* qs = set->if_contains("questions");
+  if (qs == nullptr || !qs->is_array()) {
+    err << "candor: data: the set has no 'questions' array\n";
+    return exit_usage;
+  }
+  size_t answered = 0, answerable = 0, refused = 0, refusable = 0;
+  std::vector<std::string> misses;
+  std::vector<double> plan_us;
+  for (auto& v : qs->as_array()) {
+    if (!v.is_object())
+      continue;
+    auto& q = v.as_object();
+    auto split = std::string(q.at("split").as_string());
+    if (cmd.split != "all" && split != cmd.split)
+      continue;
+    auto id = std::string(q.at("id").as_string());
+    auto text = std::string(q.at("question").as_string());
+    bool expect_answer = q.at("expect").as_string() == "answer";
+    for (int i = 0; i < cmd.bench_rounds; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      auto r = planner->plan(text);
+      auto t1 = std::chrono::steady_clock::now();
+      plan_us.push_back(
+        std::chrono::duration<double, std::micro>(t1 - t0).count());
+      (void)r;
+    }
+    auto r = planner->plan(text);
+    std::string line = id + " \"" + text + "\": ";
+    if (!expect_answer) {
+      ++refusable;
+      if (!r.planned()) {
+        ++refused;
+        if (cmd.list_hits)
+          out << "  ok   " << line << "refused ("
+              << data::to_string(r.refusal) << ")\n";
+      } else {
+        misses.push_back("refusal expected (" + std::string(q.at("kind").as_string())
+                         + "), planned: " + r.p.sql);
+        misses.back().insert(0, line);
+      }
+      continue;
+    }
+    ++answerable;
+    if (!r.planned()) {
+      misses.push_back(line + "refused (" + std::string(data::to_string(r.refusal))
+                       + "): " + r.message.substr(0, 240));
+      continue;
+    }
+    // What runs is what the policy lets through (it may add a LIMIT).
+    auto policy = domain::sql::check_sql(r.p.sql);
+    if (!policy.allowed()) {
+      misses.push_back(line + "the policy did not allow the planned SQL ("
+                       + policy.rule + ": " + policy.message + "): " + r.p.sql);
+      continue;
+    }
+    auto verdict = guard->check(policy.sql);
+    if (!verdict.allowed()) {
+      misses.push_back(line + "the validation connection did not allow it ("
+                       + verdict.rule + ": " + verdict.message + "): " + r.p.sql);
+      continue;
+    }
+    auto got = run(*db, policy.sql);
+    auto want = run(*db, std::string(q.at("sql").as_string()));
+    if (!want) {
+      misses.push_back(line + "the reference SQL fails: " + want.err().message);
+      continue;
+    }
+    if (!got) {
+      misses.push_back(line + "the planned SQL fails: " + got.err().message
+                       + ": " + r.p.sql);
+      continue;
+    }
+    bool ordered = q.if_contains("ordered") && q.at("ordered").is_bool()
+                   && q.at("ordered").as_bool();
+    if (same_result(*got, *want, ordered)) {
+      ++answered;
+      if (cmd.list_hits)
+        out << "  ok   " << line << r.p.summary() << "\n";
+    } else {
+      misses.push_back(line + "different result (" + r.p.summary()
+                       + ")\n      planned: " + r.p.sql + "\n      got:  "
+                       + preview(*got) + "\n      want: " + preview(*want));
+    }
+  }
+  auto ratio = [](size_t a, size_t b) {
+    return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+  };
+  double exec = ratio(answered, answerable);
+  double refusal = ratio(refused, refusable);
+  auto bound = [&](const char* key) {
+    auto* b = bounds->if_contains(key);
+    return b && b->is_object() && b->as_object().if_contains("min")
+             ? b->as_object().at("min").to_number<double>()
+             : 1.0;
+  };
+  auto gated = [&](const std::string& key) {
+    return cmd.gated.empty()
+           || std::find(cmd.gated.begin(), cmd.gated.end(), key)
+                != cmd.gated.end();
+  };
+  for (auto& m : misses)
+    out << "  MISS " << m << "\n";
+  bool pass = true;
+  for (auto [key, value, hits, total] :
+       {std::tuple{"dataExecAccuracy", exec, answered, answerable},
+        std::tuple{"dataRefusalRate", refusal, refused, refusable}}) {
+    bool ok = value >= bound(key);
+    out << key << " " << fmt(value) << " (" << hits << "/" << total
+        << ", bound " << fmt(bound(key)) << ", split " << cmd.split << ")"
+        << (gated(key) ? (ok ? " ok" : " BELOW") : " not gated") << "\n";
+    if (gated(key) && !ok)
+      pass = false;
+  }
+  if (!plan_us.empty()) {
+    std::sort(plan_us.begin(), plan_us.end());
+    auto at = [&](double q) {
+      return plan_us[static_cast<size_t>(q * static_cast<double>(plan_us.size() - 1))];
+    };
+    out << "planning: " << plan_us.size() << " plans, P50 " << fmt(at(0.5))
+        << " us, P99 " << fmt(at(0.99)) << " us\n";
+  }
+  return pass ? 0 : exit_failure;
+}
+
+} // namespace candor::eval
