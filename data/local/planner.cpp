@@ -122,7 +122,15 @@ constexpr std::string_view function_words[] = {
   "largest", "fewest", "more", "less", "popular", "share", "percentage",
   "percent", "proportion", "fraction", "portion", "average", "avg", "mean",
   "last", "past", "previous", "prior", "this", "current", "year", "years",
-  "month", "months", "quarter", "quarters", "week", "weeks", "day", "days"};
+  "month", "months", "quarter", "quarters", "week", "weeks", "day", "days",
+  "issue", "issued", "placed", "opened", "open", "delivered", "shipped",
+  "created", "registered", "signed", "contribute", "contributed",
+  "contributes", "different", "distinct", "unique", "ones", "new", "bring",
+  "brings", "generated", "generate", "achieve", "achieved", "record",
+  "recorded", "register", "booked", "book", "closed", "close", "ended",
+  "end", "happen", "going", "went", "come", "coming", "doing", "performed",
+  "perform", "performance", "looking", "look", "actually", "currently",
+  "really", "only", "still", "then", "than", "vs", "per", "way", "ways"};
 
 bool is_function_word(std::string_view w) {
   static const std::set<std::string_view> words(std::begin(function_words),
@@ -262,6 +270,8 @@ enum class lx {
   ordinal,    ///< arg: 1..4 (first..fourth)
   half,       ///< arg: 1, 2 ("first half", "h1")
   filler,     ///< a phrase that is a function word
+  sort,       ///< arg: 0 descending, 1 ascending; order every row
+  prior,      ///< arg: time_grain; "the quarter before", "previous year"
 };
 
 struct entry {
@@ -276,8 +286,57 @@ struct planner::lexicon {
   std::unordered_map<std::string, std::vector<entry>> phrases;
   size_t longest = 1;
 
+  /// The one-word phrase `word` is a slip of (one letter added, dropped,
+  /// changed, or two neighbours swapped), when there is exactly one such
+  /// phrase and both have at least five letters; else null.
+  const std::pair<const std::string, std::vector<entry>>*
+  correction(const std::string& word) const {
+    if (word.size() < 5)
+      return nullptr;
+    const std::pair<const std::string, std::vector<entry>>* found = nullptr;
+    for (auto& kv : phrases) {
+      const auto& c = kv.first;
+      if (c.size() < 5 || c.find(' ') != std::string::npos
+          || c.size() + 1 < word.size() || word.size() + 1 < c.size())
+        continue;
+      if (!one_slip(word, c))
+        continue;
+      if (found != nullptr)
+        return nullptr; // two readings: not a correction
+      found = &kv;
+    }
+    return found;
+  }
+
+  static bool one_slip(const std::string& a, const std::string& b) {
+    if (a == b)
+      return false;
+    if (a.size() == b.size()) {
+      size_t i = 0;
+      while (i < a.size() && a[i] == b[i])
+        ++i;
+      if (a.compare(i + 1, std::string::npos, b, i + 1, std::string::npos) == 0)
+        return true; // one letter changed
+      return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i]
+             && a.compare(i + 2, std::string::npos, b, i + 2,
+                          std::string::npos)
+                  == 0; // two neighbours swapped
+    }
+    const auto& longer = a.size() > b.size() ? a : b;
+    const auto& shorter = a.size() > b.size() ? b : a;
+    size_t i = 0;
+    while (i < shorter.size() && longer[i] == shorter[i])
+      ++i;
+    return longer.compare(i + 1, std::string::npos, shorter, i,
+                          std::string::npos)
+           == 0; // one letter added or dropped
+  }
+
   void add(const std::string& phrase, entry e) {
     auto words = tokenize(phrase);
+    // "the web shop" is "web shop": articles are function words.
+    if (words.size() > 1 && (words[0] == "the" || words[0] == "a"))
+      words.erase(words.begin());
     if (words.empty())
       return;
     auto key = join_words(words, 0, words.size());
@@ -349,6 +408,29 @@ std::shared_ptr<const lexicon> build_lexicon(const semantic_layer& s) {
        "minimum", "least popular", "sold the least", "worst selling",
        "slowest"},
       lx::rank_asc);
+  add({"highest first", "largest first", "biggest first", "most first",
+       "from highest to lowest", "highest to lowest", "descending",
+       "sorted", "sort", "ranked", "rank", "ranking", "in order",
+       "from most to least", "best to worst", "from best to worst",
+       "largest to smallest", "biggest to smallest"},
+      lx::sort, 0);
+  add({"lowest first", "smallest first", "least first",
+       "from lowest to highest", "lowest to highest", "ascending",
+       "from least to most", "worst to best", "smallest to largest"},
+      lx::sort, 1);
+  for (auto [u, g] : {std::pair{"year", time_grain::year},
+                      {"quarter", time_grain::quarter},
+                      {"month", time_grain::month},
+                      {"week", time_grain::week}}) {
+    std::string unit{u};
+    for (auto& phrase :
+         {"the " + unit + " before", unit + " before",
+          "the " + unit + " prior", "a " + unit + " earlier",
+          "one " + unit + " earlier", "the " + unit + " earlier",
+          "a " + unit + " before", "the preceding " + unit,
+          "preceding " + unit})
+      lex->add(phrase, {lx::prior, -1, static_cast<int>(g)});
+  }
   add({"top"}, lx::top);
   add({"bottom"}, lx::top, 1);
   add({"share", "percentage", "percent", "proportion", "fraction", "portion",
@@ -444,6 +526,7 @@ struct item {
   int number = -1;            ///< a small number
   bool function = false;      ///< a function word
   bool unknown = false;
+  std::string corrected;      ///< a misspelt word read as this one
 
   bool is(lx k) const {
     for (auto& e : entries)
@@ -499,8 +582,13 @@ std::vector<item> read_items(const lexicon& lex,
       } else if (best == 0) {
         if (int n = number_of(word); n >= 0) {
           it.number = n;
+        } else if (word == "us" && i > 0 && w[i - 1] == "the") {
+          it.unknown = true; // "the US", a place, not "us"
         } else if (is_function_word(word)) {
           it.function = true;
+        } else if (auto* fix = lex.correction(word)) {
+          it.entries = fix->second;
+          it.corrected = fix->first;
         } else {
           it.unknown = true;
         }
@@ -706,7 +794,8 @@ struct reading {
   plan_result result;
   std::vector<std::string> unknown;
   bool how_many = false, how_much = false, sell = false, sell_rank = false;
-  bool rank = false, compare = false, average = false;
+  bool rank = false, compare = false, average = false, sort = false;
+  time_grain prior = time_grain::none;
   int rank_n = -1;
   bool rank_plural = false;
   bool restricted = false;
@@ -788,6 +877,9 @@ plan_result planner::plan(std::string_view question) const {
     }
     if (it.function)
       continue;
+    if (!it.corrected.empty())
+      r.p.notes.push_back("'" + it.said + "' is read as '" + it.corrected
+                          + "'.");
     if (it.year != 0) {
       // Attach to a month/quarter/half said just before ("march 2025",
       // "q1 of 2024"); one said earlier waits for every year named.
@@ -834,8 +926,13 @@ plan_result planner::plan(std::string_view question) const {
       continue;
     }
     if (it.number >= 0) {
-      // "top 5", "5 best": a rank size; "last 6 months": a relative span.
+      // "top 5", "5 best", "which 3 countries": a rank size; "last 6
+      // months": a relative span.
       auto* nx = next(1);
+      if (nx && nx->is(lx::dimension) && it.number > 0) {
+        r.rank_n = it.number;
+        continue;
+      }
       if (nx && (nx->is(lx::rank_desc) || nx->is(lx::rank_asc)
                  || nx->is(lx::top))) {
         r.rank_n = it.number;
@@ -942,9 +1039,14 @@ plan_result planner::plan(std::string_view question) const {
         from = add_days(to, -n + 1);
         label = n == 1 ? to : from + " to " + to;
       }
-      push_atom({{from, to, label}, n == 1 && g == time_grain::year
-                                      ? period_kind::year
-                                      : period_kind::range});
+      auto kind = n != 1                       ? period_kind::range
+                  : g == time_grain::year    ? period_kind::year
+                  : g == time_grain::quarter ? period_kind::quarter
+                  : g == time_grain::month   ? period_kind::month
+                                             : period_kind::range;
+      if (!last && kind != period_kind::year)
+        kind = period_kind::range; // "this quarter": up to the latest day
+      push_atom({{from, to, label}, kind});
       r.p.notes.push_back("'" + join_words(words, it.begin, unit->end)
                           + "' is read as " + from + " to " + to
                           + ": the data end on " + s.coverage_to + ".");
@@ -1002,6 +1104,15 @@ plan_result planner::plan(std::string_view question) const {
         static_cast<time_grain>(it.get(lx::unit_word)->arg));
       if (!it.said.empty() && it.said.back() == 's')
         r.rank_plural = true;
+      continue;
+    }
+    if (it.is(lx::sort)) {
+      r.sort = true;
+      r.p.ascending = it.get(lx::sort)->arg == 1;
+      continue;
+    }
+    if (it.is(lx::prior)) {
+      r.prior = static_cast<time_grain>(it.get(lx::prior)->arg);
       continue;
     }
     if (it.is(lx::rank_desc) || it.is(lx::rank_asc) || it.is(lx::top)) {
@@ -1082,6 +1193,29 @@ plan_result planner::plan(std::string_view question) const {
       continue;
     }
   }
+  plan_result& out = r.result;
+  auto refuse = [&](plan_refusal why, std::string message) {
+    out.refusal = why;
+    out.message = std::move(message);
+    out.unknown = r.unknown;
+    out.p = std::move(r.p);
+    return std::move(out);
+  };
+  auto understood_text = [&] {
+    if (r.p.understood.empty())
+      return std::string{};
+    std::string t = "I understood ";
+    for (size_t i = 0; i < r.p.understood.size(); ++i)
+      t += (i > 0 ? "; " : "") + r.p.understood[i];
+    return t + ". ";
+  };
+  auto examples_text = [&] {
+    auto ex = examples();
+    std::string t = "Questions I can answer look like: ";
+    for (size_t i = 0; i < ex.size(); ++i)
+      t += (i > 0 ? " / " : "") + ex[i];
+    return t;
+  };
   // Months/quarters still without a year: each year named, else every year
   // of the data.
   if (!partials.empty()) {
@@ -1104,6 +1238,44 @@ plan_result planner::plan(std::string_view question) const {
       r.p.notes.push_back("No year was given, so every year of the data ("
                           + std::to_string(first.y) + " to "
                           + std::to_string(now.y) + ") is shown.");
+  }
+  // "Q4 vs the quarter before": the period one unit earlier, compared.
+  if (r.prior != time_grain::none) {
+    if (r.atoms.size() != 1)
+      return refuse(plan_refusal::ambiguous,
+                          "The question asks for the " + std::string{to_string(r.prior)}
+                            + " before, but not before which period.");
+    auto a = r.atoms.front();
+    int months = r.prior == time_grain::year      ? 12
+                 : r.prior == time_grain::quarter ? 3
+                 : r.prior == time_grain::month   ? 1
+                                                  : 0;
+    period_atom b = a;
+    if (months == 0) {
+      b.period.from = add_days(a.period.from, -7);
+      b.period.to = add_days(a.period.to, -7);
+      b.period.label = b.period.from + " to " + b.period.to;
+    } else {
+      auto f = parse_date(a.period.from), t = parse_date(a.period.to);
+      int fi = f.y * 12 + f.m - 1 - months, ti = t.y * 12 + t.m - 1 - months;
+      b.period.from = month_start(fi / 12, fi % 12 + 1);
+      b.period.to = month_end(ti / 12, ti % 12 + 1);
+      switch (a.kind) {
+        case period_kind::year: b = year_period(fi / 12); break;
+        case period_kind::quarter:
+          b = quarter_period(fi / 12, (fi % 12) / 3 + 1);
+          break;
+        case period_kind::month: b = month_period(fi / 12, fi % 12 + 1); break;
+        case period_kind::half:
+          b = half_period(fi / 12, (fi % 12) / 6 + 1);
+          break;
+        default:
+          b.period.label = b.period.from + " to " + b.period.to;
+          b.kind = period_kind::range;
+      }
+    }
+    r.atoms.insert(r.atoms.begin(), b);
+    r.compare = true;
   }
   // Ranges: between A and B, from A to B, since A, before A, after A.
   // "change between 2024 and 2025": two periods compared, not a range.
@@ -1133,29 +1305,6 @@ plan_result planner::plan(std::string_view question) const {
                          period_kind::range});
   }
 
-  plan_result& out = r.result;
-  auto refuse = [&](plan_refusal why, std::string message) {
-    out.refusal = why;
-    out.message = std::move(message);
-    out.unknown = r.unknown;
-    out.p = std::move(r.p);
-    return std::move(out);
-  };
-  auto understood_text = [&] {
-    if (r.p.understood.empty())
-      return std::string{};
-    std::string t = "I understood ";
-    for (size_t i = 0; i < r.p.understood.size(); ++i)
-      t += (i > 0 ? "; " : "") + r.p.understood[i];
-    return t + ". ";
-  };
-  auto examples_text = [&] {
-    auto ex = examples();
-    std::string t = "Questions I can answer look like: ";
-    for (size_t i = 0; i < ex.size(); ++i)
-      t += (i > 0 ? " / " : "") + ex[i];
-    return t;
-  };
   if (r.restricted)
     return refuse(plan_refusal::restricted,
                   "I cannot answer this: " + s.restricted_reason + ". "
@@ -1270,13 +1419,15 @@ plan_result planner::plan(std::string_view question) const {
                      : k == period_kind::month   ? time_grain::month
                      : k == period_kind::day     ? time_grain::day
                                                  : time_grain::none;
+    // Halves and date ranges have no bucket: each is a labelled period.
     if (r.p.time_group == time_grain::none)
-      return refuse(plan_refusal::unsupported,
-                    understood_text()
-                      + "Comparing several date ranges side by side is not "
-                        "something I can plan yet; ask for each range on its "
-                        "own. "
-                      + examples_text());
+      r.p.labelled_periods = true;
+  }
+  // "growth", "yoy", "trend" with no period: year by year.
+  if (r.compare && r.p.periods.empty() && r.p.time_group == time_grain::none
+      && r.p.average_over == time_grain::none && r.dims_grouped.empty()) {
+    r.p.time_group = time_grain::year;
+    r.p.notes.push_back("The change is shown year by year.");
   }
   for (int d : r.dims_grouped) {
     auto* dim = &s.dimensions[static_cast<size_t>(d)];
@@ -1345,7 +1496,18 @@ plan_result planner::plan(std::string_view question) const {
                         + " does not. " + examples_text());
   }
 
-  // Ranking: a grouping to rank, and how many.
+  // Ranking: a grouping to rank, and how many; "highest first" orders
+  // every row.
+  if (r.sort && r.rank_n <= 0) {
+    r.rank = false;
+    if (r.p.group_by.empty() && r.p.time_group == time_grain::none)
+      return refuse(plan_refusal::ambiguous,
+                    understood_text()
+                      + "The question asks for an order, but not of what "
+                        "(products, countries, months...). "
+                      + examples_text());
+    r.p.sorted = true;
+  }
   if (r.rank) {
     if (r.p.group_by.empty() && r.p.time_group == time_grain::none) {
       if (!(r.compare || r.p.periods.size() > 1))
@@ -1446,6 +1608,14 @@ plan_result planner::plan(std::string_view question) const {
     select.push_back(bucket + " AS " + std::string{to_string(grain_bucket)});
     r.p.columns.emplace_back(to_string(grain_bucket));
     group.push_back(std::to_string(select.size()));
+  } else if (r.p.labelled_periods) {
+    std::string cases = "CASE";
+    for (auto& pp : r.p.periods)
+      cases += " WHEN " + time_col + " BETWEEN " + quote(pp.from) + " AND "
+               + quote(pp.to) + " THEN " + quote(pp.label);
+    select.push_back(cases + " END AS period");
+    r.p.columns.emplace_back("period");
+    group.push_back(std::to_string(select.size()));
   }
   for (auto* d : r.p.group_by) {
     auto idx = static_cast<size_t>(d - s.dimensions.data());
@@ -1483,6 +1653,14 @@ plan_result planner::plan(std::string_view question) const {
       where.push_back(cond);
   }
   (void)status_explicit;
+  // A group with no value (e.g. no store: not a store sale) is not a group.
+  for (auto* d : r.p.group_by) {
+    auto idx = static_cast<size_t>(d - s.dimensions.data());
+    bool filtered = std::any_of(r.p.filters.begin(), r.p.filters.end(),
+                                [&](auto& f) { return f.dim == d; });
+    if (!filtered)
+      where.push_back(dim_exprs[idx] + " IS NOT NULL");
+  }
   std::string share_cond;
   for (auto& f : r.p.filters) {
     auto idx = static_cast<size_t>(f.dim - s.dimensions.data());
@@ -1592,6 +1770,11 @@ plan_result planner::plan(std::string_view question) const {
                                ? std::string{"1, "}
                                : std::string{})
              + "share DESC";
+    } else if (r.p.sorted) {
+      sql += " ORDER BY " + std::to_string(first_metric)
+             + (r.p.ascending ? " ASC" : " DESC");
+    } else if (r.p.labelled_periods) {
+      sql += " ORDER BY 1";
     } else if (r.p.top_n > 0) {
       sql += " ORDER BY " + std::to_string(first_metric)
              + (r.p.ascending ? " ASC" : " DESC");

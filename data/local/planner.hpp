@@ -129,6 +129,11 @@ struct query_plan {
   /// Top/bottom N by the first metric; 0: no ranking.
   int32_t top_n = 0;
   bool ascending = false;
+  /// Every row, ordered by the first metric (`ascending` or not).
+  bool sorted = false;
+  /// Several periods that are not calendar buckets (halves, date ranges):
+  /// one row each, labelled with the period.
+  bool labelled_periods = false;
   /// Share of the total instead of the value.
   bool share = false;
   /// Average of the metric over these buckets ("average monthly ...").

@@ -376,7 +376,7 @@ BOOST_AUTO_TEST_CASE(a_data_question_is_planned_locally_when_all_are_down) {
 BOOST_AUTO_TEST_CASE(a_data_question_is_refused_with_why_when_all_are_down) {
   openai_app t{[](const test::stub_request&) { return status(500); },
                {{"llm.maxRetries", "0"}}};
-  auto r = t.ask("How much revenue did the TikTok shop make last year?");
+  auto r = t.ask("What was our revenue in 2023?");
   BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
   BOOST_CHECK(r->route == domain::route_kind::data);
   BOOST_CHECK(r->status == domain::status_kind::refused);
@@ -384,7 +384,7 @@ BOOST_AUTO_TEST_CASE(a_data_question_is_refused_with_why_when_all_are_down) {
   BOOST_CHECK(has(r->warnings, "llm_local_fallback"));
   // What was not understood, and not "none is configured": one is, and it
   // failed.
-  BOOST_CHECK(r->answer.find("'tiktok'") != std::string::npos);
+  BOOST_CHECK(r->answer.find("2024-01-01 to 2025-12-31") != std::string::npos);
   BOOST_CHECK(r->answer.find(data::local_fallback_planner_hint.substr(1, 40))
               != std::string::npos);
   BOOST_CHECK(r->answer.find("CANDOR_LLM_BASE_URL") == std::string::npos);
