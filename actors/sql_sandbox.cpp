@@ -34,6 +34,37 @@ sql_sandbox_state::~sql_sandbox_state() {
       caf::anon_send_exit(sl.worker, caf::exit_reason::user_shutdown);
 }
 
+std::string sandbox_health_json(const sandbox_snapshot& snap) {
+  int64_t ready = 0;
+  int64_t busy = 0;
+  boost::json::array executors;
+  executors.reserve(snap.executors.size());
+  for (size_t i = 0; i < snap.executors.size(); ++i) {
+    auto& e = snap.executors[i];
+    ready += e.state == "ready" ? 1 : 0;
+    busy += e.state == "busy" ? 1 : 0;
+    boost::json::object o;
+    o["slot"] = static_cast<int64_t>(i);
+    o["pid"] = e.pid;
+    o["state"] = e.state;
+    executors.push_back(std::move(o));
+  }
+  boost::json::object out;
+  out["size"] = static_cast<int64_t>(snap.executors.size());
+  out["ready"] = ready;
+  out["busy"] = busy;
+  out["queued"] = snap.queued;
+  out["kills"] = snap.kills;
+  out["respawns"] = snap.respawns;
+  out["crashes"] = snap.crashes;
+  out["recycles"] = snap.recycles;
+  out["served"] = snap.served;
+  out["rejected"] = snap.rejected;
+  out["deadlineMs"] = snap.deadline_ms;
+  out["executors"] = std::move(executors);
+  return domain::json_text(out);
+}
+
 namespace {
 
 using sandbox_ptr = sql_sandbox_actor::stateful_pointer<sql_sandbox_state>;
@@ -49,44 +80,41 @@ std::string_view slot_state_name(slot_state st) {
   return "down";
 }
 
-std::string health_json(sandbox_ptr self) {
+/// The pool as it is now, into `out` (whose storage is reused).
+void snapshot(sandbox_ptr self, sandbox_snapshot& out) {
   auto& s = self->state;
-  int64_t ready = 0;
-  int64_t busy = 0;
-  boost::json::array executors;
+  out.executors.resize(s.slots.size());
   for (size_t i = 0; i < s.slots.size(); ++i) {
-    auto& sl = s.slots[i];
-    ready += sl.state == slot_state::idle ? 1 : 0;
-    busy += sl.state == slot_state::busy ? 1 : 0;
-    boost::json::object e;
-    e["slot"] = static_cast<int64_t>(i);
-    e["pid"] = sl.pid;
-    e["state"] = slot_state_name(sl.state);
-    executors.push_back(std::move(e));
+    out.executors[i].pid = s.slots[i].pid;
+    out.executors[i].state = slot_state_name(s.slots[i].state);
   }
-  boost::json::object out;
-  out["size"] = static_cast<int64_t>(s.slots.size());
-  out["ready"] = ready;
-  out["busy"] = busy;
-  out["queued"] = static_cast<int64_t>(s.queue.size());
-  out["kills"] = s.kills;
-  out["respawns"] = s.respawns;
-  out["crashes"] = s.crashes;
-  out["recycles"] = s.recycles;
-  out["served"] = s.served;
-  out["rejected"] = s.rejected;
-  out["deadlineMs"] = s.settings.deadline_ms;
-  out["executors"] = std::move(executors);
-  return domain::json_text(out);
+  out.queued = static_cast<int64_t>(s.queue.size());
+  out.kills = s.kills;
+  out.respawns = s.respawns;
+  out.crashes = s.crashes;
+  out.recycles = s.recycles;
+  out.served = s.served;
+  out.rejected = s.rejected;
+  out.deadline_ms = s.settings.deadline_ms;
 }
 
-/// Mirrors the pool's state to /health and /metrics.
+std::string health_json(sandbox_ptr self) {
+  sandbox_snapshot snap;
+  snapshot(self, snap);
+  return sandbox_health_json(snap);
+}
+
+/// Mirrors the pool's state to /health and /metrics. Runs twice per
+/// statement, so it only copies a few numbers: the JSON is written when
+/// /health asks for it, and the gauges are cached series.
 void publish(sandbox_ptr self) {
   auto& s = self->state;
   if (!s.settings.status && !s.settings.metrics)
     return;
-  if (s.settings.status)
-    s.settings.status->set(health_json(self));
+  if (s.settings.status) {
+    snapshot(self, s.snap);
+    s.settings.status->set(s.snap);
+  }
   if (s.settings.metrics) {
     int64_t ready = 0;
     int64_t busy = 0;
@@ -143,22 +171,92 @@ void fail_queue_if_all_down(sandbox_ptr self) {
 /// its worker (a replacement process may have to start first).
 constexpr auto worker_grace = std::chrono::seconds{15};
 
+/// How often the sweep looks for stuck workers while statements run.
+constexpr auto sweep_interval = std::chrono::seconds{1};
+
+/// Arms the sweep once (it re-arms itself while statements run). One timer
+/// for the pool instead of a request timeout per statement: arming and
+/// cancelling a timeout wakes CAF's clock thread twice per statement.
+void arm_sweep(sandbox_ptr self) {
+  auto& s = self->state;
+  if (s.sweep_pending)
+    return;
+  s.sweep_pending = true;
+  self->delayed_send(self, sweep_interval, atom::internal_v, atom::tick_v);
+}
+
+/// Ends the statement of slot `i` as `sql_executor_failed` and kills its
+/// worker (its process goes with it), which the down handler replaces.
+void give_up(sandbox_ptr self, size_t i) {
+  auto& s = self->state;
+  auto& sl = s.slots[i];
+  data::log_event(data::log_level::error, "sql_worker_stuck",
+                  {{"slot", static_cast<int64_t>(i)}});
+  self->send_exit(sl.worker, caf::exit_reason::kill);
+  if (sl.inflight && *sl.inflight) {
+    (*sl.inflight)
+      ->deliver(to_caf(domain::ec::sql_executor_failed,
+                       "the SQL executor did not answer"));
+    sl.inflight->reset();
+    ++s.served;
+  }
+  sl.inflight = nullptr;
+  sl.state = slot_state::starting;
+}
+
+/// The sweep: gives up on every worker whose statement is past its
+/// deadline plus `worker_grace`.
+void sweep(sandbox_ptr self) {
+  auto& s = self->state;
+  s.sweep_pending = false;
+  if (s.stopping)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  bool busy = false;
+  bool changed = false;
+  for (size_t i = 0; i < s.slots.size(); ++i) {
+    auto& sl = s.slots[i];
+    if (sl.state != slot_state::busy || !sl.inflight)
+      continue;
+    if (now >= sl.give_up_at) {
+      give_up(self, i);
+      changed = true;
+    } else {
+      busy = true;
+    }
+  }
+  if (busy)
+    arm_sweep(self);
+  if (changed) {
+    drain(self);
+    publish(self);
+  }
+}
+
 void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
   auto& s = self->state;
   auto& sl = s.slots[i];
   sl.state = slot_state::busy;
+  sl.give_up_at = std::chrono::steady_clock::now()
+                  + std::chrono::milliseconds{p.req.deadline_ms}
+                  + worker_grace;
   auto worker = sl.worker;
   auto addr = worker.address();
-  auto timeout = std::chrono::milliseconds{p.req.deadline_ms} + worker_grace;
   auto token = std::make_shared<
     std::optional<caf::typed_response_promise<sql_exec_result>>>(p.rp);
   sl.inflight = token;
-  auto finish = [self, i, addr](domain::ec code) {
+  arm_sweep(self);
+  // `answered`: this reply answered the statement (not already given up
+  // on by the sweep or the stop).
+  auto finish = [self, i, addr, token](domain::ec code, bool answered) {
     auto& s = self->state;
-    ++s.served;
+    if (answered)
+      ++s.served;
     if (i >= s.slots.size() || s.slots[i].worker.address() != addr)
       return; // replaced meanwhile
     auto& sl = s.slots[i];
+    if (sl.inflight != token)
+      return; // given up on; the slot has moved on
     sl.inflight = nullptr;
     if (sl.state == slot_state::busy) {
       // After a kill or a death the worker reports the replacement.
@@ -170,33 +268,29 @@ void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
     drain(self);
     publish(self);
   };
-  self->request(worker, timeout, atom::exec_v, std::move(p.req))
+  // No request timeout: the worker enforces the statement's deadline
+  // itself, and the sweep above gives up on a worker that does not answer
+  // within the deadline plus `worker_grace`.
+  self->request(worker, caf::infinite, atom::exec_v, std::move(p.req))
     .then(
       [token, finish](sql_exec_result& res) mutable {
-        if (*token) {
+        bool answered = token->has_value();
+        if (answered) {
           (*token)->deliver(std::move(res));
           token->reset();
         }
-        finish(domain::ec::none);
+        finish(domain::ec::none, answered);
       },
-      [self, token, finish, worker, i](caf::error& err) mutable {
+      [token, finish](caf::error& err) mutable {
         auto d = to_domain(err);
-        if (err == caf::sec::request_timeout) {
-          // The worker is stuck: replace it (its process goes with it).
-          data::log_event(data::log_level::error, "sql_worker_stuck",
-                          {{"slot", static_cast<int64_t>(i)}});
-          self->send_exit(worker, caf::exit_reason::kill);
-          d = domain::make_error(domain::ec::sql_executor_failed,
-                                 "the SQL executor did not answer");
-        } else if (d.code == domain::ec::none
-                   || d.code == domain::ec::internal) {
+        if (d.code == domain::ec::none || d.code == domain::ec::internal)
           d.code = domain::ec::sql_executor_failed;
-        }
-        if (*token) {
+        bool answered = token->has_value();
+        if (answered) {
           (*token)->deliver(to_caf(d.code, d.message));
           token->reset();
         }
-        finish(d.code);
+        finish(d.code, answered);
       });
 }
 
@@ -336,6 +430,7 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       return rp;
     },
     [self](atom::health) { return health_json(self); },
+    [self](atom::internal, atom::tick) { sweep(self); },
     [self](atom::internal, atom::health, int32_t slot, int32_t event,
            int32_t pid) { on_worker_event(self, slot, event, pid); },
   };

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <caf/typed_event_based_actor.hpp>
@@ -24,23 +25,65 @@ namespace candor::actors {
 
 // -- shared status ------------------------------------------------------------
 
-/// The pool's latest health JSON, mirrored for readers outside the actor
-/// (the guardian's /health). Thread-safe.
+/// What the pool looked like at its last change: enough to write the
+/// health JSON, which is only written when someone reads it.
+struct sandbox_snapshot {
+  struct executor {
+    int32_t pid = 0;
+    std::string_view state; ///< "starting", "ready", "busy" or "down"
+  };
+  std::vector<executor> executors;
+  int64_t queued = 0;
+  int64_t kills = 0;
+  int64_t respawns = 0;
+  int64_t crashes = 0;
+  int64_t recycles = 0;
+  int64_t served = 0;
+  int64_t rejected = 0;
+  int64_t deadline_ms = 0;
+};
+
+/// The health JSON of a snapshot: {size, ready, busy, queued, kills,
+/// respawns, crashes, recycles, served, rejected, deadlineMs, executors:
+/// [{slot, pid, state}]}.
+std::string sandbox_health_json(const sandbox_snapshot& snap);
+
+/// The pool's latest state, mirrored for readers outside the actor (the
+/// guardian's /health). Thread-safe. The sandbox stores a snapshot at every
+/// change (twice per statement); the JSON is written only on `get`.
 class sandbox_status {
 public:
-  void set(std::string json) {
+  void set(const sandbox_snapshot& snap) {
     std::lock_guard<std::mutex> guard{mtx_};
-    json_ = std::move(json);
+    // Assigning keeps the vector's storage: no allocation per statement.
+    snap_.executors.assign(snap.executors.begin(), snap.executors.end());
+    snap_.queued = snap.queued;
+    snap_.kills = snap.kills;
+    snap_.respawns = snap.respawns;
+    snap_.crashes = snap.crashes;
+    snap_.recycles = snap.recycles;
+    snap_.served = snap.served;
+    snap_.rejected = snap.rejected;
+    snap_.deadline_ms = snap.deadline_ms;
+    has_ = true;
   }
 
+  /// The health JSON; empty before the first `set`.
   std::string get() const {
-    std::lock_guard<std::mutex> guard{mtx_};
-    return json_;
+    sandbox_snapshot copy;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (!has_)
+        return {};
+      copy = snap_;
+    }
+    return sandbox_health_json(copy);
   }
 
 private:
   mutable std::mutex mtx_;
-  std::string json_;
+  sandbox_snapshot snap_;
+  bool has_ = false;
 };
 
 /// An eventfd that, once signalled, stays readable: wakes every executor
@@ -152,6 +195,10 @@ struct sql_sandbox_state {
     slot_state state = slot_state::starting;
     int32_t pid = 0;
     inflight_ptr inflight;
+    /// While busy: when the sandbox gives up on the worker (the
+    /// statement's deadline plus a grace; the worker itself kills the
+    /// process at the deadline).
+    std::chrono::steady_clock::time_point give_up_at;
   };
 
   struct pending {
@@ -170,6 +217,11 @@ struct sql_sandbox_state {
   int64_t served = 0;
   int64_t rejected = 0;
   bool stopping = false;
+  /// The sweep for stuck workers is armed (one timer for the whole pool
+  /// while statements run, not one per statement).
+  bool sweep_pending = false;
+  /// Reused for every `publish`.
+  sandbox_snapshot snap;
 
   /// Wakes and stops the workers (which kill and reap their processes).
   ~sql_sandbox_state();
