@@ -548,7 +548,8 @@ int executor_main(const executor_options& opts) {
     return setup_failed(fd, "sqlite3_initialize failed");
   sqlite3_hard_heap_limit64(mb(cfg.heap_limit_mb));
   sqlite3_soft_heap_limit64(mb(cfg.heap_limit_mb) / 2);
-  auto db = data::open_read_only(cfg.db_path, true);
+  // The process has one thread: no connection mutex.
+  auto db = data::open_read_only(cfg.db_path, true, true);
   if (!db)
     return setup_failed(fd, db.err().message);
   if (auto err = data::harden_connection(*db, data::sql_limits{}))
