@@ -73,6 +73,16 @@ void notify(worker_ptr self, worker_event event, int32_t pid) {
              static_cast<int32_t>(event), pid);
 }
 
+/// Queues an `(internal, exec)` to itself unless one is queued: the worker
+/// goes on taking statements once its mailbox is handled.
+void serve_soon(worker_ptr self) {
+  auto& s = self->state;
+  if (s.serving)
+    return;
+  s.serving = true;
+  self->send(self, atom::internal_v, atom::exec_v);
+}
+
 /// Starts a process; tells the sandbox either way.
 bool start_process(worker_ptr self) {
   auto& s = self->state;
@@ -90,10 +100,104 @@ bool start_process(worker_ptr self) {
   return true;
 }
 
+/// Starts a process, or schedules a retry; serves the queue once one runs.
 void start_or_retry(worker_ptr self) {
-  if (!start_process(self))
+  if (start_process(self))
+    serve_soon(self);
+  else
     self->delayed_send(self, self->state.settings.respawn_backoff,
                        atom::internal_v, atom::run_v);
+}
+
+/// Sends the outcome of statement `job` to the sandbox.
+template <class T>
+void reply(worker_ptr self, uint64_t job, T&& x) {
+  auto& s = self->state;
+  self->send(s.sandbox, atom::internal_v, atom::exec_v, s.slot, job,
+             std::forward<T>(x));
+}
+
+/// Runs one statement taken from the queue and sends its outcome.
+void run_job(worker_ptr self, statement_queue::job& j) {
+  auto& s = self->state;
+  auto& req = j.req;
+  auto slot = static_cast<size_t>(s.slot);
+  // A process that died while idle is replaced before it is used, so
+  // that this statement does not pay for it.
+  if (s.proc.running() && s.proc.check_gone())
+    notify(self, worker_event::crashed, 0);
+  if (!s.proc.running() && !start_process(self)) {
+    // A retry is scheduled, so that the slot comes back once starting
+    // works again instead of staying lost.
+    s.queue->done(slot, s.generation);
+    reply(self, j.id,
+          to_caf(domain::ec::sql_executor_failed,
+                 "no SQL executor process could be started"));
+    self->delayed_send(self, s.settings.respawn_backoff, atom::internal_v,
+                       atom::run_v);
+    return;
+  }
+  auto pid = s.proc.pid();
+  auto res = s.proc.run(req, std::chrono::milliseconds{req.deadline_ms},
+                        s.wake->fd());
+  s.queue->done(slot, s.generation);
+  if (res) {
+    reply(self, j.id, std::move(*res));
+    // RLIMIT_CPU counts the process's whole life: replace it well
+    // before a legitimate statement could hit the limit.
+    auto budget = static_cast<int64_t>(s.settings.exec.cpu_seconds) * 500000;
+    if (s.proc.cpu_us() > budget) {
+      s.proc.kill();
+      notify(self, worker_event::recycled, 0);
+      start_or_retry(self);
+    }
+    return;
+  }
+  auto code = res.err().code;
+  reply(self, j.id, to_caf(code, res.err().message));
+  if (!s.proc.running()) {
+    data::log_event(data::log_level::warn, "sql_executor_lost",
+                    {{"slot", s.slot},
+                     {"pid", static_cast<int64_t>(pid)},
+                     {"requestId", req.request_id},
+                     {"error", domain::to_string(code)},
+                     {"message", res.err().message}});
+    if (code == domain::ec::shutting_down)
+      return;
+    notify(self,
+           code == domain::ec::sql_timeout ? worker_event::killed
+                                           : worker_event::crashed,
+           0);
+    start_or_retry(self);
+  }
+}
+
+/// Takes statements from the queue and runs them, one after the other,
+/// for as long as there are some and nothing waits in the mailbox (an
+/// exit, a timer): then it hands back to the mailbox and goes on after.
+void serve(worker_ptr self) {
+  auto& s = self->state;
+  s.serving = false;
+  auto slot = static_cast<size_t>(s.slot);
+  for (;;) {
+    // Without a process the retry timer serves again once one starts.
+    if (!s.proc.running() || s.queue->stopped())
+      return;
+    if (!self->mailbox().empty()) {
+      serve_soon(self);
+      return;
+    }
+    auto j = s.queue->take(slot, s.generation, s.settings.idle_check);
+    if (!j) {
+      // Stopped, or given up on by the sandbox (which kills this worker):
+      // take nothing more. Else the queue stayed empty: look at the
+      // mailbox (the idle check's timer) and wait again.
+      if (!s.queue->stopped() && !s.queue->given_up(slot, s.generation))
+        serve_soon(self);
+      return;
+    }
+    run_job(self, *j);
+  }
 }
 
 } // namespace
@@ -101,66 +205,20 @@ void start_or_retry(worker_ptr self) {
 executor_worker_actor::behavior_type executor_worker(
   executor_worker_actor::stateful_pointer<executor_worker_state> self,
   sandbox_settings settings, int32_t slot, sql_sandbox_actor sandbox,
-  std::shared_ptr<wake_signal> wake) {
+  std::shared_ptr<wake_signal> wake, std::shared_ptr<statement_queue> queue,
+  uint64_t generation) {
   auto& s = self->state;
   s.settings = std::move(settings);
   s.slot = slot;
   s.sandbox = std::move(sandbox);
   s.wake = std::move(wake);
+  s.queue = std::move(queue);
+  s.generation = generation;
   start_or_retry(self);
   self->delayed_send(self, s.settings.idle_check, atom::internal_v,
                      atom::tick_v);
   return {
-    [self](atom::exec, sql_exec_request& req) -> caf::result<sql_exec_result> {
-      auto& s = self->state;
-      // A process that died while idle is replaced before it is used, so
-      // that this statement does not pay for it.
-      if (s.proc.running() && s.proc.check_gone())
-        notify(self, worker_event::crashed, 0);
-      if (!s.proc.running()) {
-        // On failure a retry is scheduled, so that the slot comes back
-        // once starting works again instead of staying lost.
-        start_or_retry(self);
-        if (!s.proc.running())
-          return to_caf(domain::ec::sql_executor_failed,
-                        "no SQL executor process could be started");
-      }
-      auto rp = self->make_response_promise<sql_exec_result>();
-      auto pid = s.proc.pid();
-      auto res = s.proc.run(req, std::chrono::milliseconds{req.deadline_ms},
-                            s.wake->fd());
-      if (res) {
-        rp.deliver(std::move(*res));
-        // RLIMIT_CPU counts the process's whole life: replace it well
-        // before a legitimate statement could hit the limit.
-        auto budget
-          = static_cast<int64_t>(s.settings.exec.cpu_seconds) * 500000;
-        if (s.proc.cpu_us() > budget) {
-          s.proc.kill();
-          notify(self, worker_event::recycled, 0);
-          start_or_retry(self);
-        }
-        return rp;
-      }
-      auto code = res.err().code;
-      rp.deliver(to_caf(code, res.err().message));
-      if (!s.proc.running()) {
-        data::log_event(data::log_level::warn, "sql_executor_lost",
-                        {{"slot", s.slot},
-                         {"pid", static_cast<int64_t>(pid)},
-                         {"requestId", req.request_id},
-                         {"error", domain::to_string(code)},
-                         {"message", res.err().message}});
-        if (code == domain::ec::shutting_down)
-          return rp;
-        notify(self,
-               code == domain::ec::sql_timeout ? worker_event::killed
-                                               : worker_event::crashed,
-               0);
-        start_or_retry(self);
-      }
-      return rp;
-    },
+    [self](atom::internal, atom::exec) { serve(self); },
     [self](atom::internal, atom::run) {
       if (!self->state.proc.running())
         start_or_retry(self);

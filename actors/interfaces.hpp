@@ -219,7 +219,15 @@ using sql_sandbox_actor = caf::typed_actor<
   caf::replies_to<atom::health>::with<std::string>,
   // From executor worker `slot`: `event` (actors::worker_event) about its
   // process `pid` (0 when none).
-  caf::reacts_to<atom::internal, atom::health, int32_t, int32_t, int32_t>>;
+  caf::reacts_to<atom::internal, atom::health, int32_t, int32_t, int32_t>,
+  // Timer: give up on workers whose statement is past its deadline plus a
+  // grace (armed while statements run).
+  caf::reacts_to<atom::internal, atom::tick>,
+  // From executor worker `slot`: the result of statement `job`.
+  caf::reacts_to<atom::internal, atom::exec, int32_t, uint64_t,
+                 sql_exec_result>,
+  // From executor worker `slot`: why statement `job` has no result.
+  caf::reacts_to<atom::internal, atom::exec, int32_t, uint64_t, caf::error>>;
 
 /// The INDEX actor: holds the immutable retrieval snapshot and swaps in a
 /// new one on re-index. Readers search the snapshot on their own threads.

@@ -27,11 +27,44 @@ namespace candor::actors {
 // -- the sandbox --------------------------------------------------------------
 
 sql_sandbox_state::~sql_sandbox_state() {
+  if (queue)
+    queue->stop();
   if (wake)
     wake->signal();
   for (auto& sl : slots)
     if (sl.worker)
       caf::anon_send_exit(sl.worker, caf::exit_reason::user_shutdown);
+}
+
+std::string sandbox_health_json(const sandbox_snapshot& snap) {
+  int64_t ready = 0;
+  int64_t busy = 0;
+  boost::json::array executors;
+  executors.reserve(snap.executors.size());
+  for (size_t i = 0; i < snap.executors.size(); ++i) {
+    auto& e = snap.executors[i];
+    ready += e.state == "ready" ? 1 : 0;
+    busy += e.state == "busy" ? 1 : 0;
+    boost::json::object o;
+    o["slot"] = static_cast<int64_t>(i);
+    o["pid"] = e.pid;
+    o["state"] = e.state;
+    executors.push_back(std::move(o));
+  }
+  boost::json::object out;
+  out["size"] = static_cast<int64_t>(snap.executors.size());
+  out["ready"] = ready;
+  out["busy"] = busy;
+  out["queued"] = snap.queued;
+  out["kills"] = snap.kills;
+  out["respawns"] = snap.respawns;
+  out["crashes"] = snap.crashes;
+  out["recycles"] = snap.recycles;
+  out["served"] = snap.served;
+  out["rejected"] = snap.rejected;
+  out["deadlineMs"] = snap.deadline_ms;
+  out["executors"] = std::move(executors);
+  return domain::json_text(out);
 }
 
 namespace {
@@ -49,80 +82,79 @@ std::string_view slot_state_name(slot_state st) {
   return "down";
 }
 
-std::string health_json(sandbox_ptr self) {
+/// The pool as it is now, into `out` (whose storage is reused). Which ready
+/// executors are busy, and how many statements wait, is the queue's to
+/// say (see sandbox_status::overlay).
+void snapshot(sandbox_ptr self, sandbox_snapshot& out) {
   auto& s = self->state;
-  int64_t ready = 0;
-  int64_t busy = 0;
-  boost::json::array executors;
+  out.executors.resize(s.slots.size());
   for (size_t i = 0; i < s.slots.size(); ++i) {
-    auto& sl = s.slots[i];
-    ready += sl.state == slot_state::idle ? 1 : 0;
-    busy += sl.state == slot_state::busy ? 1 : 0;
-    boost::json::object e;
-    e["slot"] = static_cast<int64_t>(i);
-    e["pid"] = sl.pid;
-    e["state"] = slot_state_name(sl.state);
-    executors.push_back(std::move(e));
+    out.executors[i].pid = s.slots[i].pid;
+    out.executors[i].state = slot_state_name(s.slots[i].state);
   }
-  boost::json::object out;
-  out["size"] = static_cast<int64_t>(s.slots.size());
-  out["ready"] = ready;
-  out["busy"] = busy;
-  out["queued"] = static_cast<int64_t>(s.queue.size());
-  out["kills"] = s.kills;
-  out["respawns"] = s.respawns;
-  out["crashes"] = s.crashes;
-  out["recycles"] = s.recycles;
-  out["served"] = s.served;
-  out["rejected"] = s.rejected;
-  out["deadlineMs"] = s.settings.deadline_ms;
-  out["executors"] = std::move(executors);
-  return domain::json_text(out);
+  out.queued = 0;
+  out.kills = s.kills;
+  out.respawns = s.respawns;
+  out.crashes = s.crashes;
+  out.recycles = s.recycles;
+  out.served = s.served;
+  out.rejected = s.rejected;
+  out.deadline_ms = s.settings.deadline_ms;
 }
 
-/// Mirrors the pool's state to /health and /metrics.
+std::string health_json(sandbox_ptr self) {
+  sandbox_snapshot snap;
+  snapshot(self, snap);
+  sandbox_status::overlay(*self->state.queue, snap);
+  return sandbox_health_json(snap);
+}
+
+/// Mirrors the pool's state to /health and /metrics. Runs once per
+/// statement, so it only copies a few numbers: the JSON is written when
+/// /health asks for it, and the gauges are cached series.
 void publish(sandbox_ptr self) {
   auto& s = self->state;
   if (!s.settings.status && !s.settings.metrics)
     return;
+  snapshot(self, s.snap);
   if (s.settings.status)
-    s.settings.status->set(health_json(self));
+    s.settings.status->set(s.snap);
   if (s.settings.metrics) {
+    sandbox_status::overlay(*s.queue, s.snap);
     int64_t ready = 0;
     int64_t busy = 0;
-    for (auto& sl : s.slots) {
-      ready += sl.state == slot_state::idle ? 1 : 0;
-      busy += sl.state == slot_state::busy ? 1 : 0;
+    for (auto& e : s.snap.executors) {
+      ready += e.state == "ready" ? 1 : 0;
+      busy += e.state == "busy" ? 1 : 0;
     }
     s.settings.metrics->sandbox_pool(static_cast<int64_t>(s.slots.size()),
-                                     ready, busy,
-                                     static_cast<int64_t>(s.queue.size()));
+                                     ready, busy, s.snap.queued);
   }
 }
 
 void spawn_worker(sandbox_ptr self, size_t i) {
   auto& s = self->state;
   auto& sl = s.slots[i];
+  auto generation = s.queue->adopt(i);
   sl.worker = self->spawn<caf::detached>(
     executor_worker, s.settings, static_cast<int32_t>(i),
-    caf::actor_cast<sql_sandbox_actor>(self), s.wake);
+    caf::actor_cast<sql_sandbox_actor>(self), s.wake, s.queue, generation);
   sl.state = slot_state::starting;
   sl.pid = 0;
   self->monitor(sl.worker);
 }
 
-void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p);
-
-/// Hands queued statements to idle workers.
-void drain(sandbox_ptr self) {
+/// Answers statement `job` (if it is still waiting for an answer).
+template <class T>
+bool answer(sandbox_ptr self, uint64_t job, T&& x) {
   auto& s = self->state;
-  for (size_t i = 0; i < s.slots.size() && !s.queue.empty(); ++i) {
-    if (s.slots[i].state != slot_state::idle)
-      continue;
-    auto p = std::move(s.queue.front());
-    s.queue.pop_front();
-    dispatch(self, i, std::move(p));
-  }
+  auto it = s.promises.find(job);
+  if (it == s.promises.end())
+    return false;
+  it->second.deliver(std::forward<T>(x));
+  s.promises.erase(it);
+  ++s.served;
+  return true;
 }
 
 /// Fails every queued statement when no worker can take one.
@@ -132,72 +164,53 @@ void fail_queue_if_all_down(sandbox_ptr self) {
                          [](auto& sl) { return sl.state != slot_state::down; });
   if (any)
     return;
-  while (!s.queue.empty()) {
-    s.queue.front().rp.deliver(to_caf(domain::ec::sql_executor_failed,
-                                      "no SQL executor process is available"));
-    s.queue.pop_front();
-  }
+  for (auto& j : s.queue->take_all())
+    answer(self, j.id,
+           to_caf(domain::ec::sql_executor_failed,
+                  "no SQL executor process is available"));
 }
 
 /// Grace on top of a statement's deadline before the sandbox gives up on
 /// its worker (a replacement process may have to start first).
 constexpr auto worker_grace = std::chrono::seconds{15};
 
-void dispatch(sandbox_ptr self, size_t i, sql_sandbox_state::pending p) {
+/// How often the sweep looks for stuck workers while statements run.
+constexpr auto sweep_interval = std::chrono::seconds{1};
+
+/// Arms the sweep once (it re-arms itself while statements run). One timer
+/// for the pool instead of a request timeout per statement: arming and
+/// cancelling a timeout wakes CAF's clock thread twice per statement.
+void arm_sweep(sandbox_ptr self) {
   auto& s = self->state;
-  auto& sl = s.slots[i];
-  sl.state = slot_state::busy;
-  auto worker = sl.worker;
-  auto addr = worker.address();
-  auto timeout = std::chrono::milliseconds{p.req.deadline_ms} + worker_grace;
-  auto token = std::make_shared<
-    std::optional<caf::typed_response_promise<sql_exec_result>>>(p.rp);
-  sl.inflight = token;
-  auto finish = [self, i, addr](domain::ec code) {
-    auto& s = self->state;
-    ++s.served;
-    if (i >= s.slots.size() || s.slots[i].worker.address() != addr)
-      return; // replaced meanwhile
-    auto& sl = s.slots[i];
-    sl.inflight = nullptr;
-    if (sl.state == slot_state::busy) {
-      // After a kill or a death the worker reports the replacement.
-      bool lost = code == domain::ec::sql_timeout
-                  || code == domain::ec::sql_executor_failed
-                  || code == domain::ec::shutting_down;
-      sl.state = lost ? slot_state::starting : slot_state::idle;
-    }
-    drain(self);
+  if (s.sweep_pending)
+    return;
+  s.sweep_pending = true;
+  self->delayed_send(self, sweep_interval, atom::internal_v, atom::tick_v);
+}
+
+/// The sweep: gives up on every worker whose statement is past its
+/// deadline plus `worker_grace`. Its statement fails with
+/// `sql_executor_failed` and the worker is killed (its process goes with
+/// it); the down handler replaces it.
+void sweep(sandbox_ptr self) {
+  auto& s = self->state;
+  s.sweep_pending = false;
+  if (s.stopping)
+    return;
+  auto stuck = s.queue->overdue(std::chrono::steady_clock::now());
+  for (auto [i, job] : stuck) {
+    data::log_event(data::log_level::error, "sql_worker_stuck",
+                    {{"slot", static_cast<int64_t>(i)}});
+    self->send_exit(s.slots[i].worker, caf::exit_reason::kill);
+    s.slots[i].state = slot_state::starting;
+    answer(self, job,
+           to_caf(domain::ec::sql_executor_failed,
+                  "the SQL executor did not answer"));
+  }
+  if (!s.promises.empty())
+    arm_sweep(self);
+  if (!stuck.empty())
     publish(self);
-  };
-  self->request(worker, timeout, atom::exec_v, std::move(p.req))
-    .then(
-      [token, finish](sql_exec_result& res) mutable {
-        if (*token) {
-          (*token)->deliver(std::move(res));
-          token->reset();
-        }
-        finish(domain::ec::none);
-      },
-      [self, token, finish, worker, i](caf::error& err) mutable {
-        auto d = to_domain(err);
-        if (err == caf::sec::request_timeout) {
-          // The worker is stuck: replace it (its process goes with it).
-          data::log_event(data::log_level::error, "sql_worker_stuck",
-                          {{"slot", static_cast<int64_t>(i)}});
-          self->send_exit(worker, caf::exit_reason::kill);
-          d = domain::make_error(domain::ec::sql_executor_failed,
-                                 "the SQL executor did not answer");
-        } else if (d.code == domain::ec::none
-                   || d.code == domain::ec::internal) {
-          d.code = domain::ec::sql_executor_failed;
-        }
-        if (*token) {
-          (*token)->deliver(to_caf(d.code, d.message));
-          token->reset();
-        }
-        finish(d.code);
-      });
 }
 
 void on_worker_event(sandbox_ptr self, int32_t slot, int32_t event,
@@ -216,33 +229,33 @@ void on_worker_event(sandbox_ptr self, int32_t slot, int32_t event,
           metrics->sandbox_event("respawn");
       }
       sl.pid = pid;
-      if (sl.state == slot_state::starting || sl.state == slot_state::down)
-        sl.state = slot_state::idle;
+      sl.state = slot_state::idle;
       break;
     case worker_event::killed:
       ++s.kills;
       sl.pid = 0;
+      sl.state = slot_state::starting;
       if (metrics)
         metrics->sandbox_event("kill");
       break;
     case worker_event::crashed:
       ++s.crashes;
       sl.pid = 0;
+      sl.state = slot_state::starting;
       if (metrics)
         metrics->sandbox_event("crash");
       break;
     case worker_event::recycled:
       ++s.recycles;
       sl.pid = 0;
+      sl.state = slot_state::starting;
       break;
     case worker_event::spawn_failed:
       sl.pid = 0;
-      if (sl.state != slot_state::busy)
-        sl.state = slot_state::down;
+      sl.state = slot_state::down;
       fail_queue_if_all_down(self);
       break;
   }
-  drain(self);
   publish(self);
 }
 
@@ -260,6 +273,9 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
   s.settings = std::move(settings);
   s.wake = std::make_shared<wake_signal>();
   s.slots.resize(static_cast<size_t>(s.settings.pool_size));
+  s.queue = std::make_shared<statement_queue>(s.slots.size(), worker_grace);
+  if (s.settings.status)
+    s.settings.status->watch(s.queue);
   for (size_t i = 0; i < s.slots.size(); ++i)
     spawn_worker(self, i);
   publish(self);
@@ -273,6 +289,11 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       data::log_event(data::log_level::warn, "sql_worker_down",
                       {{"slot", static_cast<int64_t>(i)},
                        {"reason", caf::to_string(dm.reason)}});
+      // The statement it was running (if any) gets no result from it.
+      if (auto job = s.queue->current_job(i); job != 0)
+        answer(self, job,
+               to_caf(domain::ec::sql_executor_failed,
+                      "the SQL executor worker stopped"));
       spawn_worker(self, i);
       publish(self);
     }
@@ -280,20 +301,15 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& s = self->state;
     s.stopping = true;
+    s.queue->stop();
     s.wake->signal();
-    for (auto& p : s.queue)
-      p.rp.deliver(
+    s.queue->take_all();
+    for (auto& [job, rp] : s.promises)
+      rp.deliver(
         to_caf(domain::ec::shutting_down, "the SQL sandbox is stopping"));
-    s.queue.clear();
-    for (auto& sl : s.slots) {
-      if (sl.inflight && *sl.inflight) {
-        (*sl.inflight)
-          ->deliver(
-            to_caf(domain::ec::shutting_down, "the SQL sandbox is stopping"));
-        sl.inflight->reset();
-      }
+    s.promises.clear();
+    for (auto& sl : s.slots)
       self->send_exit(sl.worker, msg.reason);
-    }
     self->quit(msg.reason);
   });
   return {
@@ -317,27 +333,33 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       if (!any_up)
         return to_caf(domain::ec::sql_executor_failed,
                       "no SQL executor process is available");
-      size_t idle = s.slots.size();
-      if (s.queue.empty())
-        for (size_t i = 0; i < s.slots.size() && idle == s.slots.size(); ++i)
-          if (s.slots[i].state == slot_state::idle)
-            idle = i;
-      if (idle == s.slots.size() && s.queue.size() >= s.settings.queue_limit) {
+      // Statements wait in the queue only while every worker is busy: a
+      // free worker takes one at once.
+      if (s.queue->size() >= s.settings.queue_limit) {
         ++s.rejected;
         return to_caf(domain::ec::overloaded, "the SQL sandbox queue is full");
       }
       auto rp = self->make_response_promise<sql_exec_result>();
-      sql_sandbox_state::pending p{std::move(req), rp};
-      if (idle < s.slots.size())
-        dispatch(self, idle, std::move(p));
-      else
-        s.queue.push_back(std::move(p));
-      publish(self);
+      auto id = s.next_job++;
+      s.promises.emplace(id, rp);
+      s.queue->push({id, std::move(req)});
+      arm_sweep(self);
       return rp;
     },
     [self](atom::health) { return health_json(self); },
     [self](atom::internal, atom::health, int32_t slot, int32_t event,
            int32_t pid) { on_worker_event(self, slot, event, pid); },
+    [self](atom::internal, atom::tick) { sweep(self); },
+    [self](atom::internal, atom::exec, int32_t, uint64_t job,
+           sql_exec_result& res) {
+      answer(self, job, std::move(res));
+      publish(self);
+    },
+    [self](atom::internal, atom::exec, int32_t, uint64_t job,
+           caf::error& err) {
+      answer(self, job, std::move(err));
+      publish(self);
+    },
   };
 }
 

@@ -14,6 +14,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/program_options.hpp>
 
+#include <sqlite3.h>
+
 #include "data/clock.hpp"
 #include "actors/app.hpp"
 #include "app/cli.hpp"
@@ -62,6 +64,14 @@ Exit codes: 0 success, 1 runtime failure, 2 usage or configuration error.
 )";
 
 int cmd_serve(int argc, char** argv) {
+  // SQLite's memory statistics take a global mutex around every
+  // allocation and free (about 320 per data request). The server needs
+  // none of them: the SQL guard's compile budget counts through its own
+  // allocator wrapper (data/sqlite.hpp), and the heap limit that needs
+  // the statistics is set in the executor processes, which keep them on.
+  // Only possible before SQLite initialises (nothing is open yet); when it
+  // fails the statistics simply stay on.
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
   auto desc = common_options();
   desc.add_options()("port,p", po::value<std::string>(),
                      "listen port (default 8080; 0 picks a free port)")(

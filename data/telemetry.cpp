@@ -137,6 +137,11 @@ struct telemetry::impl {
   pm::Counter& fallbacks_counter = model_fallbacks.Add({});
   pm::Counter& local_fallbacks_counter = model_local_fallbacks.Add({});
   pm::Counter& tokens_counter = model_tokens.Add({});
+  // The pool gauges, set twice per statement: looked up once.
+  pm::Gauge& pool_size = sandbox_pool.Add({{"state", "size"}});
+  pm::Gauge& pool_ready = sandbox_pool.Add({{"state", "ready"}});
+  pm::Gauge& pool_busy = sandbox_pool.Add({{"state", "busy"}});
+  pm::Gauge& pool_queued = sandbox_pool.Add({{"state", "queued"}});
   series_cache<pm::Counter> request_series;
   series_cache<pm::Histogram> latency_series;
   series_cache<pm::Counter> model_call_series;
@@ -220,11 +225,10 @@ void telemetry::sandbox_event(const std::string& event) {
 
 void telemetry::sandbox_pool(int64_t size, int64_t ready, int64_t busy,
                              int64_t queued) {
-  impl_->sandbox_pool.Add({{"state", "size"}}).Set(static_cast<double>(size));
-  impl_->sandbox_pool.Add({{"state", "ready"}}).Set(static_cast<double>(ready));
-  impl_->sandbox_pool.Add({{"state", "busy"}}).Set(static_cast<double>(busy));
-  impl_->sandbox_pool.Add({{"state", "queued"}})
-    .Set(static_cast<double>(queued));
+  impl_->pool_size.Set(static_cast<double>(size));
+  impl_->pool_ready.Set(static_cast<double>(ready));
+  impl_->pool_busy.Set(static_cast<double>(busy));
+  impl_->pool_queued.Set(static_cast<double>(queued));
 }
 
 std::string telemetry::render() const {

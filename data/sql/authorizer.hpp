@@ -55,8 +55,12 @@ struct sql_limits {
 /// be opened: as the URI `file:<path>?mode=ro` (plus `&immutable=1` when
 /// asked), with SQLITE_OPEN_READONLY | URI | NOFOLLOW | EXRESCODE |
 /// PRIVATECACHE. Fails on a missing file or a symbolic link.
+/// `single_thread` adds SQLITE_OPEN_NOMUTEX: no connection mutex around
+/// every API call, for a connection only one thread uses at a time (the
+/// SQL guard, the executor process).
 domain::outcome<database> open_read_only(const std::string& path,
-                                         bool immutable = false);
+                                         bool immutable = false,
+                                         bool single_thread = false);
 
 /// Applies the connection-level defences: DEFENSIVE on, TRUSTED_SCHEMA
 /// off, extension loading off (both ways), FTS3 tokenizer off,

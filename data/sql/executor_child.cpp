@@ -55,37 +55,47 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-/// Blocking read of exactly `n` bytes (the child). False on EOF or error.
-bool read_exact(int fd, char* p, size_t n) {
-  while (n > 0) {
-    auto r = ::read(fd, p, n);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r <= 0)
-      return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
 bool send_json(int fd, const json::object& obj) {
   return write_all(fd, make_frame(json::serialize(obj)));
 }
 
-/// Reads one frame (the child). Nothing on EOF, error or an oversized frame.
-std::optional<std::string> recv_frame(int fd, uint32_t max) {
-  unsigned char hdr[4];
-  if (!read_exact(fd, reinterpret_cast<char*>(hdr), 4))
-    return std::nullopt;
-  auto n = frame_length(hdr);
-  if (n > max)
-    return std::nullopt;
-  std::string payload(n, '\0');
-  if (!read_exact(fd, payload.data(), n))
-    return std::nullopt;
-  return payload;
-}
+/// Reads the child's request frames: as much as has arrived per read (one
+/// read usually brings a whole frame), the rest kept for the next frame.
+class frame_reader {
+public:
+  /// The next frame's payload. Nothing on EOF, error or an oversized frame.
+  std::optional<std::string> next(int fd, uint32_t max) {
+    for (;;) {
+      auto avail = buf_.size() - pos_;
+      if (avail >= 4) {
+        auto n = frame_length(
+          reinterpret_cast<const unsigned char*>(buf_.data() + pos_));
+        if (n > max)
+          return std::nullopt;
+        if (avail - 4 >= n) {
+          std::string payload = buf_.substr(pos_ + 4, n);
+          pos_ += 4 + n;
+          if (pos_ == buf_.size()) {
+            buf_.clear();
+            pos_ = 0;
+          }
+          return payload;
+        }
+      }
+      char tmp[65536];
+      auto r = ::read(fd, tmp, sizeof tmp);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r <= 0)
+        return std::nullopt;
+      buf_.append(tmp, static_cast<size_t>(r));
+    }
+  }
+
+private:
+  std::string buf_;
+  size_t pos_ = 0;
+};
 
 json::object error_json(std::string_view kind, std::string_view message) {
   json::object obj;
@@ -548,7 +558,8 @@ int executor_main(const executor_options& opts) {
     return setup_failed(fd, "sqlite3_initialize failed");
   sqlite3_hard_heap_limit64(mb(cfg.heap_limit_mb));
   sqlite3_soft_heap_limit64(mb(cfg.heap_limit_mb) / 2);
-  auto db = data::open_read_only(cfg.db_path, true);
+  // The process has one thread: no connection mutex.
+  auto db = data::open_read_only(cfg.db_path, true, true);
   if (!db)
     return setup_failed(fd, db.err().message);
   if (auto err = data::harden_connection(*db, data::sql_limits{}))
@@ -608,8 +619,9 @@ int executor_main(const executor_options& opts) {
   // and probe files, which the filter does not allow.
   if (!send_json(fd, ready))
     ::_exit(1);
+  frame_reader reader;
   for (;;) {
-    auto frame = recv_frame(fd, executor_max_request);
+    auto frame = reader.next(fd, executor_max_request);
     if (!frame)
       ::_exit(0); // the parent closed the socket (or sent garbage)
     // An allocation outside SQLite that fails at the memory limit (the

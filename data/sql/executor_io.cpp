@@ -70,15 +70,39 @@ read_status read_until(int fd, char* p, size_t n,
 
 read_status read_frame(int fd, std::string& out, uint32_t max,
                        clock_type::time_point deadline, int wake_fd) {
-  unsigned char hdr[4];
-  auto st = read_until(fd, reinterpret_cast<char*>(hdr), 4, deadline, wake_fd);
-  if (st != read_status::ok)
-    return st;
-  auto n = frame_length(hdr);
+  // The child writes a frame with one write, so one read usually brings
+  // the header and the whole payload: read as much as has arrived (up to
+  // a buffer) instead of the header and then the payload, each after its
+  // own poll. Then read exactly what is missing.
+  char buf[16384];
+  size_t have = 0;
+  while (have < 4) {
+    switch (wait_readable(fd, deadline, wake_fd)) {
+      case wait_result::timeout: return read_status::timeout;
+      case wait_result::wake: return read_status::wake;
+      case wait_result::error: return read_status::closed;
+      case wait_result::ready: break;
+    }
+    auto r = ::read(fd, buf + have, sizeof buf - have);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (r <= 0)
+      return read_status::closed;
+    have += static_cast<size_t>(r);
+  }
+  auto n = frame_length(reinterpret_cast<const unsigned char*>(buf));
   if (n > max)
     return read_status::too_large;
-  out.assign(n, '\0');
-  return read_until(fd, out.data(), n, deadline, wake_fd);
+  // The child answers one frame per request: anything after it is a
+  // protocol violation.
+  if (have - 4 > n)
+    return read_status::closed;
+  out.assign(buf + 4, have - 4);
+  if (out.size() == n)
+    return read_status::ok;
+  auto got = out.size();
+  out.resize(n);
+  return read_until(fd, out.data() + got, n - got, deadline, wake_fd);
 }
 
 /// Writes a frame to the child, bounded by the deadline.

@@ -4,6 +4,8 @@
 
 #include "data/sql/guard.hpp"
 
+#include <cstdint>
+#include <unordered_map>
 #include <utility>
 
 #include "data/sql/guard_detail.hpp"
@@ -39,26 +41,52 @@ int prepare(sqlite3* db, const char* sql, size_t n, stmt_ptr& out,
   return rc;
 }
 
-/// Opcodes a read-only SELECT never needs.
-bool denied_opcode(std::string_view op) {
-  static const std::set<std::string_view> denied = {
-    "OpenWrite",  "VOpen",       "VCreate",     "VDestroy",     "VUpdate",
-    "VBegin",     "VRename",     "VFilter",     "VColumn",      "VNext",
-    "Vacuum",     "ParseSchema", "JournalMode", "Expire",       "Destroy",
-    "Clear",      "CreateBtree", "SqlExec",     "LoadAnalysis", "DropTable",
-    "DropIndex",  "DropTrigger", "IntegrityCk", "SetCookie",    "Pagecount",
-    "MaxPgcnt",   "Savepoint",   "AutoCommit",  "Program",      "Checkpoint",
-    "ResetCount", "FkCheck",     "FkCounter",
-  };
-  return denied.count(op) > 0;
-}
+/// What the bytecode audit does with an opcode.
+enum class op_kind : uint8_t {
+  other,      ///< nothing to check
+  open_read,  ///< OpenRead, ReopenIdx: a cursor on a database b-tree
+  column,     ///< Column: a read through a cursor
+  function,   ///< a scalar or aggregate function call
+  transaction, ///< Transaction (P2 != 0 starts a write transaction)
+  result_row, ///< ResultRow: the statement returns rows
+  write,      ///< changes a b-tree: only ever on an ephemeral cursor
+  denied,     ///< never in a read-only SELECT
+};
 
-/// Opcodes that change a b-tree: fine on the ephemeral tables a SELECT
-/// builds (materialized subqueries, window partitions, DISTINCT), never on
-/// a cursor of the database.
-bool write_opcode(std::string_view op) {
-  return op == "Insert" || op == "Delete" || op == "IdxInsert"
-         || op == "IdxDelete" || op == "NewRowid" || op == "RowCell";
+/// The kind of the opcode `op` names. Opcodes a read-only SELECT never
+/// needs are `denied`; those that change a b-tree are `write` (fine on the
+/// ephemeral tables a SELECT builds: materialized subqueries, window
+/// partitions, DISTINCT; never on a cursor of the database).
+op_kind classify_opcode(std::string_view op) {
+  static const std::unordered_map<std::string_view, op_kind> kinds = [] {
+    std::unordered_map<std::string_view, op_kind> m;
+    for (std::string_view name :
+         {"OpenWrite",  "VOpen",       "VCreate",     "VDestroy",
+          "VUpdate",    "VBegin",      "VRename",     "VFilter",
+          "VColumn",    "VNext",       "Vacuum",      "ParseSchema",
+          "JournalMode", "Expire",     "Destroy",     "Clear",
+          "CreateBtree", "SqlExec",    "LoadAnalysis", "DropTable",
+          "DropIndex",  "DropTrigger", "IntegrityCk", "SetCookie",
+          "Pagecount",  "MaxPgcnt",    "Savepoint",   "AutoCommit",
+          "Program",    "Checkpoint",  "ResetCount",  "FkCheck",
+          "FkCounter"})
+      m.emplace(name, op_kind::denied);
+    for (std::string_view name :
+         {"Insert", "Delete", "IdxInsert", "IdxDelete", "NewRowid", "RowCell"})
+      m.emplace(name, op_kind::write);
+    for (std::string_view name : {"Function", "PureFunc", "AggStep",
+                                  "AggStep1", "AggFinal", "AggValue",
+                                  "AggInverse"})
+      m.emplace(name, op_kind::function);
+    m.emplace("OpenRead", op_kind::open_read);
+    m.emplace("ReopenIdx", op_kind::open_read);
+    m.emplace("Column", op_kind::column);
+    m.emplace("Transaction", op_kind::transaction);
+    m.emplace("ResultRow", op_kind::result_row);
+    return m;
+  }();
+  auto it = kinds.find(op);
+  return it == kinds.end() ? op_kind::other : it->second;
 }
 
 /// Column names of a table in record order, which is what Column's P2
@@ -80,12 +108,6 @@ constexpr const char* table_columns_sql = R"sql(
 /// holding the root page, so the b-tree cannot be known before it runs.
 constexpr int64_t p2_is_register = 0x10;
 
-bool function_opcode(std::string_view op) {
-  return op == "Function" || op == "PureFunc" || op == "AggStep"
-         || op == "AggStep1" || op == "AggFinal" || op == "AggValue"
-         || op == "AggInverse";
-}
-
 } // namespace
 
 // -- the guard ----------------------------------------------------------------
@@ -101,12 +123,28 @@ struct btree_info {
   std::vector<std::string> columns;
 };
 
+/// One instruction of a compiled program, as the bytecode audit keeps it:
+/// only those it checks (opcodes of kind `other` are skipped), with the
+/// opcode's kind and name, P1-P3, P5, and P4 for function calls (the
+/// function's name).
+struct instruction {
+  op_kind kind = op_kind::other;
+  std::string op;
+  int64_t p1 = 0;
+  int64_t p2 = 0;
+  int64_t p3 = 0;
+  std::string p4; ///< function calls only
+  int64_t p5 = 0;
+};
+
 } // namespace
 
 struct sql_guard::impl {
   database db;
   sql_authorizer auth;
   std::map<int64_t, btree_info> roots;
+  /// The audited program, reused from statement to statement.
+  std::vector<instruction> program_;
 
   impl(database d, sql_authorizer a) : db(std::move(d)), auth(std::move(a)) {
     // nop
@@ -239,34 +277,57 @@ std::string sql_guard::impl::plan(sqlite3_stmt* eqp) {
 bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
   using sql::verdict_kind;
   auto* h = db.handle();
-  std::string explain = "EXPLAIN " + std::string{text};
+  std::string explain;
+  explain.reserve(text.size() + 8);
+  explain.append("EXPLAIN ").append(text);
   stmt_ptr st;
   auto rc = prepare(h, explain.data(), explain.size(), st, nullptr);
   if (rc != SQLITE_OK || !st) {
     out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
     return false;
   }
-  struct instruction {
-    std::string op;
-    int64_t p1 = 0;
-    int64_t p2 = 0;
-    int64_t p3 = 0;
-    std::string p4;
-    int64_t p5 = 0;
-  };
-  std::vector<instruction> program;
+  auto& program = program_;
+  program.clear();
+  bool returns_rows = false;
   while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    auto text_at = [&](int col) {
-      return str(
-        reinterpret_cast<const char*>(sqlite3_column_text(st.get(), col)));
-    };
-    program.push_back({text_at(1), sqlite3_column_int64(st.get(), 2),
-                       sqlite3_column_int64(st.get(), 3),
-                       sqlite3_column_int64(st.get(), 4), text_at(5),
-                       sqlite3_column_int64(st.get(), 6)});
+    auto* raw = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 1));
+    std::string_view op = raw != nullptr ? raw : "";
+    auto kind = classify_opcode(op);
+    if (kind == op_kind::result_row) {
+      // P2: how many columns the row has.
+      returns_rows = returns_rows || sqlite3_column_int64(st.get(), 3) > 0;
+      continue;
+    }
+    if (kind == op_kind::other)
+      continue; // nothing below looks at it
+    auto& in = program.emplace_back();
+    in.kind = kind;
+    in.op.assign(op);
+    in.p1 = sqlite3_column_int64(st.get(), 2);
+    in.p2 = sqlite3_column_int64(st.get(), 3);
+    in.p3 = sqlite3_column_int64(st.get(), 4);
+    if (kind == op_kind::function)
+      in.p4 = str(
+        reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 5)));
+    in.p5 = sqlite3_column_int64(st.get(), 6);
   }
   if (rc != SQLITE_DONE) {
     out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
+    return false;
+  }
+  // The statement's shape, from this same compile: read-only (SQLite
+  // documents that sqlite3_stmt_readonly of an EXPLAIN statement is that of
+  // the statement without the prefix), and a query whose program returns
+  // rows. Checked before the audit, so that a write is `not_read_only`.
+  if (!sqlite3_stmt_readonly(st.get())) {
+    out = make_result(verdict_kind::block, "not_read_only",
+                      "the statement would write", "statement");
+    return false;
+  }
+  if (!returns_rows) {
+    out = make_result(verdict_kind::block, "not_a_query",
+                      "the statement is not a query that returns rows",
+                      "statement");
     return false;
   }
   auto deny = [&](sql_denial d, verdict_kind v = verdict_kind::block) {
@@ -278,7 +339,7 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
   // (jumps make address order differ from execution order).
   std::map<int64_t, const btree_info*> cursors;
   for (const auto& in : program) {
-    if (in.op != "OpenRead" && in.op != "ReopenIdx")
+    if (in.kind != op_kind::open_read)
       continue;
     sql_denial d;
     d.action = in.op;
@@ -302,14 +363,15 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
   }
   // Pass 2: what the program does with them.
   for (const auto& in : program) {
-    sql_denial d;
-    d.action = in.op;
-    if (denied_opcode(in.op) || (in.op == "Transaction" && in.p2 != 0)
-        || (write_opcode(in.op) && cursors.count(in.p1) > 0)) {
+    if (in.kind == op_kind::denied
+        || (in.kind == op_kind::transaction && in.p2 != 0)
+        || (in.kind == op_kind::write && cursors.count(in.p1) > 0)) {
+      sql_denial d;
+      d.action = in.op;
       d.rule = "denied_opcode";
       return deny(std::move(d));
     }
-    if (in.op == "Column") {
+    if (in.kind == op_kind::column) {
       auto it = cursors.find(in.p1);
       if (it == cursors.end())
         continue; // an ephemeral, sorter or pseudo cursor
@@ -317,21 +379,26 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
       bool in_range
         = in.p2 >= 0 && static_cast<size_t>(in.p2) < info.columns.size();
       // "" is the rowid an index stores; "<expr>" an indexed expression.
-      std::string name = in_range ? info.columns[static_cast<size_t>(in.p2)]
-                                  : "#" + std::to_string(in.p2);
-      if (info.is_index && name.empty())
-        continue;
-      if (!in_range || !auth.column_allowed(info.table, name)) {
-        d.rule = "denied_column";
-        d.table = info.table;
-        d.column = name;
-        return deny(std::move(d));
+      if (in_range) {
+        const auto& name = info.columns[static_cast<size_t>(in.p2)];
+        if (info.is_index && name.empty())
+          continue;
+        if (auth.column_allowed(info.table, name))
+          continue;
       }
-      continue;
+      sql_denial d;
+      d.action = in.op;
+      d.rule = "denied_column";
+      d.table = info.table;
+      d.column = in_range ? info.columns[static_cast<size_t>(in.p2)]
+                          : "#" + std::to_string(in.p2);
+      return deny(std::move(d));
     }
-    if (function_opcode(in.op)) {
+    if (in.kind == op_kind::function) {
       auto name = lower(in.p4.substr(0, in.p4.find('(')));
       if (!name.empty() && !auth.function_allowed(name)) {
+        sql_denial d;
+        d.action = in.op;
         d.function = name;
         bool risky
           = sql::is_risky_function(name) || sql::is_table_valued_function(name);
@@ -386,19 +453,10 @@ guard_result sql_guard::impl::compile(std::string_view text) {
       return make_result(verdict_kind::block, "multiple_statements",
                          "only one statement is allowed", "statement");
   }
-  stmt_ptr plain;
-  rc = prepare(h, text.data(), text.size(), plain, nullptr);
-  if (rc != SQLITE_OK || !plain)
-    return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "prepare");
-  if (!sqlite3_stmt_readonly(plain.get()))
-    return make_result(verdict_kind::block, "not_read_only",
-                       "the statement would write", "statement");
-  if (sqlite3_stmt_isexplain(plain.get()) != 0
-      || sqlite3_column_count(plain.get()) == 0)
-    return make_result(verdict_kind::block, "not_a_query",
-                       "the statement is not a query that returns rows",
-                       "statement");
-  plain.reset();
+  // Read-only and a query that returns rows: judged on the compile of
+  // step 3, before its audit (see `audit`). A statement that is itself an
+  // EXPLAIN never gets here: behind the EXPLAIN QUERY PLAN of step 1 it
+  // is a syntax error.
   // 3. The bytecode audit (G1 and every other read the authorizer missed).
   guard_result out;
   if (!audit(text, out))
@@ -416,7 +474,8 @@ domain::outcome<sql_guard> sql_guard::open(const std::string& path,
     return storage_error("the SQL guard needs install_allocation_budget() "
                          "before any database is opened: its compile "
                          "budget bounds what one statement may cost");
-  auto db = open_read_only(path, immutable);
+  // One thread at a time uses a guard: no connection mutex.
+  auto db = open_read_only(path, immutable, true);
   if (!db)
     return db.err();
   if (auto err = harden_connection(*db, limits))

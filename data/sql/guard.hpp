@@ -34,7 +34,7 @@ namespace candor::data {
 // -- the guard ----------------------------------------------------------------
 
 /// Most bytes SQLite may allocate while `sql_guard::check` compiles one
-/// statement (its three compiles and the bytecode listing together;
+/// statement (its compiles and the bytecode listing together;
 /// `allocation_budget`). None of SQLite's limits bounds how often it
 /// copies a CTE body, and the compile runs in the server: nine levels of
 /// CTEs that each read the previous one four times took 10.8 s and
@@ -87,8 +87,10 @@ public:
   ~sql_guard();
 
   /// Judges one statement: EXPLAIN QUERY PLAN under the authorizer, the
-  /// plain statement's shape (one statement, read-only, returns columns),
-  /// then the bytecode audit. Nothing is executed. All of it runs under an
+  /// statement's shape (one statement, from that compile's tail; read-only
+  /// and returning rows, from the EXPLAIN compile the audit lists), then
+  /// the bytecode audit. Two compiles (three with a tail to look at);
+  /// nothing is executed. All of it runs under an
   /// `allocation_budget` of `guard_compile_budget` bytes; past it the
   /// statement is blocked with rule `compile_budget`.
   guard_result check(std::string_view sql);
