@@ -200,12 +200,12 @@ int run_data_command(const data_command& cmd, std::ostream& out,
     return 0;
   }
   auto dir = std::string{domain::source_dir()} + "/eval/";
-  auto set = read_object(cmd.questions_path.empty()
-                           ? dir + "data_questions.v1.json"
-                           : cmd.questions_path);
-  auto bounds = read_object(cmd.thresholds_path.empty()
-                              ? dir + "local_thresholds.json"
-                              : cmd.thresholds_path);
+  auto set
+    = read_object(cmd.questions_path.empty() ? dir + "data_questions.v1.json"
+                                             : cmd.questions_path);
+  auto bounds
+    = read_object(cmd.thresholds_path.empty() ? dir + "local_thresholds.json"
+                                              : cmd.thresholds_path);
   if (!set || !bounds) {
     err << "candor: data: " << (!set ? set.err() : bounds.err()).message
         << "\n";
@@ -257,10 +257,11 @@ int run_data_command(const data_command& cmd, std::ostream& out,
       if (!r.planned()) {
         ++refused;
         if (cmd.list_hits)
-          out << "  ok   " << line << "refused ("
-              << data::to_string(r.refusal) << ")\n";
+          out << "  ok   " << line << "refused (" << data::to_string(r.refusal)
+              << ")\n";
       } else {
-        misses.push_back("refusal expected (" + std::string(q.at("kind").as_string())
+        misses.push_back("refusal expected ("
+                         + std::string(q.at("kind").as_string())
                          + "), planned: " + r.p.sql);
         misses.back().insert(0, line);
       }
@@ -268,7 +269,8 @@ int run_data_command(const data_command& cmd, std::ostream& out,
     }
     ++answerable;
     if (!r.planned()) {
-      misses.push_back(line + "refused (" + std::string(data::to_string(r.refusal))
+      misses.push_back(line + "refused ("
+                       + std::string(data::to_string(r.refusal))
                        + "): " + r.message.substr(0, 240));
       continue;
     }
@@ -282,7 +284,8 @@ int run_data_command(const data_command& cmd, std::ostream& out,
     auto verdict = guard->check(policy.sql);
     if (!verdict.allowed()) {
       misses.push_back(line + "the validation connection did not allow it ("
-                       + verdict.rule + ": " + verdict.message + "): " + r.p.sql);
+                       + verdict.rule + ": " + verdict.message
+                       + "): " + r.p.sql);
       continue;
     }
     auto got = run(*db, policy.sql);
@@ -340,7 +343,8 @@ int run_data_command(const data_command& cmd, std::ostream& out,
   if (!plan_us.empty()) {
     std::sort(plan_us.begin(), plan_us.end());
     auto at = [&](double q) {
-      return plan_us[static_cast<size_t>(q * static_cast<double>(plan_us.size() - 1))];
+      return plan_us[static_cast<size_t>(
+        q * static_cast<double>(plan_us.size() - 1))];
     };
     out << "planning: " << plan_us.size() << " plans, P50 " << fmt(at(0.5))
         << " us, P99 " << fmt(at(0.99)) << " us\n";

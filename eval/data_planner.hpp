@@ -11,8 +11,8 @@
 namespace candor::eval {
 
 struct data_command {
-  std::string split = "test"; ///< test, calibration or all
-  std::string questions_path; ///< empty: eval/data_questions.v1.json
+  std::string split = "test";  ///< test, calibration or all
+  std::string questions_path;  ///< empty: eval/data_questions.v1.json
   std::string thresholds_path; ///< empty: eval/local_thresholds.json
   std::string catalog_path;    ///< empty: the built-in catalog
   std::string sales_db;        ///< <data-dir>/sales.db, seeded

@@ -105,7 +105,9 @@ std::string period_text(const query_plan& p) {
     return "";
   std::string out;
   for (size_t i = 0; i < p.periods.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == p.periods.size() ? " and " : ", ")
+    out += (i == 0                      ? ""
+            : i + 1 == p.periods.size() ? " and "
+                                        : ", ")
            + p.periods[i].label;
   return " in " + out;
 }
@@ -155,10 +157,10 @@ std::string planner::word(const query_plan& p,
              + (keys[k] < row.size() ? cell_text(row[keys[k]]) : "");
     return out;
   };
-  std::string what = capitalised(
-    (values.size() == 1 ? label_of(p, columns[values[0]])
-                        : std::string{"The figures"})
-    + filter_text(p) + period_text(p));
+  std::string what
+    = capitalised((values.size() == 1 ? label_of(p, columns[values[0]])
+                                      : std::string{"The figures"})
+                  + filter_text(p) + period_text(p));
   std::string out;
   if (keys.empty()) {
     if (p.average_over != time_grain::none)
@@ -166,11 +168,12 @@ std::string planner::word(const query_plan& p,
              + what.substr(0, 1).insert(0, "") + what.substr(1);
     out = what + ": " + describe_values(rows.front()) + ".";
   } else if (p.top_n == 1 && rows.size() >= 1) {
-    out = "Top " + (p.group_by.empty() ? std::string{to_string(p.time_group)}
-                                       : p.group_by.front()->name)
-          + " by " + p.metrics.front()->label + filter_text(p)
-          + period_text(p) + ": " + key_text(rows.front()) + " ("
-          + describe_values(rows.front()) + ").";
+    out = "Top "
+          + (p.group_by.empty() ? std::string{to_string(p.time_group)}
+                                : p.group_by.front()->name)
+          + " by " + p.metrics.front()->label + filter_text(p) + period_text(p)
+          + ": " + key_text(rows.front()) + " (" + describe_values(rows.front())
+          + ").";
     if (p.ascending)
       out.replace(0, 3, "Bottom");
   } else {
@@ -201,7 +204,8 @@ std::string planner::word(const query_plan& p,
       if (cell_number(rows[0][values[0]], a)
           && cell_number(rows[1][values[0]], b) && a != 0) {
         char buf[64];
-        std::snprintf(buf, sizeof buf, "%+.1f %%", (b - a) / std::fabs(a) * 100);
+        std::snprintf(buf, sizeof buf, "%+.1f %%",
+                      (b - a) / std::fabs(a) * 100);
         out += " Change from " + key_text(rows[0]) + " to " + key_text(rows[1])
                + ": " + buf + ".";
       }

@@ -70,8 +70,7 @@ std::vector<std::string> tokenize(std::string_view text) {
   return out;
 }
 
-std::string join_words(const std::vector<std::string>& w, size_t b,
-                       size_t e) {
+std::string join_words(const std::vector<std::string>& w, size_t b, size_t e) {
   std::string out;
   for (size_t i = b; i < e; ++i) {
     if (i > b)
@@ -88,49 +87,336 @@ bool all_digits(std::string_view s) {
 }
 
 /// Words that carry no content of their own here.
-constexpr std::string_view function_words[] = {
-  "a", "an", "the", "of", "in", "on", "at", "for", "to", "from", "with",
-  "and", "or", "is", "are", "was", "were", "be", "been", "being", "do",
-  "does", "did", "done", "have", "has", "had", "we", "our", "us", "i", "me",
-  "my", "you", "your", "they", "their", "it", "its", "this", "that",
-  "these", "those", "what", "whats", "how", "show", "give", "list", "tell",
-  "get", "got", "see", "find", "know", "want", "need", "please", "can",
-  "could", "would", "will", "should", "there", "here", "all", "total",
-  "totals", "overall", "whole", "combined", "altogether", "figure",
-  "figures", "number", "amount", "value", "data", "stats", "statistics",
-  "period", "so", "far", "up", "out", "about", "over", "during", "within",
-  "among", "as", "also", "just", "only", "both", "any", "some", "make",
-  "made", "earn", "earned", "bring", "brought", "generate", "generated",
-  "come", "came", "go", "went", "into", "report", "summary", "look", "like",
-  "looked", "much", "many", "s", "ve", "re", "d", "ll", "t", "kestrel",
-  "via", "through", "e", "g", "eg", "ie", "respectively", "each", "every",
-  "across", "break", "broken", "down", "breakdown", "split", "grouped",
-  "group", "by", "per", "which", "when", "where", "sum", "count", "did",
-  "happen", "happened", "thanks", "thank", "quick", "quickly", "roughly",
-  "exactly", "approximately", "approx", "around", "about", "put", "pull",
-  "need", "calculate", "compute", "shows", "showing", "including",
-  "included", "separately", "side", "result", "results", "table", "chart",
-  "graph", "plot", "numbers", "pls", "plz", "hey", "hi", "one", "whole",
-  "together", "some", "sold", "sell", "sells", "selling", "sale", "bought",
-  "buy", "ordered", "spent", "spend", "paid", "pay", "money", "euros",
-  "euro", "eur", "total", "did", "we", "receive", "received", "take",
-  "took", "taken", "compare", "compared", "comparison", "versus", "vs",
-  "against", "difference", "between", "change", "changed", "grow", "grew",
-  "growth", "trend", "develop", "developed", "evolve", "evolved", "since",
-  "until", "till", "through", "after", "before", "best", "worst", "most",
-  "least", "top", "bottom", "highest", "lowest", "biggest", "smallest",
-  "largest", "fewest", "more", "less", "popular", "share", "percentage",
-  "percent", "proportion", "fraction", "portion", "average", "avg", "mean",
-  "last", "past", "previous", "prior", "this", "current", "year", "years",
-  "month", "months", "quarter", "quarters", "week", "weeks", "day", "days",
-  "issue", "issued", "placed", "opened", "open", "delivered", "shipped",
-  "created", "registered", "signed", "contribute", "contributed",
-  "contributes", "different", "distinct", "unique", "ones", "new", "bring",
-  "brings", "generated", "generate", "achieve", "achieved", "record",
-  "recorded", "register", "booked", "book", "closed", "close", "ended",
-  "end", "happen", "going", "went", "come", "coming", "doing", "performed",
-  "perform", "performance", "looking", "look", "actually", "currently",
-  "really", "only", "still", "then", "than", "vs", "per", "way", "ways"};
+constexpr std::string_view function_words[] = {"a",
+                                               "an",
+                                               "the",
+                                               "of",
+                                               "in",
+                                               "on",
+                                               "at",
+                                               "for",
+                                               "to",
+                                               "from",
+                                               "with",
+                                               "and",
+                                               "or",
+                                               "is",
+                                               "are",
+                                               "was",
+                                               "were",
+                                               "be",
+                                               "been",
+                                               "being",
+                                               "do",
+                                               "does",
+                                               "did",
+                                               "done",
+                                               "have",
+                                               "has",
+                                               "had",
+                                               "we",
+                                               "our",
+                                               "us",
+                                               "i",
+                                               "me",
+                                               "my",
+                                               "you",
+                                               "your",
+                                               "they",
+                                               "their",
+                                               "it",
+                                               "its",
+                                               "this",
+                                               "that",
+                                               "these",
+                                               "those",
+                                               "what",
+                                               "whats",
+                                               "how",
+                                               "show",
+                                               "give",
+                                               "list",
+                                               "tell",
+                                               "get",
+                                               "got",
+                                               "see",
+                                               "find",
+                                               "know",
+                                               "want",
+                                               "need",
+                                               "please",
+                                               "can",
+                                               "could",
+                                               "would",
+                                               "will",
+                                               "should",
+                                               "there",
+                                               "here",
+                                               "all",
+                                               "total",
+                                               "totals",
+                                               "overall",
+                                               "whole",
+                                               "combined",
+                                               "altogether",
+                                               "figure",
+                                               "figures",
+                                               "number",
+                                               "amount",
+                                               "value",
+                                               "data",
+                                               "stats",
+                                               "statistics",
+                                               "period",
+                                               "so",
+                                               "far",
+                                               "up",
+                                               "out",
+                                               "about",
+                                               "over",
+                                               "during",
+                                               "within",
+                                               "among",
+                                               "as",
+                                               "also",
+                                               "just",
+                                               "only",
+                                               "both",
+                                               "any",
+                                               "some",
+                                               "make",
+                                               "made",
+                                               "earn",
+                                               "earned",
+                                               "bring",
+                                               "brought",
+                                               "generate",
+                                               "generated",
+                                               "come",
+                                               "came",
+                                               "go",
+                                               "went",
+                                               "into",
+                                               "report",
+                                               "summary",
+                                               "look",
+                                               "like",
+                                               "looked",
+                                               "much",
+                                               "many",
+                                               "s",
+                                               "ve",
+                                               "re",
+                                               "d",
+                                               "ll",
+                                               "t",
+                                               "kestrel",
+                                               "via",
+                                               "through",
+                                               "e",
+                                               "g",
+                                               "eg",
+                                               "ie",
+                                               "respectively",
+                                               "each",
+                                               "every",
+                                               "across",
+                                               "break",
+                                               "broken",
+                                               "down",
+                                               "breakdown",
+                                               "split",
+                                               "grouped",
+                                               "group",
+                                               "by",
+                                               "per",
+                                               "which",
+                                               "when",
+                                               "where",
+                                               "sum",
+                                               "count",
+                                               "did",
+                                               "happen",
+                                               "happened",
+                                               "thanks",
+                                               "thank",
+                                               "quick",
+                                               "quickly",
+                                               "roughly",
+                                               "exactly",
+                                               "approximately",
+                                               "approx",
+                                               "around",
+                                               "about",
+                                               "put",
+                                               "pull",
+                                               "need",
+                                               "calculate",
+                                               "compute",
+                                               "shows",
+                                               "showing",
+                                               "including",
+                                               "included",
+                                               "separately",
+                                               "side",
+                                               "result",
+                                               "results",
+                                               "table",
+                                               "chart",
+                                               "graph",
+                                               "plot",
+                                               "numbers",
+                                               "pls",
+                                               "plz",
+                                               "hey",
+                                               "hi",
+                                               "one",
+                                               "whole",
+                                               "together",
+                                               "some",
+                                               "sold",
+                                               "sell",
+                                               "sells",
+                                               "selling",
+                                               "sale",
+                                               "bought",
+                                               "buy",
+                                               "ordered",
+                                               "spent",
+                                               "spend",
+                                               "paid",
+                                               "pay",
+                                               "money",
+                                               "euros",
+                                               "euro",
+                                               "eur",
+                                               "total",
+                                               "did",
+                                               "we",
+                                               "receive",
+                                               "received",
+                                               "take",
+                                               "took",
+                                               "taken",
+                                               "compare",
+                                               "compared",
+                                               "comparison",
+                                               "versus",
+                                               "vs",
+                                               "against",
+                                               "difference",
+                                               "between",
+                                               "change",
+                                               "changed",
+                                               "grow",
+                                               "grew",
+                                               "growth",
+                                               "trend",
+                                               "develop",
+                                               "developed",
+                                               "evolve",
+                                               "evolved",
+                                               "since",
+                                               "until",
+                                               "till",
+                                               "through",
+                                               "after",
+                                               "before",
+                                               "best",
+                                               "worst",
+                                               "most",
+                                               "least",
+                                               "top",
+                                               "bottom",
+                                               "highest",
+                                               "lowest",
+                                               "biggest",
+                                               "smallest",
+                                               "largest",
+                                               "fewest",
+                                               "more",
+                                               "less",
+                                               "popular",
+                                               "share",
+                                               "percentage",
+                                               "percent",
+                                               "proportion",
+                                               "fraction",
+                                               "portion",
+                                               "average",
+                                               "avg",
+                                               "mean",
+                                               "last",
+                                               "past",
+                                               "previous",
+                                               "prior",
+                                               "this",
+                                               "current",
+                                               "year",
+                                               "years",
+                                               "month",
+                                               "months",
+                                               "quarter",
+                                               "quarters",
+                                               "week",
+                                               "weeks",
+                                               "day",
+                                               "days",
+                                               "issue",
+                                               "issued",
+                                               "placed",
+                                               "opened",
+                                               "open",
+                                               "delivered",
+                                               "shipped",
+                                               "created",
+                                               "registered",
+                                               "signed",
+                                               "contribute",
+                                               "contributed",
+                                               "contributes",
+                                               "different",
+                                               "distinct",
+                                               "unique",
+                                               "ones",
+                                               "new",
+                                               "bring",
+                                               "brings",
+                                               "generated",
+                                               "generate",
+                                               "achieve",
+                                               "achieved",
+                                               "record",
+                                               "recorded",
+                                               "register",
+                                               "booked",
+                                               "book",
+                                               "closed",
+                                               "close",
+                                               "ended",
+                                               "end",
+                                               "happen",
+                                               "going",
+                                               "went",
+                                               "come",
+                                               "coming",
+                                               "doing",
+                                               "performed",
+                                               "perform",
+                                               "performance",
+                                               "looking",
+                                               "look",
+                                               "actually",
+                                               "currently",
+                                               "really",
+                                               "only",
+                                               "still",
+                                               "then",
+                                               "than",
+                                               "vs",
+                                               "per",
+                                               "way",
+                                               "ways"};
 
 bool is_function_word(std::string_view w) {
   static const std::set<std::string_view> words(std::begin(function_words),
@@ -139,12 +425,10 @@ bool is_function_word(std::string_view w) {
 }
 
 constexpr std::string_view month_names[12][3] = {
-  {"january", "jan", ""},    {"february", "feb", ""},
-  {"march", "mar", ""},      {"april", "apr", ""},
-  {"may", "", ""},           {"june", "jun", ""},
-  {"july", "jul", ""},       {"august", "aug", ""},
-  {"september", "sep", "sept"}, {"october", "oct", ""},
-  {"november", "nov", ""},   {"december", "dec", ""}};
+  {"january", "jan", ""}, {"february", "feb", ""}, {"march", "mar", ""},
+  {"april", "apr", ""},   {"may", "", ""},         {"june", "jun", ""},
+  {"july", "jul", ""},    {"august", "aug", ""},   {"september", "sep", "sept"},
+  {"october", "oct", ""}, {"november", "nov", ""}, {"december", "dec", ""}};
 
 constexpr std::string_view month_label[12]
   = {"January", "February", "March",     "April",   "May",      "June",
@@ -160,7 +444,7 @@ int month_of(std::string_view w) {
 
 int number_of(std::string_view w) {
   constexpr std::string_view words[]
-    = {"zero", "one",   "two",   "three", "four",   "five",  "six",
+    = {"zero",  "one",   "two",  "three", "four",   "five",  "six",
        "seven", "eight", "nine", "ten",   "eleven", "twelve"};
   for (int i = 0; i < 13; ++i)
     if (words[i] == w)
@@ -257,21 +541,21 @@ enum class lx {
   compare,
   average,
   group_cue,
-  grain,      ///< arg: time_grain; "monthly", "per month"
-  unit_word,  ///< arg: time_grain; "month", "months"
+  grain,     ///< arg: time_grain; "monthly", "per month"
+  unit_word, ///< arg: time_grain; "month", "months"
   which,
-  relative,   ///< arg: 0 last, 1 this
+  relative, ///< arg: 0 last, 1 this
   ytd,
   range_from, ///< between, from
   range_to,   ///< and (after between), to, until, through
   since,
   before,
   after,
-  ordinal,    ///< arg: 1..4 (first..fourth)
-  half,       ///< arg: 1, 2 ("first half", "h1")
-  filler,     ///< a phrase that is a function word
-  sort,       ///< arg: 0 descending, 1 ascending; order every row
-  prior,      ///< arg: time_grain; "the quarter before", "previous year"
+  ordinal, ///< arg: 1..4 (first..fourth)
+  half,    ///< arg: 1, 2 ("first half", "h1")
+  filler,  ///< a phrase that is a function word
+  sort,    ///< arg: 0 descending, 1 ascending; order every row
+  prior,   ///< arg: time_grain; "the quarter before", "previous year"
 };
 
 struct entry {
@@ -376,8 +660,9 @@ std::shared_ptr<const lexicon> build_lexicon(const semantic_layer& s) {
       // sentence ("it", "be": country codes).
       if (val.values.size() == 1 && !d.numeric) {
         auto words = tokenize(val.values[0]);
-        if (words.size() > 1 || (words.size() == 1 && !is_function_word(words[0])
-                                 && words[0].size() > 2))
+        if (words.size() > 1
+            || (words.size() == 1 && !is_function_word(words[0])
+                && words[0].size() > 2))
           lex->add(val.values[0], v);
       }
       for (auto& p : val.phrases)
@@ -386,33 +671,32 @@ std::shared_ptr<const lexicon> build_lexicon(const semantic_layer& s) {
   }
   for (auto& p : s.restricted_phrases)
     lex->add(p, {lx::restricted});
-  auto add = [&](const std::vector<std::string_view>& ps, lx k,
-                 int arg = 0) {
+  auto add = [&](const std::vector<std::string_view>& ps, lx k, int arg = 0) {
     for (auto p : ps)
       lex->add(std::string{p}, {k, -1, arg});
   };
   add({"how many", "number of", "count of", "how often"}, lx::how_many);
   add({"how much", "what amount"}, lx::how_much);
-  add({"sell", "sold", "sells", "selling", "sale", "bought", "buy",
-       "ordered", "popular", "moved", "shifted"},
+  add({"sell", "sold", "sells", "selling", "sale", "bought", "buy", "ordered",
+       "popular", "moved", "shifted"},
       lx::sell);
   add({"best selling", "top selling", "best seller", "best sellers",
        "bestseller", "bestsellers", "bestselling", "most popular",
        "sold the most", "sells the most", "sell the most", "sold best",
        "sells best", "sell best"},
       lx::rank_desc, 1);
-  add({"most", "best", "highest", "biggest", "largest", "greatest",
-       "strongest", "leading", "max", "maximum", "peak", "more"},
+  add({"most", "best", "highest", "biggest", "largest", "greatest", "strongest",
+       "leading", "max", "maximum", "peak", "more"},
       lx::rank_desc);
   add({"least", "worst", "lowest", "smallest", "fewest", "weakest", "min",
        "minimum", "least popular", "sold the least", "worst selling",
        "slowest"},
       lx::rank_asc);
   add({"highest first", "largest first", "biggest first", "most first",
-       "from highest to lowest", "highest to lowest", "descending",
-       "sorted", "sort", "ranked", "rank", "ranking", "in order",
-       "from most to least", "best to worst", "from best to worst",
-       "largest to smallest", "biggest to smallest"},
+       "from highest to lowest", "highest to lowest", "descending", "sorted",
+       "sort", "ranked", "rank", "ranking", "in order", "from most to least",
+       "best to worst", "from best to worst", "largest to smallest",
+       "biggest to smallest"},
       lx::sort, 0);
   add({"lowest first", "smallest first", "least first",
        "from lowest to highest", "lowest to highest", "ascending",
@@ -424,11 +708,10 @@ std::shared_ptr<const lexicon> build_lexicon(const semantic_layer& s) {
                       {"week", time_grain::week}}) {
     std::string unit{u};
     for (auto& phrase :
-         {"the " + unit + " before", unit + " before",
-          "the " + unit + " prior", "a " + unit + " earlier",
-          "one " + unit + " earlier", "the " + unit + " earlier",
-          "a " + unit + " before", "the preceding " + unit,
-          "preceding " + unit})
+         {"the " + unit + " before", unit + " before", "the " + unit + " prior",
+          "a " + unit + " earlier", "one " + unit + " earlier",
+          "the " + unit + " earlier", "a " + unit + " before",
+          "the preceding " + unit, "preceding " + unit})
       lex->add(phrase, {lx::prior, -1, static_cast<int>(g)});
   }
   add({"top"}, lx::top);
@@ -436,59 +719,61 @@ std::shared_ptr<const lexicon> build_lexicon(const semantic_layer& s) {
   add({"share", "percentage", "percent", "proportion", "fraction", "portion",
        "what part", "split of", "mix"},
       lx::share);
-  add({"vs", "versus", "compare", "compared", "comparison", "against",
-       "difference", "change", "changed", "grow", "grew", "growth", "trend",
-       "develop", "developed", "evolve", "evolved", "year over year", "yoy",
-       "side by side", "compared to", "compared with", "relative to"},
+  add({"vs",          "versus",         "compare",    "compared",
+       "comparison",  "against",        "difference", "change",
+       "changed",     "grow",           "grew",       "growth",
+       "trend",       "develop",        "developed",  "evolve",
+       "evolved",     "year over year", "yoy",        "side by side",
+       "compared to", "compared with",  "relative to"},
       lx::compare);
   add({"average", "avg", "mean", "typical"}, lx::average);
-  add({"by", "per", "each", "every", "across", "broken down by",
-       "split by", "breakdown by", "breakdown", "break down", "grouped by",
-       "for each", "for every", "in each", "in every", "by each"},
+  add({"by", "per", "each", "every", "across", "broken down by", "split by",
+       "breakdown by", "breakdown", "break down", "grouped by", "for each",
+       "for every", "in each", "in every", "by each"},
       lx::group_cue);
   add({"which", "what", "in which", "in what", "for which"}, lx::which);
-  const std::vector<std::pair<time_grain, std::vector<std::string_view>>>
-    grains = {
-      {time_grain::day, {"daily", "day by day", "per day", "a day"}},
-      {time_grain::week, {"weekly", "week by week", "per week", "a week"}},
-      {time_grain::month,
-       {"monthly", "month by month", "per month", "a month", "month on month",
-        "mom"}},
-      {time_grain::quarter,
-       {"quarterly", "quarter by quarter", "per quarter", "a quarter"}},
-      {time_grain::year,
-       {"yearly", "annual", "annually", "per year", "a year", "year by year",
-        "year on year"}}};
+  const std::vector<std::pair<time_grain, std::vector<std::string_view>>> grains
+    = {{time_grain::day, {"daily", "day by day", "per day", "a day"}},
+       {time_grain::week, {"weekly", "week by week", "per week", "a week"}},
+       {time_grain::month,
+        {"monthly", "month by month", "per month", "a month", "month on month",
+         "mom"}},
+       {time_grain::quarter,
+        {"quarterly", "quarter by quarter", "per quarter", "a quarter"}},
+       {time_grain::year,
+        {"yearly", "annual", "annually", "per year", "a year", "year by year",
+         "year on year"}}};
   for (auto& [g, ps] : grains)
     add(ps, lx::grain, static_cast<int>(g));
   add({"day", "days", "date", "dates"}, lx::unit_word,
       static_cast<int>(time_grain::day));
   add({"week", "weeks"}, lx::unit_word, static_cast<int>(time_grain::week));
-  add({"month", "months"}, lx::unit_word,
-      static_cast<int>(time_grain::month));
+  add({"month", "months"}, lx::unit_word, static_cast<int>(time_grain::month));
   add({"quarter", "quarters"}, lx::unit_word,
       static_cast<int>(time_grain::quarter));
   add({"year", "years"}, lx::unit_word, static_cast<int>(time_grain::year));
-  add({"last", "past", "previous", "prior", "latest", "most recent",
-       "the last", "the past", "over the last", "over the past",
-       "in the last", "in the past", "during the last", "for the last"},
+  add({"last", "past", "previous", "prior", "latest", "most recent", "the last",
+       "the past", "over the last", "over the past", "in the last",
+       "in the past", "during the last", "for the last"},
       lx::relative, 0);
   add({"this", "current", "the current", "so far this"}, lx::relative, 1);
-  add({"ytd", "year to date", "so far this year", "this year so far"},
-      lx::ytd);
+  add({"ytd", "year to date", "so far this year", "this year so far"}, lx::ytd);
   add({"between"}, lx::range_from);
   add({"from"}, lx::range_from, 1);
-  add({"to", "until", "till", "through", "thru", "up to", "and"},
-      lx::range_to);
-  add({"since", "starting", "starting from", "from the start of"},
-      lx::since);
+  add({"to", "until", "till", "through", "thru", "up to", "and"}, lx::range_to);
+  add({"since", "starting", "starting from", "from the start of"}, lx::since);
   add({"before", "prior to", "earlier than"}, lx::before);
   add({"after", "later than"}, lx::after);
   add({"first", "1st", "second", "2nd", "third", "3rd", "fourth", "4th"},
       lx::ordinal);
   // ordinal args
-  for (auto [p, n] : {std::pair{"first", 1}, {"1st", 1}, {"second", 2},
-                      {"2nd", 2}, {"third", 3}, {"3rd", 3}, {"fourth", 4},
+  for (auto [p, n] : {std::pair{"first", 1},
+                      {"1st", 1},
+                      {"second", 2},
+                      {"2nd", 2},
+                      {"third", 3},
+                      {"3rd", 3},
+                      {"fourth", 4},
                       {"4th", 4}}) {
     auto& v = lex->phrases[p];
     for (auto& e : v)
@@ -497,17 +782,57 @@ std::shared_ptr<const lexicon> build_lexicon(const semantic_layer& s) {
   }
   add({"h1", "first half", "1st half"}, lx::half, 1);
   add({"h2", "second half", "2nd half"}, lx::half, 2);
-  add({"paid with", "paid by", "paid via", "pay with", "paying with",
-       "paid using", "using", "used", "use", "in total", "all in all",
-       "in euros", "in eur", "so far", "to date", "of all time",
-       "all time", "ever", "overall", "the data", "in the data",
-       "our data", "the database", "each of", "went to", "came from",
-       "come from", "made up", "make up", "accounted for", "account for",
-       "did we do", "do we have", "did we have", "were there", "are there",
-       "was there", "there were", "in terms of", "with respect to",
-       "when it comes to", "as well as", "along with", "how did",
-       "how does", "how do", "what was", "what were", "what is",
-       "what are", "whats the"},
+  add({"paid with",
+       "paid by",
+       "paid via",
+       "pay with",
+       "paying with",
+       "paid using",
+       "using",
+       "used",
+       "use",
+       "in total",
+       "all in all",
+       "in euros",
+       "in eur",
+       "so far",
+       "to date",
+       "of all time",
+       "all time",
+       "ever",
+       "overall",
+       "the data",
+       "in the data",
+       "our data",
+       "the database",
+       "each of",
+       "went to",
+       "came from",
+       "come from",
+       "made up",
+       "make up",
+       "accounted for",
+       "account for",
+       "did we do",
+       "do we have",
+       "did we have",
+       "were there",
+       "are there",
+       "was there",
+       "there were",
+       "in terms of",
+       "with respect to",
+       "when it comes to",
+       "as well as",
+       "along with",
+       "how did",
+       "how does",
+       "how do",
+       "what was",
+       "what were",
+       "what is",
+       "what are",
+       "whats the"},
       lx::filler);
   return lex;
 }
@@ -526,7 +851,7 @@ struct item {
   int number = -1;            ///< a small number
   bool function = false;      ///< a function word
   bool unknown = false;
-  std::string corrected;      ///< a misspelt word read as this one
+  std::string corrected; ///< a misspelt word read as this one
 
   bool is(lx k) const {
     for (auto& e : entries)
@@ -599,25 +924,6 @@ std::vector<item> read_items(const lexicon& lex,
     it.said = join_words(w, i, i + best);
     out.push_back(std::move(it));
     i += best;
-  }
-  return out;
-}
-
-/// Aliases an expression uses (identifiers before a '.').
-std::set<std::string> expr_aliases(std::string_view expr,
-                                   const std::set<std::string>& known) {
-  std::set<std::string> out;
-  for (size_t i = 0; i < expr.size(); ++i) {
-    if (expr[i] != '.')
-      continue;
-    size_t b = i;
-    while (b > 0
-           && (std::isalnum(static_cast<unsigned char>(expr[b - 1]))
-               || expr[b - 1] == '_'))
-      --b;
-    std::string a{expr.substr(b, i - b)};
-    if (known.count(a) > 0)
-      out.insert(a);
   }
   return out;
 }
@@ -759,16 +1065,16 @@ std::string query_plan::summary() const {
   if (time_group != time_grain::none)
     out += " by " + std::string{to_string(time_group)};
   for (auto* d : group_by)
-    out += (time_group != time_grain::none || d != group_by.front()
-              ? " and "
-              : " by ")
+    out += (time_group != time_grain::none || d != group_by.front() ? " and "
+                                                                    : " by ")
            + d->name;
   if (top_n > 0)
     out = std::string{ascending ? "bottom " : "top "} + std::to_string(top_n)
           + ": " + out;
   for (auto& f : filters) {
     out += ", " + f.dim->name + " ";
-    out += f.values.size() == 1 ? f.values[0] : "in (" + list_or(f.values) + ")";
+    out
+      += f.values.size() == 1 ? f.values[0] : "in (" + list_or(f.values) + ")";
   }
   for (size_t i = 0; i < periods.size(); ++i)
     out += (i == 0 ? ", " : " vs ") + periods[i].label;
@@ -806,8 +1112,7 @@ struct reading {
   std::vector<int> dims_grouped;
   std::string now; ///< the latest date of data
 
-  explicit reading(const semantic_layer& layer) : s(layer) {
-  }
+  explicit reading(const semantic_layer& layer) : s(layer) {}
 
   void understood(std::string what) {
     if (std::find(p.understood.begin(), p.understood.end(), what)
@@ -857,14 +1162,12 @@ plan_result planner::plan(std::string_view question) const {
   };
   std::vector<partial> partials;
   size_t partial_item = 0; // the item of the last partial
-  int range_state = 0; // 1: after between/from, 2: after its 'to'
+  int range_state = 0;     // 1: after between/from, 2: after its 'to'
   size_t range_atom = 0;
   int since_before_after = 0; // 1 since, 2 before, 3 after
   size_t sba_atom = 0;
 
-  auto push_atom = [&](period_atom a) {
-    r.atoms.push_back(std::move(a));
-  };
+  auto push_atom = [&](period_atom a) { r.atoms.push_back(std::move(a)); };
 
   for (size_t i = 0; i < items.size(); ++i) {
     auto& it = items[i];
@@ -912,8 +1215,7 @@ plan_result planner::plan(std::string_view question) const {
       // "2024 q1": a year just before takes it.
       if (i > 0 && items[i - 1].year != 0 && !r.atoms.empty()
           && r.atoms.back().kind == period_kind::year
-          && r.atoms.back().period.label
-               == std::to_string(items[i - 1].year)) {
+          && r.atoms.back().period.label == std::to_string(items[i - 1].year)) {
         int y = items[i - 1].year;
         r.atoms.pop_back();
         pending_years.pop_back();
@@ -933,13 +1235,15 @@ plan_result planner::plan(std::string_view question) const {
         r.rank_n = it.number;
         continue;
       }
-      if (nx && (nx->is(lx::rank_desc) || nx->is(lx::rank_asc)
-                 || nx->is(lx::top))) {
+      if (nx
+          && (nx->is(lx::rank_desc) || nx->is(lx::rank_asc)
+              || nx->is(lx::top))) {
         r.rank_n = it.number;
         continue;
       }
-      if (i > 0 && (items[i - 1].is(lx::top) || items[i - 1].is(lx::rank_desc)
-                    || items[i - 1].is(lx::rank_asc))) {
+      if (i > 0
+          && (items[i - 1].is(lx::top) || items[i - 1].is(lx::rank_desc)
+              || items[i - 1].is(lx::rank_asc))) {
         r.rank_n = it.number;
         continue;
       }
@@ -1039,7 +1343,7 @@ plan_result planner::plan(std::string_view question) const {
         from = add_days(to, -n + 1);
         label = n == 1 ? to : from + " to " + to;
       }
-      auto kind = n != 1                       ? period_kind::range
+      auto kind = n != 1                     ? period_kind::range
                   : g == time_grain::year    ? period_kind::year
                   : g == time_grain::quarter ? period_kind::quarter
                   : g == time_grain::month   ? period_kind::month
@@ -1063,8 +1367,7 @@ plan_result planner::plan(std::string_view question) const {
       if (nx && nx->is(lx::unit_word)
           && nx->get(lx::unit_word)->arg
                == static_cast<int>(time_grain::quarter)) {
-        partials.push_back(
-          {period_kind::quarter, it.get(lx::ordinal)->arg});
+        partials.push_back({period_kind::quarter, it.get(lx::ordinal)->arg});
         ++i;
         partial_item = i;
       }
@@ -1094,8 +1397,7 @@ plan_result planner::plan(std::string_view question) const {
       continue;
     }
     if (it.is(lx::grain)) {
-      r.grains_said.push_back(
-        static_cast<time_grain>(it.get(lx::grain)->arg));
+      r.grains_said.push_back(static_cast<time_grain>(it.get(lx::grain)->arg));
       continue;
     }
     if (it.is(lx::unit_word)) {
@@ -1147,12 +1449,11 @@ plan_result planner::plan(std::string_view question) const {
     auto* me = it.get(lx::metric);
     auto* de = it.get(lx::dimension);
     auto* ve = it.get(lx::value);
-    bool after_group = i > 0
-                       && (items[i - 1].is(lx::group_cue)
-                           || items[i - 1].is(lx::which)
-                           || items[i - 1].is(lx::top)
-                           || (items[i - 1].number > 0 && i > 1
-                               && items[i - 2].is(lx::top)));
+    bool after_group
+      = i > 0
+        && (items[i - 1].is(lx::group_cue) || items[i - 1].is(lx::which)
+            || items[i - 1].is(lx::top)
+            || (items[i - 1].number > 0 && i > 1 && items[i - 2].is(lx::top)));
     if (de && (after_group || (!ve && !me))) {
       r.dims_grouped.push_back(de->index);
       if (!it.said.empty() && it.said.back() == 's')
@@ -1243,8 +1544,9 @@ plan_result planner::plan(std::string_view question) const {
   if (r.prior != time_grain::none) {
     if (r.atoms.size() != 1)
       return refuse(plan_refusal::ambiguous,
-                          "The question asks for the " + std::string{to_string(r.prior)}
-                            + " before, but not before which period.");
+                    "The question asks for the "
+                      + std::string{to_string(r.prior)}
+                      + " before, but not before which period.");
     auto a = r.atoms.front();
     int months = r.prior == time_grain::year      ? 12
                  : r.prior == time_grain::quarter ? 3
@@ -1287,19 +1589,19 @@ plan_result planner::plan(std::string_view question) const {
     auto a = r.atoms[range_atom].period;
     auto b = r.atoms.back().period;
     r.atoms.resize(range_atom);
-    r.atoms.push_back({{a.from, b.to, a.from + " to " + b.to},
-                       period_kind::range});
+    r.atoms.push_back(
+      {{a.from, b.to, a.from + " to " + b.to}, period_kind::range});
   }
   if (since_before_after != 0 && r.atoms.size() > sba_atom) {
     auto a = r.atoms[sba_atom].period;
     r.atoms.resize(sba_atom);
     if (since_before_after == 1)
-      r.atoms.push_back({{a.from, s.coverage_to, "since " + a.from},
-                         period_kind::range});
+      r.atoms.push_back(
+        {{a.from, s.coverage_to, "since " + a.from}, period_kind::range});
     else if (since_before_after == 2)
-      r.atoms.push_back({{s.coverage_from, add_days(a.from, -1),
-                          "before " + a.from},
-                         period_kind::range});
+      r.atoms.push_back(
+        {{s.coverage_from, add_days(a.from, -1), "before " + a.from},
+         period_kind::range});
     else
       r.atoms.push_back({{add_days(a.to, 1), s.coverage_to, "after " + a.to},
                          period_kind::range});
@@ -1444,7 +1746,7 @@ plan_result planner::plan(std::string_view question) const {
     auto& g = *s.grain(amount->at.front().first);
     auto known = known_aliases(s);
     for (auto& e : d->exprs)
-      if (joins_for(s, g, expr_aliases(e, known)))
+      if (joins_for(s, g, expression_aliases(e, known)))
         return true;
     return false;
   };
@@ -1477,9 +1779,9 @@ plan_result planner::plan(std::string_view question) const {
                   understood_text() + "Ask for at most three measures at once. "
                     + examples_text());
   if (r.average && r.p.average_over == time_grain::none) {
-    bool inherent = std::all_of(
-      r.p.metrics.begin(), r.p.metrics.end(),
-      [](const semantic_metric* m) { return !m->additive; });
+    bool inherent
+      = std::all_of(r.p.metrics.begin(), r.p.metrics.end(),
+                    [](const semantic_metric* m) { return !m->additive; });
     if (!inherent)
       return refuse(plan_refusal::unsupported,
                     understood_text()
@@ -1491,9 +1793,10 @@ plan_result planner::plan(std::string_view question) const {
     for (auto* m : r.p.metrics)
       if (!m->additive)
         return refuse(plan_refusal::unsupported,
-                      understood_text() + "A share of the total needs a "
-                        "measure that adds up, and " + m->label
-                        + " does not. " + examples_text());
+                      understood_text()
+                        + "A share of the total needs a "
+                          "measure that adds up, and "
+                        + m->label + " does not. " + examples_text());
   }
 
   // Ranking: a grouping to rank, and how many; "highest first" orders
@@ -1539,7 +1842,7 @@ plan_result planner::plan(std::string_view question) const {
         ok = false;
         break;
       }
-      auto a = expr_aliases(found->second, known);
+      auto a = expression_aliases(found->second, known);
       need.insert(a.begin(), a.end());
     }
     if (!ok)
@@ -1547,7 +1850,7 @@ plan_result planner::plan(std::string_view question) const {
     auto pick = [&](const semantic_dimension* d) -> bool {
       auto idx = static_cast<size_t>(d - s.dimensions.data());
       for (auto& x : d->exprs) {
-        auto a = expr_aliases(x, known);
+        auto a = expression_aliases(x, known);
         auto trial = need;
         trial.insert(a.begin(), a.end());
         if (joins_for(s, *g, trial)) {
@@ -1588,12 +1891,12 @@ plan_result planner::plan(std::string_view question) const {
       what += (what.empty() ? "" : ", ") + d->name;
     for (auto& f : r.p.filters)
       what += (what.empty() ? "" : ", ") + f.dim->name;
-    return refuse(plan_refusal::unsupported,
-                  understood_text() + "The catalog cannot compute "
-                    + r.p.metrics.front()->label
-                    + (what.empty() ? "" : " by " + what)
-                    + (r.p.metrics.size() > 1 ? " together with the other measures" : "")
-                    + ". " + examples_text());
+    return refuse(
+      plan_refusal::unsupported,
+      understood_text() + "The catalog cannot compute "
+        + r.p.metrics.front()->label + (what.empty() ? "" : " by " + what)
+        + (r.p.metrics.size() > 1 ? " together with the other measures" : "")
+        + ". " + examples_text());
   }
   r.p.grain = grain;
 
@@ -1601,8 +1904,8 @@ plan_result planner::plan(std::string_view question) const {
   std::vector<std::string> select, group, where;
   std::string time_col = grain->time;
   std::string bucket;
-  auto grain_bucket = r.p.average_over != time_grain::none ? r.p.average_over
-                                                           : r.p.time_group;
+  auto grain_bucket
+    = r.p.average_over != time_grain::none ? r.p.average_over : r.p.time_group;
   if (grain_bucket != time_grain::none) {
     bucket = bucket_sql(grain_bucket, time_col);
     select.push_back(bucket + " AS " + std::string{to_string(grain_bucket)});
@@ -1668,7 +1971,8 @@ plan_result planner::plan(std::string_view question) const {
     for (auto& v : f.values)
       in += (in.empty() ? "" : ", ") + (f.dim->numeric ? v : quote(v));
     auto cond = f.values.size() == 1
-                  ? dim_exprs[idx] + " = " + (f.dim->numeric ? f.values[0] : quote(f.values[0]))
+                  ? dim_exprs[idx] + " = "
+                      + (f.dim->numeric ? f.values[0] : quote(f.values[0]))
                   : dim_exprs[idx] + " IN (" + in + ")";
     if (r.p.share && r.p.group_by.empty() && share_cond.empty()
         && &f == &r.p.filters.back()) {
@@ -1717,19 +2021,24 @@ plan_result planner::plan(std::string_view question) const {
     auto found = std::find_if(m.at.begin(), m.at.end(), [&](auto& kv) {
       return kv.first == grain->name;
     });
-    std::string inner = "SELECT " + (bucket.empty() ? "" : bucket + " AS " + std::string{to_string(r.p.time_group)} + ", ")
-                        + "(" + share_cond + ") AS part, " + found->second
-                        + " AS v " + from + where_sql + " GROUP BY "
-                        + (bucket.empty() ? "1" : "1, 2");
+    std::string inner
+      = "SELECT "
+        + (bucket.empty()
+             ? ""
+             : bucket + " AS " + std::string{to_string(r.p.time_group)} + ", ")
+        + "(" + share_cond + ") AS part, " + found->second + " AS v " + from
+        + where_sql + " GROUP BY " + (bucket.empty() ? "1" : "1, 2");
     r.p.columns.clear();
     if (!bucket.empty()) {
       r.p.columns.emplace_back(to_string(r.p.time_group));
       sql = "SELECT " + std::string{to_string(r.p.time_group)}
-            + ", 1.0 * SUM(CASE WHEN part THEN v ELSE 0 END) / SUM(v) AS share FROM ("
+            + ", 1.0 * SUM(CASE WHEN part THEN v ELSE 0 END) / SUM(v) AS share "
+              "FROM ("
             + inner + ") GROUP BY 1 ORDER BY 1";
     } else {
       sql = "SELECT 1.0 * SUM(CASE WHEN part THEN v ELSE 0 END) / SUM(v) AS "
-            "share FROM (" + inner + ")";
+            "share FROM ("
+            + inner + ")";
     }
     r.p.columns.emplace_back("share");
   } else {
@@ -1743,7 +2052,8 @@ plan_result planner::plan(std::string_view question) const {
         cols.push_back(d->name);
       std::string avgs;
       for (auto* m : r.p.metrics)
-        avgs += (avgs.empty() ? "" : ", ") + ("AVG(" + column_name(*m) + ") AS " + column_name(*m));
+        avgs += (avgs.empty() ? "" : ", ")
+                + ("AVG(" + column_name(*m) + ") AS " + column_name(*m));
       sql = "SELECT " + (cols.empty() ? "" : join_list(cols) + ", ") + avgs
             + " FROM (" + sql + ")"
             + (cols.empty() ? "" : " GROUP BY " + join_list(cols));
@@ -1759,16 +2069,17 @@ plan_result planner::plan(std::string_view question) const {
       for (auto* d : r.p.group_by)
         keys.push_back(d->name);
       auto mcol = column_name(*r.p.metrics.front());
-      std::string part = r.p.time_group != time_grain::none
-                           ? " PARTITION BY " + std::string{to_string(r.p.time_group)}
-                           : "";
+      std::string part
+        = r.p.time_group != time_grain::none
+            ? " PARTITION BY " + std::string{to_string(r.p.time_group)}
+            : "";
       sql = "SELECT " + join_list(keys) + ", 1.0 * " + mcol + " / SUM(" + mcol
             + ") OVER (" + part + ") AS share FROM (" + sql + ")";
       r.p.columns = keys;
       r.p.columns.emplace_back("share");
-      sql += " ORDER BY " + (r.p.time_group != time_grain::none
-                               ? std::string{"1, "}
-                               : std::string{})
+      sql += " ORDER BY "
+             + (r.p.time_group != time_grain::none ? std::string{"1, "}
+                                                   : std::string{})
              + "share DESC";
     } else if (r.p.sorted) {
       sql += " ORDER BY " + std::to_string(first_metric)
@@ -1783,7 +2094,10 @@ plan_result planner::plan(std::string_view question) const {
       }
       sql += " LIMIT " + std::to_string(r.p.top_n);
     } else if (r.p.time_group != time_grain::none) {
-      sql += " ORDER BY 1" + std::string{r.p.group_by.empty() ? "" : ", " + std::to_string(first_metric) + " DESC"};
+      sql += " ORDER BY 1"
+             + std::string{r.p.group_by.empty()
+                             ? ""
+                             : ", " + std::to_string(first_metric) + " DESC"};
     } else if (!r.p.group_by.empty()) {
       sql += " ORDER BY " + std::to_string(first_metric) + " DESC";
     }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,11 @@ struct semantic_layer {
   const semantic_dimension* dimension(std::string_view name) const;
   const semantic_grain* grain(std::string_view name) const;
 };
+
+/// The aliases of `known` that `expr` uses (identifiers directly before a
+/// '.'), e.g. {"o", "oi"} for "SUM(oi.quantity) ... o.status".
+std::set<std::string> expression_aliases(std::string_view expr,
+                                         const std::set<std::string>& known);
 
 /// Time buckets a plan groups by.
 enum class time_grain { none, day, week, month, quarter, year };

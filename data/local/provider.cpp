@@ -195,8 +195,8 @@ std::string local_provider::sql_answer_reply(const local_call& call) const {
   }
   answer += "\n\n";
   answer += call.fallback ? local_fallback_data_note : local_data_note;
-  return json::serialize(
-    json::object{{"answer", std::move(answer)}, {"followUps", std::move(follow)}});
+  return json::serialize(json::object{{"answer", std::move(answer)},
+                                      {"followUps", std::move(follow)}});
 }
 
 } // namespace candor::data

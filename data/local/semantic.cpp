@@ -73,25 +73,6 @@ const json::array* get_array(const json::object& obj, std::string_view key) {
   return v != nullptr && v->is_array() ? &v->as_array() : nullptr;
 }
 
-/// The aliases `expr` uses: identifiers directly before a '.'.
-std::set<std::string> aliases_in(std::string_view expr,
-                                 const std::set<std::string>& known) {
-  std::set<std::string> out;
-  for (size_t i = 0; i < expr.size(); ++i) {
-    if (expr[i] != '.')
-      continue;
-    size_t b = i;
-    while (b > 0
-           && (std::isalnum(static_cast<unsigned char>(expr[b - 1]))
-               || expr[b - 1] == '_'))
-      --b;
-    std::string a{expr.substr(b, i - b)};
-    if (known.count(a) > 0)
-      out.insert(a);
-  }
-  return out;
-}
-
 } // namespace
 
 domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
@@ -106,8 +87,8 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
   auto& root = doc.as_object();
   semantic_layer out;
   if (auto* cov = root.if_contains("coverage"); cov && cov->is_object()) {
-    if (auto e = get_string(cov->as_object(), "from", "coverage",
-                            out.coverage_from))
+    if (auto e
+        = get_string(cov->as_object(), "from", "coverage", out.coverage_from))
       return e;
     if (auto e
         = get_string(cov->as_object(), "to", "coverage", out.coverage_to))
@@ -201,8 +182,8 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
       return bad(path + ".at", "expected an object grain -> expression");
     for (auto& kv : at->as_object()) {
       if (out.grain(kv.key()) == nullptr)
-        return bad(path + ".at", "unknown grain '" + std::string{kv.key()}
-                                   + "'");
+        return bad(path + ".at",
+                   "unknown grain '" + std::string{kv.key()} + "'");
       if (!kv.value().is_string())
         return bad(path + ".at." + std::string{kv.key()},
                    "expected an expression");
@@ -253,9 +234,9 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
           return e;
         if (d.numeric)
           for (auto& x : v.values)
-            if (x.empty()
-                || !std::all_of(x.begin(), x.end(),
-                                [](char c) { return c >= '0' && c <= '9'; }))
+            if (x.empty() || !std::all_of(x.begin(), x.end(), [](char c) {
+                  return c >= '0' && c <= '9';
+                }))
               return bad(p, "a numeric dimension takes digits only");
         d.values.push_back(std::move(v));
       }
@@ -275,8 +256,8 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
     auto& o = defs->as_object();
     if (auto e = get_string(o, "amount", "defaults", out.default_amount))
       return e;
-    if (auto e = get_string(o, "count_sold", "defaults",
-                            out.default_count_sold))
+    if (auto e
+        = get_string(o, "count_sold", "defaults", out.default_count_sold))
       return e;
     for (auto* name : {&out.default_amount, &out.default_count_sold})
       if (out.metric(*name) == nullptr)
@@ -302,7 +283,7 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
   }
   for (auto& d : out.dimensions) {
     for (auto& e : d.exprs) {
-      if (aliases_in(e, aliases).empty())
+      if (expression_aliases(e, aliases).empty())
         return bad("dimensions." + d.name + ".expr",
                    "'" + e + "' uses no declared alias");
       // alias.column: check the column's domain when it has one.
@@ -341,6 +322,25 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
                          "'" + x + "' is not in the domain of " + table + "."
                            + column);
     }
+  }
+  return out;
+}
+
+/// The aliases `expr` uses: identifiers directly before a '.'.
+std::set<std::string> expression_aliases(std::string_view expr,
+                                         const std::set<std::string>& known) {
+  std::set<std::string> out;
+  for (size_t i = 0; i < expr.size(); ++i) {
+    if (expr[i] != '.')
+      continue;
+    size_t b = i;
+    while (b > 0
+           && (std::isalnum(static_cast<unsigned char>(expr[b - 1]))
+               || expr[b - 1] == '_'))
+      --b;
+    std::string a{expr.substr(b, i - b)};
+    if (known.count(a) > 0)
+      out.insert(a);
   }
   return out;
 }
