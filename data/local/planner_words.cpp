@@ -1,0 +1,568 @@
+// The data planner's words: a question cut into tokens, time words and
+// numbers, the phrase lexicon built from the semantic layer, and the
+// reading of a question into items (longest phrase first).
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <unordered_map>
+
+#include "data/local/planner_detail.hpp"
+
+namespace candor::data {
+
+using namespace plan_detail;
+
+struct planner::lexicon {
+  std::unordered_map<std::string, std::vector<entry>> phrases;
+  size_t longest = 1;
+
+  /// The one-word phrase `word` is a slip of (one letter added, dropped,
+  /// changed, or two neighbours swapped), when there is exactly one such
+  /// phrase and both have at least five letters; else null.
+  const std::pair<const std::string, std::vector<entry>>*
+  correction(const std::string& word) const {
+    if (word.size() < 5)
+      return nullptr;
+    const std::pair<const std::string, std::vector<entry>>* found = nullptr;
+    for (auto& kv : phrases) {
+      const auto& c = kv.first;
+      if (c.size() < 5 || c.find(' ') != std::string::npos
+          || c.size() + 1 < word.size() || word.size() + 1 < c.size())
+        continue;
+      if (!one_slip(word, c))
+        continue;
+      if (found != nullptr)
+        return nullptr; // two readings: not a correction
+      found = &kv;
+    }
+    return found;
+  }
+
+  static bool one_slip(const std::string& a, const std::string& b) {
+    if (a == b)
+      return false;
+    if (a.size() == b.size()) {
+      size_t i = 0;
+      while (i < a.size() && a[i] == b[i])
+        ++i;
+      if (a.compare(i + 1, std::string::npos, b, i + 1, std::string::npos) == 0)
+        return true; // one letter changed
+      return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i]
+             && a.compare(i + 2, std::string::npos, b, i + 2,
+                          std::string::npos)
+                  == 0; // two neighbours swapped
+    }
+    const auto& longer = a.size() > b.size() ? a : b;
+    const auto& shorter = a.size() > b.size() ? b : a;
+    size_t i = 0;
+    while (i < shorter.size() && longer[i] == shorter[i])
+      ++i;
+    return longer.compare(i + 1, std::string::npos, shorter, i,
+                          std::string::npos)
+           == 0; // one letter added or dropped
+  }
+
+  void add(const std::string& phrase, entry e) {
+    auto words = tokenize(phrase);
+    // "the web shop" is "web shop": articles are function words.
+    if (words.size() > 1 && (words[0] == "the" || words[0] == "a"))
+      words.erase(words.begin());
+    if (words.empty())
+      return;
+    auto key = join_words(words, 0, words.size());
+    auto& v = phrases[key];
+    for (auto& x : v)
+      if (x.kind == e.kind && x.index == e.index && x.arg == e.arg)
+        return;
+    v.push_back(e);
+    longest = std::max(longest, words.size());
+  }
+};
+
+namespace plan_detail {
+
+// -- words ------------------------------------------------------------------
+
+/// Lower-case ASCII words and numbers; an ISO date stays one token;
+/// apostrophes vanish ("children's" -> "childrens"); '%' is "percent";
+/// everything else separates.
+std::vector<std::string> tokenize(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty())
+      out.push_back(std::move(cur));
+    cur.clear();
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (std::isdigit(c) && cur.empty() && i + 10 <= text.size()) {
+      auto s = text.substr(i, 10);
+      bool iso = s[4] == '-' && s[7] == '-';
+      for (size_t k : {0, 1, 2, 3, 5, 6, 8, 9})
+        iso = iso && std::isdigit(static_cast<unsigned char>(s[k]));
+      if (iso
+          && (i + 10 == text.size()
+              || !std::isalnum(static_cast<unsigned char>(text[i + 10])))) {
+        out.emplace_back(s);
+        i += 9;
+        continue;
+      }
+    }
+    if (std::isalnum(c)) {
+      cur.push_back(static_cast<char>(std::tolower(c)));
+    } else if (c == '\'') {
+      // drop
+    } else if (c == 0xE2 && i + 2 < text.size()
+               && static_cast<unsigned char>(text[i + 1]) == 0x80
+               && static_cast<unsigned char>(text[i + 2]) == 0x99) {
+      i += 2; // ’
+    } else if (c == ',' && !cur.empty() && std::isdigit(cur.back())
+               && i + 3 < text.size() + 0
+               && std::isdigit(static_cast<unsigned char>(text[i + 1]))) {
+      // 3,000: keep the digits together
+    } else if (c == '%') {
+      flush();
+      out.emplace_back("percent");
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
+
+std::string join_words(const std::vector<std::string>& w, size_t b, size_t e) {
+  std::string out;
+  for (size_t i = b; i < e; ++i) {
+    if (i > b)
+      out += ' ';
+    out += w[i];
+  }
+  return out;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return c >= '0' && c <= '9';
+  });
+}
+
+/// Words that carry no content of their own here.
+// clang-format off
+constexpr std::string_view function_words[] = {
+  "a", "an", "the", "of", "in", "on", "at", "for", "to", "from", "with",
+  "and", "or", "is", "are", "was", "were", "be", "been", "being", "do",
+  "does", "did", "done", "have", "has", "had", "we", "our", "us", "i", "me",
+  "my", "you", "your", "they", "their", "it", "its", "this", "that",
+  "these", "those", "what", "whats", "how", "show", "give", "list", "tell",
+  "get", "got", "see", "find", "know", "want", "need", "please", "can",
+  "could", "would", "will", "should", "there", "here", "all", "total",
+  "totals", "overall", "whole", "combined", "altogether", "figure",
+  "figures", "number", "amount", "value", "data", "stats", "statistics",
+  "period", "so", "far", "up", "out", "about", "over", "during", "within",
+  "among", "as", "also", "just", "only", "both", "any", "some", "make",
+  "made", "earn", "earned", "bring", "brought", "generate", "generated",
+  "come", "came", "go", "went", "into", "report", "summary", "look", "like",
+  "looked", "much", "many", "s", "ve", "re", "d", "ll", "t", "kestrel",
+  "via", "through", "e", "g", "eg", "ie", "respectively", "each", "every",
+  "across", "break", "broken", "down", "breakdown", "split", "grouped",
+  "group", "by", "per", "which", "when", "where", "sum", "count", "did",
+  "happen", "happened", "thanks", "thank", "quick", "quickly", "roughly",
+  "exactly", "approximately", "approx", "around", "about", "put", "pull",
+  "need", "calculate", "compute", "shows", "showing", "including",
+  "included", "separately", "side", "result", "results", "table", "chart",
+  "graph", "plot", "numbers", "pls", "plz", "hey", "hi", "one", "whole",
+  "together", "some", "sold", "sell", "sells", "selling", "sale", "bought",
+  "buy", "ordered", "spent", "spend", "paid", "pay", "money", "euros",
+  "euro", "eur", "total", "did", "we", "receive", "received", "take",
+  "took", "taken", "compare", "compared", "comparison", "versus", "vs",
+  "against", "difference", "between", "change", "changed", "grow", "grew",
+  "growth", "trend", "develop", "developed", "evolve", "evolved", "since",
+  "until", "till", "through", "after", "before", "best", "worst", "most",
+  "least", "top", "bottom", "highest", "lowest", "biggest", "smallest",
+  "largest", "fewest", "more", "less", "popular", "share", "percentage",
+  "percent", "proportion", "fraction", "portion", "average", "avg", "mean",
+  "last", "past", "previous", "prior", "this", "current", "year", "years",
+  "month", "months", "quarter", "quarters", "week", "weeks", "day", "days",
+  "issue", "issued", "placed", "opened", "open", "delivered", "shipped",
+  "created", "registered", "signed", "contribute", "contributed",
+  "contributes", "different", "distinct", "unique", "ones", "new", "bring",
+  "brings", "generated", "generate", "achieve", "achieved", "record",
+  "recorded", "register", "booked", "book", "closed", "close", "ended",
+  "end", "happen", "going", "went", "come", "coming", "doing", "performed",
+  "perform", "performance", "looking", "look", "actually", "currently",
+  "really", "only", "still", "then", "than", "vs", "per", "way", "ways"};
+// clang-format on
+
+bool is_function_word(std::string_view w) {
+  static const std::set<std::string_view> words(std::begin(function_words),
+                                                std::end(function_words));
+  return words.count(w) > 0;
+}
+
+constexpr std::string_view month_names[12][3] = {
+  {"january", "jan", ""}, {"february", "feb", ""}, {"march", "mar", ""},
+  {"april", "apr", ""},   {"may", "", ""},         {"june", "jun", ""},
+  {"july", "jul", ""},    {"august", "aug", ""},   {"september", "sep", "sept"},
+  {"october", "oct", ""}, {"november", "nov", ""}, {"december", "dec", ""}};
+
+constexpr std::string_view month_label[12]
+  = {"January", "February", "March",     "April",   "May",      "June",
+     "July",    "August",   "September", "October", "November", "December"};
+
+int month_of(std::string_view w) {
+  for (int m = 0; m < 12; ++m)
+    for (auto n : month_names[m])
+      if (!n.empty() && n == w)
+        return m + 1;
+  return 0;
+}
+
+int number_of(std::string_view w) {
+  constexpr std::string_view words[]
+    = {"zero",  "one",   "two",  "three", "four",   "five",  "six",
+       "seven", "eight", "nine", "ten",   "eleven", "twelve"};
+  for (int i = 0; i < 13; ++i)
+    if (words[i] == w)
+      return i;
+  if (all_digits(w) && w.size() <= 3)
+    return std::stoi(std::string{w});
+  return -1;
+}
+
+int year_of(std::string_view w) {
+  if (w.size() == 4 && all_digits(w)) {
+    int y = std::stoi(std::string{w});
+    if (y >= 1900 && y <= 2099)
+      return y;
+  }
+  return 0;
+}
+
+// -- dates ------------------------------------------------------------------
+
+ymd parse_date(std::string_view s) {
+  return {std::stoi(std::string{s.substr(0, 4)}),
+          std::stoi(std::string{s.substr(5, 2)}),
+          std::stoi(std::string{s.substr(8, 2)})};
+}
+
+int days_in_month(int y, int m) {
+  constexpr int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : days[m - 1];
+}
+
+std::string date_text(int y, int m, int d) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d", y, m, d);
+  return buf;
+}
+
+std::string month_start(int y, int m) {
+  return date_text(y, m, 1);
+}
+
+std::string month_end(int y, int m) {
+  return date_text(y, m, days_in_month(y, m));
+}
+
+/// Days since 1970-01-01 (civil calendar).
+int64_t day_number(ymd t) {
+  int y = t.y - (t.m <= 2 ? 1 : 0);
+  int era = (y >= 0 ? y : y - 399) / 400;
+  int yoe = y - era * 400;
+  int mp = (t.m + 9) % 12;
+  int doy = (153 * mp + 2) / 5 + t.d - 1;
+  int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return static_cast<int64_t>(era) * 146097 + doe - 719468;
+}
+
+ymd from_day_number(int64_t z) {
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  return {static_cast<int>(y + (m <= 2 ? 1 : 0)), m, d};
+}
+
+std::string add_days(std::string_view date, int64_t n) {
+  auto t = from_day_number(day_number(parse_date(date)) + n);
+  return date_text(t.y, t.m, t.d);
+}
+
+// -- the lexicon ------------------------------------------------------------
+
+std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
+  using lexicon = planner::lexicon;
+
+  auto lex = std::make_shared<lexicon>();
+  for (size_t i = 0; i < s.metrics.size(); ++i) {
+    auto& m = s.metrics[i];
+    entry e{lx::metric, static_cast<int>(i)};
+    lex->add(m.name, e);
+    lex->add(m.label, e);
+    for (auto& p : m.phrases)
+      lex->add(p, e);
+  }
+  for (size_t i = 0; i < s.dimensions.size(); ++i) {
+    auto& d = s.dimensions[i];
+    entry e{lx::dimension, static_cast<int>(i)};
+    lex->add(d.name, e);
+    for (auto& p : d.phrases)
+      lex->add(p, e);
+    for (size_t k = 0; k < d.values.size(); ++k) {
+      entry v{lx::value, static_cast<int>(i), static_cast<int>(k)};
+      auto& val = d.values[k];
+      // A value is its own phrase unless it is a digit or a word of the
+      // sentence ("it", "be": country codes).
+      if (val.values.size() == 1 && !d.numeric) {
+        auto words = tokenize(val.values[0]);
+        if (words.size() > 1
+            || (words.size() == 1 && !is_function_word(words[0])
+                && words[0].size() > 2))
+          lex->add(val.values[0], v);
+      }
+      for (auto& p : val.phrases)
+        lex->add(p, v);
+    }
+  }
+  for (auto& p : s.restricted_phrases)
+    lex->add(p, {lx::restricted});
+  auto add = [&](const std::vector<std::string_view>& ps, lx k, int arg = 0) {
+    for (auto p : ps)
+      lex->add(std::string{p}, {k, -1, arg});
+  };
+  add({"how many", "number of", "count of", "how often"}, lx::how_many);
+  add({"how much", "what amount"}, lx::how_much);
+  add({"sell", "sold", "sells", "selling", "sale", "bought", "buy", "ordered",
+       "popular", "moved", "shifted"},
+      lx::sell);
+  add({"best selling", "top selling", "best seller", "best sellers",
+       "bestseller", "bestsellers", "bestselling", "most popular",
+       "sold the most", "sells the most", "sell the most", "sold best",
+       "sells best", "sell best"},
+      lx::rank_desc, 1);
+  add({"most", "best", "highest", "biggest", "largest", "greatest", "strongest",
+       "leading", "max", "maximum", "peak", "more"},
+      lx::rank_desc);
+  add({"least", "worst", "lowest", "smallest", "fewest", "weakest", "min",
+       "minimum", "least popular", "sold the least", "worst selling",
+       "slowest"},
+      lx::rank_asc);
+  add({"highest first", "largest first", "biggest first", "most first",
+       "from highest to lowest", "highest to lowest", "descending", "sorted",
+       "sort", "ranked", "rank", "ranking", "in order", "from most to least",
+       "best to worst", "from best to worst", "largest to smallest",
+       "biggest to smallest"},
+      lx::sort, 0);
+  add({"lowest first", "smallest first", "least first",
+       "from lowest to highest", "lowest to highest", "ascending",
+       "from least to most", "worst to best", "smallest to largest"},
+      lx::sort, 1);
+  for (auto [u, g] : {std::pair{"year", time_grain::year},
+                      {"quarter", time_grain::quarter},
+                      {"month", time_grain::month},
+                      {"week", time_grain::week}}) {
+    std::string unit{u};
+    for (auto& phrase :
+         {"the " + unit + " before", unit + " before", "the " + unit + " prior",
+          "a " + unit + " earlier", "one " + unit + " earlier",
+          "the " + unit + " earlier", "a " + unit + " before",
+          "the preceding " + unit, "preceding " + unit})
+      lex->add(phrase, {lx::prior, -1, static_cast<int>(g)});
+  }
+  add({"top"}, lx::top);
+  add({"bottom"}, lx::top, 1);
+  add({"share", "percentage", "percent", "proportion", "fraction", "portion",
+       "what part", "split of", "mix"},
+      lx::share);
+  add({"vs",          "versus",         "compare",    "compared",
+       "comparison",  "against",        "difference", "change",
+       "changed",     "grow",           "grew",       "growth",
+       "trend",       "develop",        "developed",  "evolve",
+       "evolved",     "year over year", "yoy",        "side by side",
+       "compared to", "compared with",  "relative to"},
+      lx::compare);
+  add({"average", "avg", "mean", "typical"}, lx::average);
+  add({"by", "per", "each", "every", "across", "broken down by", "split by",
+       "breakdown by", "breakdown", "break down", "grouped by", "for each",
+       "for every", "in each", "in every", "by each"},
+      lx::group_cue);
+  add({"which", "what", "in which", "in what", "for which"}, lx::which);
+  const std::vector<std::pair<time_grain, std::vector<std::string_view>>> grains
+    = {{time_grain::day, {"daily", "day by day", "per day", "a day"}},
+       {time_grain::week, {"weekly", "week by week", "per week", "a week"}},
+       {time_grain::month,
+        {"monthly", "month by month", "per month", "a month", "month on month",
+         "mom"}},
+       {time_grain::quarter,
+        {"quarterly", "quarter by quarter", "per quarter", "a quarter"}},
+       {time_grain::year,
+        {"yearly", "annual", "annually", "per year", "a year", "year by year",
+         "year on year"}}};
+  for (auto& [g, ps] : grains)
+    add(ps, lx::grain, static_cast<int>(g));
+  add({"day", "days", "date", "dates"}, lx::unit_word,
+      static_cast<int>(time_grain::day));
+  add({"week", "weeks"}, lx::unit_word, static_cast<int>(time_grain::week));
+  add({"month", "months"}, lx::unit_word, static_cast<int>(time_grain::month));
+  add({"quarter", "quarters"}, lx::unit_word,
+      static_cast<int>(time_grain::quarter));
+  add({"year", "years"}, lx::unit_word, static_cast<int>(time_grain::year));
+  add({"last", "past", "previous", "prior", "latest", "most recent", "the last",
+       "the past", "over the last", "over the past", "in the last",
+       "in the past", "during the last", "for the last"},
+      lx::relative, 0);
+  add({"this", "current", "the current", "so far this"}, lx::relative, 1);
+  add({"ytd", "year to date", "so far this year", "this year so far"}, lx::ytd);
+  add({"between"}, lx::range_from);
+  add({"from"}, lx::range_from, 1);
+  add({"to", "until", "till", "through", "thru", "up to", "and"}, lx::range_to);
+  add({"since", "starting", "starting from", "from the start of"}, lx::since);
+  add({"before", "prior to", "earlier than"}, lx::before);
+  add({"after", "later than"}, lx::after);
+  add({"first", "1st", "second", "2nd", "third", "3rd", "fourth", "4th"},
+      lx::ordinal);
+  // ordinal args
+  for (auto [p, n] : {std::pair{"first", 1},
+                      {"1st", 1},
+                      {"second", 2},
+                      {"2nd", 2},
+                      {"third", 3},
+                      {"3rd", 3},
+                      {"fourth", 4},
+                      {"4th", 4}}) {
+    auto& v = lex->phrases[p];
+    for (auto& e : v)
+      if (e.kind == lx::ordinal)
+        e.arg = n;
+  }
+  add({"h1", "first half", "1st half"}, lx::half, 1);
+  add({"h2", "second half", "2nd half"}, lx::half, 2);
+  add({"paid with",
+       "paid by",
+       "paid via",
+       "pay with",
+       "paying with",
+       "paid using",
+       "using",
+       "used",
+       "use",
+       "in total",
+       "all in all",
+       "in euros",
+       "in eur",
+       "so far",
+       "to date",
+       "of all time",
+       "all time",
+       "ever",
+       "overall",
+       "the data",
+       "in the data",
+       "our data",
+       "the database",
+       "each of",
+       "went to",
+       "came from",
+       "come from",
+       "made up",
+       "make up",
+       "accounted for",
+       "account for",
+       "did we do",
+       "do we have",
+       "did we have",
+       "were there",
+       "are there",
+       "was there",
+       "there were",
+       "in terms of",
+       "with respect to",
+       "when it comes to",
+       "as well as",
+       "along with",
+       "how did",
+       "how does",
+       "how do",
+       "what was",
+       "what were",
+       "what is",
+       "what are",
+       "whats the"},
+      lx::filler);
+  return lex;
+}
+
+std::vector<item> read_items(const planner::lexicon& lex,
+                             const std::vector<std::string>& w) {
+  std::vector<item> out;
+  for (size_t i = 0; i < w.size();) {
+    item it;
+    it.begin = i;
+    size_t best = 0;
+    for (size_t n = std::min(lex.longest, w.size() - i); n > 0; --n) {
+      auto found = lex.phrases.find(join_words(w, i, i + n));
+      if (found != lex.phrases.end()) {
+        best = n;
+        it.entries = found->second;
+        break;
+      }
+    }
+    const auto& word = w[i];
+    if (best == 0 || best == 1) {
+      // Time atoms and numbers win over one-word lexicon readings.
+      if (int y = year_of(word); y != 0) {
+        it.year = y;
+        it.entries.clear();
+        best = 1;
+      } else if (word.size() == 10 && word[4] == '-') {
+        it.date = word;
+        best = 1;
+      } else if (word.size() == 2 && word[0] == 'q' && word[1] >= '1'
+                 && word[1] <= '4') {
+        it.quarter = word[1] - '0';
+        it.entries.clear();
+        best = 1;
+      } else if (int m = month_of(word);
+                 m != 0
+                 && (m != 5 || (i + 1 < w.size() && year_of(w[i + 1]) != 0)
+                     || (i > 0 && (w[i - 1] == "in" || w[i - 1] == "of")))) {
+        it.month = m;
+        it.entries.clear();
+        best = 1;
+      } else if (best == 0) {
+        if (int n = number_of(word); n >= 0) {
+          it.number = n;
+        } else if (word == "us" && i > 0 && w[i - 1] == "the") {
+          it.unknown = true; // "the US", a place, not "us"
+        } else if (is_function_word(word)) {
+          it.function = true;
+        } else if (auto* fix = lex.correction(word)) {
+          it.entries = fix->second;
+          it.corrected = fix->first;
+        } else {
+          it.unknown = true;
+        }
+        best = 1;
+      }
+    }
+    it.end = i + best;
+    it.said = join_words(w, i, i + best);
+    out.push_back(std::move(it));
+    i += best;
+  }
+  return out;
+}
+
+} // namespace plan_detail
+
+} // namespace candor::data
