@@ -271,9 +271,17 @@ app::start(const domain::config& cfg,
   setup.sales = std::move(*sales);
   // A semantic layer that does not hold together stops startup, naming the
   // field, rather than leaving the planner silently out.
-  if (!setup.sales.cat->semantic_json().empty())
-    if (auto planner = data::planner::make(*setup.sales.cat); !planner)
+  data::dimension_values planner_values;
+  if (!setup.sales.cat->semantic_json().empty()) {
+    auto values
+      = data::load_dimension_values(*setup.sales.cat, setup.sales.path);
+    if (!values)
+      return values.err();
+    planner_values = std::move(*values);
+    if (auto planner = data::planner::make(*setup.sales.cat, planner_values);
+        !planner)
       return planner.err();
+  }
   // The local provider serves llm.provider "local", and an endpoint's
   // calls when every model failed (llm.localFallback).
   if (cfg.llm.provider == "local"
@@ -281,6 +289,7 @@ app::start(const domain::config& cfg,
     data::local_settings ls;
     ls.mode = mode;
     ls.top_k = static_cast<size_t>(std::max(cfg.retrieval.top_k, 1));
+    ls.values = std::move(planner_values);
     setup.local = std::make_shared<const data::local_provider>(
       *setup.sales.cat, [cell = setup.snapshots] { return cell->load(); }, ls);
   }

@@ -179,7 +179,17 @@ int run_data_command(const data_command& cmd, std::ostream& out,
     err << "candor: data: " << cat.err().message << "\n";
     return exit_usage;
   }
-  auto planner = data::planner::make(*cat);
+  // The values read from the database (product names), as the server
+  // loads them at startup; a --question without a seeded database plans
+  // without them.
+  data::dimension_values values;
+  if (auto loaded = data::load_dimension_values(*cat, cmd.sales_db))
+    values = std::move(*loaded);
+  else if (cmd.question.empty()) {
+    err << "candor: data: " << loaded.err().message << "\n";
+    return exit_usage;
+  }
+  auto planner = data::planner::make(*cat, values);
   if (!planner) {
     err << "candor: data: " << planner.err().message << "\n";
     return exit_usage;

@@ -175,10 +175,27 @@ std::string query_plan::summary() const {
   return out;
 }
 
-domain::outcome<planner> planner::make(const catalog& cat) {
+domain::outcome<planner> planner::make(const catalog& cat,
+                                       const dimension_values& loaded) {
   auto layer = semantic_layer::parse(cat);
   if (!layer)
     return layer.err();
+  for (auto& d : layer->dimensions) {
+    auto found = loaded.find(d.name);
+    if (d.values_from.empty() || found == loaded.end())
+      continue;
+    for (auto& v : found->second) {
+      semantic_value sv;
+      sv.values.push_back(v);
+      // "inner tube" -> "inner tubes": the plural users write.
+      auto words = tokenize(v);
+      if (!words.empty() && std::isalpha(static_cast<unsigned char>(
+                              words.back().back()))
+          && words.back().back() != 's')
+        sv.phrases.push_back(join_words(words, 0, words.size()) + "s");
+      d.values.push_back(std::move(sv));
+    }
+  }
   planner p;
   p.layer_ = std::make_shared<const semantic_layer>(std::move(*layer));
   p.lex_ = build_lexicon(*p.layer_);
@@ -204,6 +221,9 @@ struct reading {
   /// dimension index -> values (value indices) said.
   std::map<int, std::vector<std::pair<int, std::string>>> values;
   std::vector<int> dims_grouped;
+  /// Values said after "including": counted too, not filtered on.
+  std::map<int, std::vector<std::pair<int, std::string>>> included;
+  bool combine = false;
   std::string now; ///< the latest date of data
 
   explicit reading(const semantic_layer& layer) : s(layer) {}
@@ -238,6 +258,29 @@ period_atom half_period(int y, int h) {
           period_kind::half};
 }
 
+/// A day of a month (`md` = month * 100 + day), the day clamped to the
+/// month's length ("29 february" of a common year is the 28th).
+period_atom day_period(int y, int md) {
+  int m = md / 100;
+  auto t = date_text(y, m, std::min(md % 100, days_in_month(y, m)));
+  return {{t, t, t}, period_kind::day};
+}
+
+/// A month, quarter, half or day said without its year, in year `y`.
+period_atom partial_period(int y, period_kind kind, int n) {
+  switch (kind) {
+    case period_kind::month: return month_period(y, n);
+    case period_kind::quarter: return quarter_period(y, n);
+    case period_kind::half: return half_period(y, n);
+    default: return day_period(y, n);
+  }
+}
+
+bool day_of_month(const item* it) {
+  return it != nullptr && it->number >= 1 && it->number <= 31;
+}
+
+
 } // namespace
 
 plan_result planner::plan(std::string_view question) const {
@@ -246,6 +289,7 @@ plan_result planner::plan(std::string_view question) const {
   r.now = s.coverage_to;
   auto words = tokenize(question);
   auto items = read_items(*lex_, words);
+  read_raw_values(*lex_, items);
   auto now = parse_date(s.coverage_to);
   auto first = parse_date(s.coverage_from);
   std::vector<int> pending_years; // years not attached to a month/quarter
@@ -263,11 +307,15 @@ plan_result planner::plan(std::string_view question) const {
 
   auto push_atom = [&](period_atom a) { r.atoms.push_back(std::move(a)); };
 
+  bool including = false; // values said now are counted too
   for (size_t i = 0; i < items.size(); ++i) {
     auto& it = items[i];
     auto next = [&](size_t k) -> const item* {
       return i + k < items.size() ? &items[i + k] : nullptr;
     };
+    if (!(it.function || it.is(lx::value) || it.said == "and"
+          || it.said == "or"))
+      including = false;
     if (it.unknown) {
       r.unknown.push_back(it.said);
       continue;
@@ -284,14 +332,8 @@ plan_result planner::plan(std::string_view question) const {
                       && (partial_item + 1 == i
                           || (partial_item + 2 == i && items[i - 1].function));
       if (adjacent) {
-        for (auto& pt : partials) {
-          if (pt.kind == period_kind::month)
-            push_atom(month_period(it.year, pt.n));
-          else if (pt.kind == period_kind::quarter)
-            push_atom(quarter_period(it.year, pt.n));
-          else
-            push_atom(half_period(it.year, pt.n));
-        }
+        for (auto& pt : partials)
+          push_atom(partial_period(it.year, pt.kind, pt.n));
         partials.clear();
       } else {
         pending_years.push_back(it.year);
@@ -315,6 +357,13 @@ plan_result planner::plan(std::string_view question) const {
         pending_years.pop_back();
         push_atom(kind == period_kind::month ? month_period(y, n)
                                              : quarter_period(y, n));
+      } else if (kind == period_kind::month && day_of_month(next(1))
+                 && (next(2) == nullptr
+                     || !(next(2)->is(lx::dimension)
+                          || next(2)->is(lx::unit_word)))) {
+        // "march 15", "december 24 2025": a day of the month.
+        partials.push_back({period_kind::day, n * 100 + next(1)->number});
+        partial_item = ++i;
       } else {
         partials.push_back({kind, n});
         partial_item = i;
@@ -344,6 +393,35 @@ plan_result planner::plan(std::string_view question) const {
       if (i > 0 && items[i - 1].is(lx::relative) && nx
           && nx->is(lx::unit_word)) {
         continue; // handled with the relative word
+      }
+      // "15 march", "1-7 december", "24 to 31 december": days of a month;
+      // the first of two days opens a range up to the second.
+      if (day_of_month(&it)) {
+        const item* month = nx != nullptr && nx->month != 0 ? nx : nullptr;
+        bool span = false;
+        if (month == nullptr && day_of_month(nx) && next(2)
+            && next(2)->month != 0) {
+          month = next(2);
+          span = true;
+        } else if (month == nullptr && nx && nx->is(lx::range_to)
+                   && day_of_month(next(2)) && next(3)
+                   && next(3)->month != 0) {
+          month = next(3);
+          span = true;
+        }
+        if (month != nullptr) {
+          partials.push_back({period_kind::day, month->month * 100 + it.number});
+          if (span) {
+            if (range_state == 0) {
+              range_state = 2;
+              range_atom = r.atoms.size();
+            }
+            partial_item = i;
+          } else {
+            partial_item = ++i; // the month is taken
+          }
+          continue;
+        }
       }
       r.unknown.push_back(it.said);
       continue;
@@ -523,6 +601,14 @@ plan_result planner::plan(std::string_view question) const {
       r.p.share = true;
       continue;
     }
+    if (it.is(lx::including)) {
+      including = true;
+      continue;
+    }
+    if (it.is(lx::combine)) {
+      r.combine = true;
+      continue;
+    }
     if (it.is(lx::compare)) {
       r.compare = true;
       continue;
@@ -580,7 +666,8 @@ plan_result planner::plan(std::string_view question) const {
                            + "; please say which.";
         continue;
       }
-      r.values[ve->index].emplace_back(ve->arg, it.said);
+      (including ? r.included : r.values)[ve->index].emplace_back(ve->arg,
+                                                                  it.said);
       continue;
     }
     if (de) {
@@ -626,9 +713,7 @@ plan_result planner::plan(std::string_view question) const {
                     r.atoms.end());
     for (int y : years)
       for (auto& pt : partials)
-        push_atom(pt.kind == period_kind::month     ? month_period(y, pt.n)
-                  : pt.kind == period_kind::quarter ? quarter_period(y, pt.n)
-                                                    : half_period(y, pt.n));
+        push_atom(partial_period(y, pt.kind, pt.n));
     if (pending_years.empty())
       r.p.notes.push_back("No year was given, so every year of the data ("
                           + std::to_string(first.y) + " to "
@@ -785,8 +870,10 @@ plan_result planner::plan(std::string_view question) const {
     // Two or more values named one by one are shown side by side.
     bool grouped = std::find(r.dims_grouped.begin(), r.dims_grouped.end(), di)
                    != r.dims_grouped.end();
-    if (named >= 2 && !grouped && !r.p.share)
+    if (named >= 2 && !grouped && !r.p.share && !r.combine)
       r.dims_grouped.push_back(di);
+    if (named >= 2 && r.combine)
+      r.understood("'" + f.said + "' -> counted together");
     r.p.filters.push_back(std::move(f));
   }
 
@@ -867,6 +954,42 @@ plan_result planner::plan(std::string_view question) const {
                         "example revenue, orders or units sold). "
                       + examples_text());
     }
+  }
+  // "including cancelled ones": those values are counted as well as what
+  // the measure counts by default; grouped by their dimension, every value
+  // is shown anyway.
+  for (auto& [di, said] : r.included) {
+    auto* d = &s.dimensions[static_cast<size_t>(di)];
+    std::vector<std::string> extra;
+    std::string text;
+    for (auto& [vi, t] : said) {
+      for (auto& x : d->values[static_cast<size_t>(vi)].values)
+        extra.push_back(x);
+      text += (text.empty() ? "" : ", ") + t;
+    }
+    r.understood("'including " + text + "' -> " + d->name + " "
+                 + list_or(extra) + " counted too");
+    if (std::find(r.p.group_by.begin(), r.p.group_by.end(), d)
+        != r.p.group_by.end())
+      continue;
+    auto said_filter
+      = std::find_if(r.p.filters.begin(), r.p.filters.end(),
+                     [&](const plan_filter& f) { return f.dim == d; });
+    std::vector<std::string>* into = nullptr;
+    if (said_filter != r.p.filters.end()) {
+      into = &said_filter->values;
+    } else {
+      for (auto* m : r.p.metrics)
+        if (m->default_dimension == d->name) {
+          r.p.filters.push_back({d, m->default_values, text});
+          into = &r.p.filters.back().values;
+          break;
+        }
+    }
+    if (into != nullptr)
+      for (auto& x : extra)
+        if (std::find(into->begin(), into->end(), x) == into->end())
+          into->push_back(x);
   }
   if (r.p.metrics.size() > 3)
     return refuse(plan_refusal::unsupported,

@@ -53,6 +53,9 @@ struct semantic_dimension {
   /// chosen grain is used.
   std::vector<std::string> exprs;
   bool numeric = false;
+  /// "table.column" whose distinct values are read from the database at
+  /// startup (`values_from`), e.g. product names; empty: none.
+  std::string values_from;
   /// Each declared value (with its phrases), then the groups.
   std::vector<semantic_value> values;
 };
@@ -186,12 +189,26 @@ struct plan_result {
   }
 };
 
+/// Dimension name -> values read from the database (`values_from`).
+using dimension_values = std::map<std::string, std::vector<std::string>>;
+
+/// Reads the distinct values of every dimension with `values_from` from
+/// the SQLite database at `db_path` (read-only). A dimension with more than
+/// `max_values` values, or a value longer than 120 bytes, is an error: a
+/// lexicon of every order number would be neither small nor useful.
+domain::outcome<dimension_values>
+load_dimension_values(const catalog& cat, const std::string& db_path,
+                      size_t max_values = 2000);
+
 /// The data planner of the local provider. Knows nothing of one database:
 /// everything comes from the catalog's semantic layer. Immutable after
 /// construction; safe from any thread.
 class planner {
 public:
-  static domain::outcome<planner> make(const catalog& cat);
+  /// `loaded`: the values of `values_from` dimensions (each becomes a value
+  /// with its own name and plural as phrases).
+  static domain::outcome<planner> make(const catalog& cat,
+                                       const dimension_values& loaded = {});
 
   /// Plans `question`: every word must map to the semantic layer, a known
   /// time expression or a function word, and the mapping must be

@@ -64,6 +64,8 @@ enum class lx {
   filler,  ///< a phrase that is a function word
   sort,    ///< arg: 0 descending, 1 ascending; order every row
   prior,   ///< arg: time_grain; "the quarter before", "previous year"
+  including, ///< "including cancelled ones": values counted too, not filters
+  combine,   ///< "combined", "together": named values summed, not side by side
 };
 
 struct entry {
@@ -104,5 +106,9 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s);
 
 std::vector<item> read_items(const planner::lexicon& lex,
                              const std::vector<std::string>& w);
+
+/// "zones D and E", "shipping zone C": a dimension followed by values as
+/// stored that are no phrase of their own (short codes) names those values.
+void read_raw_values(const planner::lexicon& lex, std::vector<item>& items);
 
 } // namespace candor::data::plan_detail

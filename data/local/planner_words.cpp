@@ -16,6 +16,17 @@ using namespace plan_detail;
 struct planner::lexicon {
   std::unordered_map<std::string, std::vector<entry>> phrases;
   size_t longest = 1;
+  /// Per dimension: a value as stored, lower-cased -> its index; for
+  /// short codes ("zones d and e") that are no phrase of their own.
+  std::vector<std::unordered_map<std::string, int>> raw;
+
+  int raw_value(int dimension, const std::string& word) const {
+    if (dimension < 0 || static_cast<size_t>(dimension) >= raw.size())
+      return -1;
+    auto& m = raw[static_cast<size_t>(dimension)];
+    auto found = m.find(word);
+    return found == m.end() ? -1 : found->second;
+  }
 
   /// The one-word phrase `word` is a slip of (one letter added, dropped,
   /// changed, or two neighbours swapped), when there is exactly one such
@@ -312,6 +323,7 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
     for (auto& p : m.phrases)
       lex->add(p, e);
   }
+  lex->raw.resize(s.dimensions.size());
   for (size_t i = 0; i < s.dimensions.size(); ++i) {
     auto& d = s.dimensions[i];
     entry e{lx::dimension, static_cast<int>(i)};
@@ -325,6 +337,8 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
       // sentence ("it", "be": country codes).
       if (val.values.size() == 1 && !d.numeric) {
         auto words = tokenize(val.values[0]);
+        if (words.size() == 1)
+          lex->raw[i].emplace(words[0], static_cast<int>(k));
         if (words.size() > 1
             || (words.size() == 1 && !is_function_word(words[0])
                 && words[0].size() > 2))
@@ -445,6 +459,12 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
       if (e.kind == lx::ordinal)
         e.arg = n;
   }
+  add({"including", "incl", "inclusive of", "also counting", "counting also",
+       "together with"},
+      lx::including);
+  add({"combined", "together", "altogether", "all together", "taken together",
+       "jointly", "summed", "added up", "in total", "put together"},
+      lx::combine);
   add({"h1", "first half", "1st half"}, lx::half, 1);
   add({"h2", "second half", "2nd half"}, lx::half, 2);
   add({"paid with",
@@ -456,7 +476,6 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
        "using",
        "used",
        "use",
-       "in total",
        "all in all",
        "in euros",
        "in eur",
@@ -500,6 +519,49 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
        "whats the"},
       lx::filler);
   return lex;
+}
+
+/// "zones D and E", "shipping zone C": a dimension followed by values as
+/// stored that are no phrase of their own (short codes) names those values;
+/// the dimension word then only says whose values they are.
+void read_raw_values(const planner::lexicon& lex, std::vector<item>& items) {
+  for (size_t i = 0; i + 1 < items.size(); ++i) {
+    auto* de = items[i].get(lx::dimension);
+    if (de == nullptr || items[i].is(lx::value))
+      continue;
+    auto raw = [&](size_t j) {
+      auto& x = items[j];
+      if (x.end - x.begin != 1 || !(x.entries.empty() || x.is(lx::filler))
+          || x.year != 0 || x.month != 0 || x.quarter != 0)
+        return -1;
+      return lex.raw_value(de->index, x.said);
+    };
+    size_t j = i + 1;
+    bool any = false;
+    while (j < items.size()) {
+      int v = raw(j);
+      if (v < 0)
+        break;
+      items[j] = item{items[j].begin, items[j].end, items[j].said,
+                      {entry{lx::value, de->index, v}}};
+      any = true;
+      ++j;
+      if (j + 1 < items.size()
+          && (items[j].said == "and" || items[j].said == "or")
+          && raw(j + 1) >= 0) {
+        items[j].entries.clear();
+        items[j].function = true;
+        ++j;
+        continue;
+      }
+      break;
+    }
+    if (any) {
+      items[i].entries.clear();
+      items[i].function = true;
+      i = j - 1;
+    }
+  }
 }
 
 std::vector<item> read_items(const planner::lexicon& lex,

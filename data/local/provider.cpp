@@ -23,10 +23,11 @@ static_assert(local_fallback_data_note.find(domain::texts::no_model_reachable)
 
 namespace {
 
-std::shared_ptr<const planner> make_planner(const catalog& cat) {
+std::shared_ptr<const planner> make_planner(const catalog& cat,
+                                            const dimension_values& values) {
   if (cat.semantic_json().empty())
     return nullptr;
-  auto p = planner::make(cat);
+  auto p = planner::make(cat, values);
   if (!p) {
     // The server checks the semantic layer at startup (actors::app); a
     // catalog given here without one plans nothing.
@@ -54,7 +55,7 @@ std::string abstention(std::string reason) {
 
 local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
                                local_settings settings)
-    : router_(cat, settings.router), planner_(make_planner(cat)),
+    : router_(cat, settings.router), planner_(make_planner(cat, settings.values)),
       snapshots_(std::move(snapshots)), settings_(settings) {
   // nop
 }

@@ -66,6 +66,8 @@ struct local_settings {
   size_t top_k = 3;
   local_router_options router;
   extract_options extract;
+  /// The planner's values read from the database (`values_from`).
+  dimension_values values;
 };
 
 /// One model call the local provider answers.

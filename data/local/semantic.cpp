@@ -2,12 +2,14 @@
 // conf/catalog.json) for the data planner.
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <boost/json.hpp>
 
 #include "data/local/planner.hpp"
 #include "data/sales/catalog.hpp"
+#include "data/sqlite.hpp"
 
 namespace candor::data {
 
@@ -213,6 +215,16 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
       return bad(path + ".expr", "expected at least one expression");
     if (auto* n = o.if_contains("numeric"); n && n->is_bool())
       d.numeric = n->as_bool();
+    if (auto e = get_string(o, "values_from", path, d.values_from, true))
+      return e;
+    if (!d.values_from.empty()) {
+      auto dot = d.values_from.find('.');
+      if (dot == std::string::npos
+          || !cat.column_allowed(d.values_from.substr(0, dot),
+                                 d.values_from.substr(dot + 1)))
+        return bad(path + ".values_from",
+                   "expected 'table.column' of an allowed column");
+    }
     auto read_values = [&](const json::array& arr, const std::string& vpath,
                            bool group) -> domain::error {
       for (size_t k = 0; k < arr.size(); ++k) {
@@ -341,6 +353,62 @@ std::set<std::string> expression_aliases(std::string_view expr,
     std::string a{expr.substr(b, i - b)};
     if (known.count(a) > 0)
       out.insert(a);
+  }
+  return out;
+}
+
+domain::outcome<dimension_values>
+load_dimension_values(const catalog& cat, const std::string& db_path,
+                      size_t max_values) {
+  dimension_values out;
+  if (cat.semantic_json().empty())
+    return out;
+  auto layer = semantic_layer::parse(cat);
+  if (!layer)
+    return layer.err();
+  std::optional<database> db;
+  for (auto& d : layer->dimensions) {
+    if (d.values_from.empty())
+      continue;
+    if (!db) {
+      auto opened = database::open(db_path, SQLITE_OPEN_READONLY);
+      if (!opened)
+        return opened.err();
+      db.emplace(std::move(*opened));
+    }
+    // Names checked against the catalog's allowlist at parse time, and
+    // quoted as identifiers here.
+    auto dot = d.values_from.find('.');
+    auto ident = [](std::string_view name) {
+      std::string q = "\"";
+      for (char c : name)
+        q += c == '"' ? std::string{"\"\""} : std::string{c};
+      return q + "\"";
+    };
+    auto column = ident(d.values_from.substr(dot + 1));
+    auto sql = "SELECT DISTINCT " + column + " FROM "
+               + ident(d.values_from.substr(0, dot)) + " WHERE " + column
+               + " IS NOT NULL ORDER BY 1 LIMIT "
+               + std::to_string(max_values + 1);
+    auto st = db->prepare(sql);
+    if (!st)
+      return st.err();
+    auto& values = out[d.name];
+    for (;;) {
+      auto r = st->step();
+      if (!r)
+        return r.err();
+      if (*r != step_result::row)
+        break;
+      auto v = st->column_text(0);
+      if (values.size() == max_values)
+        return bad("dimensions." + d.name + ".values_from",
+                   "more than " + std::to_string(max_values)
+                     + " distinct values in " + d.values_from);
+      if (v.empty() || v.size() > 120)
+        continue; // not something a user would type
+      values.push_back(std::move(v));
+    }
   }
   return out;
 }
