@@ -224,6 +224,8 @@ struct reading {
   /// Values said after "including": counted too, not filtered on.
   std::map<int, std::vector<std::pair<int, std::string>>> included;
   bool combine = false;
+  /// The dimension of the value said right after "how many", or -1.
+  int counted_dim = -1;
   std::string now; ///< the latest date of data
 
   explicit reading(const semantic_layer& layer) : s(layer) {}
@@ -668,6 +670,9 @@ plan_result planner::plan(std::string_view question) const {
       }
       (including ? r.included : r.values)[ve->index].emplace_back(ve->arg,
                                                                   it.said);
+      if (i > 0 && items[i - 1].is(lx::how_many))
+        r.counted_dim = ve->index; // "how many club members ..."
+
       continue;
     }
     if (de) {
@@ -870,7 +875,9 @@ plan_result planner::plan(std::string_view question) const {
     // Two or more values named one by one are shown side by side.
     bool grouped = std::find(r.dims_grouped.begin(), r.dims_grouped.end(), di)
                    != r.dims_grouped.end();
-    if (named >= 2 && !grouped && !r.p.share && !r.combine)
+    // "share ... members vs non-members": each one's share, side by side;
+    // "share of NL and BE": the two together.
+    if (named >= 2 && !grouped && !r.combine && (!r.p.share || r.compare))
       r.dims_grouped.push_back(di);
     if (named >= 2 && r.combine)
       r.understood("'" + f.said + "' -> counted together");
@@ -931,6 +938,23 @@ plan_result planner::plan(std::string_view question) const {
         return true;
     return false;
   };
+  // "cancelled orders by payment method": the value's own words name what
+  // to count, when they name one metric.
+  auto metric_named_by_values = [&]() -> const semantic_metric* {
+    const semantic_metric* found = nullptr;
+    for (auto& [di, said] : r.values)
+      for (auto& [vi, text] : said) {
+        int mi = metric_in_phrase(*lex_, text);
+        if (mi < 0)
+          continue;
+        auto* m = &s.metrics[static_cast<size_t>(mi)];
+        if (found != nullptr && found != m)
+          return nullptr;
+        found = m;
+        r.understood("'" + text + "' -> " + m->label);
+      }
+    return found;
+  };
   bool product_like = false;
   for (auto* d : r.p.group_by)
     product_like = product_like || !reachable_at_amount(d);
@@ -940,6 +964,15 @@ plan_result planner::plan(std::string_view question) const {
     if (r.how_much) {
       r.p.metrics.push_back(amount);
       r.understood("'how much' -> " + amount->label);
+    } else if (r.how_many && r.counted_dim >= 0
+               && !s.dimensions[static_cast<size_t>(r.counted_dim)]
+                     .how_many.empty()) {
+      // "how many club members bought ...": the catalog says what counting
+      // this dimension's values means.
+      auto& d = s.dimensions[static_cast<size_t>(r.counted_dim)];
+      auto* m = s.metric(d.how_many);
+      r.p.metrics.push_back(m);
+      r.understood("'how many' " + d.name + " -> " + m->label);
     } else if (r.how_many && (r.sell || product_like)) {
       r.p.metrics.push_back(count_sold);
       r.understood("'how many' -> " + count_sold->label);
@@ -947,6 +980,8 @@ plan_result planner::plan(std::string_view question) const {
       auto* m = product_like ? count_sold : amount;
       r.p.metrics.push_back(m);
       r.understood("'sold' -> " + m->label);
+    } else if (auto* m = metric_named_by_values(); m != nullptr) {
+      r.p.metrics.push_back(m);
     } else {
       return refuse(plan_refusal::no_metric,
                     understood_text()

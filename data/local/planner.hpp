@@ -56,6 +56,9 @@ struct semantic_dimension {
   /// "table.column" whose distinct values are read from the database at
   /// startup (`values_from`), e.g. product names; empty: none.
   std::string values_from;
+  /// The metric "how many <a value of this dimension>" counts (e.g. club
+  /// members are counted as customers); empty: the usual defaults.
+  std::string how_many;
   /// Each declared value (with its phrases), then the groups.
   std::vector<semantic_value> values;
 };
@@ -93,6 +96,9 @@ struct semantic_layer {
   /// Phrases that ask for personal data, and what the refusal says.
   std::vector<std::string> restricted_phrases;
   std::string restricted_reason;
+  /// Phrases that carry no meaning for this database (the company's own
+  /// name, "our shop"): read as function words.
+  std::vector<std::string> filler_phrases;
 
   static domain::outcome<semantic_layer> parse(const catalog& cat);
 
@@ -149,8 +155,8 @@ struct query_plan {
   time_grain average_over = time_grain::none;
   /// How relative dates or defaults were read, said in the answer.
   std::vector<std::string> notes;
-  /// The question's terms mapped to the catalog, e.g. "e-bikes ->
-  /// product_line in (volt_city, volt_trek)".
+  /// The question's terms mapped to the catalog, e.g. "'web shop' ->
+  /// channel web".
   std::vector<std::string> understood;
   /// The SELECT it compiles to.
   std::string sql;

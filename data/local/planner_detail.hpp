@@ -107,6 +107,10 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s);
 std::vector<item> read_items(const planner::lexicon& lex,
                              const std::vector<std::string>& w);
 
+/// The one metric a word of `phrase` names ("cancelled orders" -> orders),
+/// or -1 (none, or several).
+int metric_in_phrase(const planner::lexicon& lex, std::string_view phrase);
+
 /// "zones D and E", "shipping zone C": a dimension followed by values as
 /// stored that are no phrase of their own (short codes) names those values.
 void read_raw_values(const planner::lexicon& lex, std::vector<item>& items);

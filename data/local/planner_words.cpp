@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "data/local/planner_detail.hpp"
 
@@ -28,24 +29,24 @@ struct planner::lexicon {
     return found == m.end() ? -1 : found->second;
   }
 
-  /// The one-word phrase `word` is a slip of (one letter added, dropped,
-  /// changed, or two neighbours swapped), when there is exactly one such
-  /// phrase and both have at least five letters; else null.
-  const std::pair<const std::string, std::vector<entry>>*
-  correction(const std::string& word) const {
-    if (word.size() < 5)
+  /// Every word of a phrase with at least five letters, for corrections.
+  std::unordered_set<std::string> vocabulary;
+
+  /// The word of a phrase that `word` is a slip of (one letter added,
+  /// dropped, changed, or two neighbours swapped), when there is exactly
+  /// one such word and both have at least five letters; else null.
+  const std::string* correction(const std::string& word) const {
+    if (word.size() < 5 || vocabulary.count(word) > 0)
       return nullptr;
-    const std::pair<const std::string, std::vector<entry>>* found = nullptr;
-    for (auto& kv : phrases) {
-      const auto& c = kv.first;
-      if (c.size() < 5 || c.find(' ') != std::string::npos
-          || c.size() + 1 < word.size() || word.size() + 1 < c.size())
+    const std::string* found = nullptr;
+    for (auto& c : vocabulary) {
+      if (c.size() + 1 < word.size() || word.size() + 1 < c.size())
         continue;
       if (!one_slip(word, c))
         continue;
       if (found != nullptr)
         return nullptr; // two readings: not a correction
-      found = &kv;
+      found = &c;
     }
     return found;
   }
@@ -88,6 +89,11 @@ struct planner::lexicon {
         return;
     v.push_back(e);
     longest = std::max(longest, words.size());
+    for (auto& word : words)
+      if (word.size() >= 5
+          && !std::all_of(word.begin(), word.end(),
+                          [](char c) { return c >= '0' && c <= '9'; }))
+        vocabulary.insert(word);
   }
 };
 
@@ -176,7 +182,7 @@ constexpr std::string_view function_words[] = {
   "among", "as", "also", "just", "only", "both", "any", "some", "make",
   "made", "earn", "earned", "bring", "brought", "generate", "generated",
   "come", "came", "go", "went", "into", "report", "summary", "look", "like",
-  "looked", "much", "many", "s", "ve", "re", "d", "ll", "t", "kestrel",
+  "looked", "much", "many", "s", "ve", "re", "d", "ll", "t",
   "via", "through", "e", "g", "eg", "ie", "respectively", "each", "every",
   "across", "break", "broken", "down", "breakdown", "split", "grouped",
   "group", "by", "per", "which", "when", "where", "sum", "count", "did",
@@ -204,6 +210,7 @@ constexpr std::string_view function_words[] = {
   "recorded", "register", "booked", "book", "closed", "close", "ended",
   "end", "happen", "going", "went", "come", "coming", "doing", "performed",
   "perform", "performance", "looking", "look", "actually", "currently",
+  "something", "anything", "anyone", "somebody", "anybody",
   "really", "only", "still", "then", "than", "vs", "per", "way", "ways"};
 // clang-format on
 
@@ -350,12 +357,14 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
   }
   for (auto& p : s.restricted_phrases)
     lex->add(p, {lx::restricted});
+  for (auto& p : s.filler_phrases)
+    lex->add(p, {lx::filler});
   auto add = [&](const std::vector<std::string_view>& ps, lx k, int arg = 0) {
     for (auto p : ps)
       lex->add(std::string{p}, {k, -1, arg});
   };
   add({"how many", "number of", "count of", "how often"}, lx::how_many);
-  add({"how much", "what amount"}, lx::how_much);
+  add({"how much", "what amount", "how much money"}, lx::how_much);
   add({"sell", "sold", "sells", "selling", "sale", "bought", "buy", "ordered",
        "popular", "moved", "shifted"},
       lx::sell);
@@ -395,7 +404,7 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
   }
   add({"top"}, lx::top);
   add({"bottom"}, lx::top, 1);
-  add({"share", "percentage", "percent", "proportion", "fraction", "portion",
+  add({"share", "percentage", "percent", "pct", "proportion", "fraction", "portion",
        "what part", "split of", "mix"},
       lx::share);
   add({"vs",          "versus",         "compare",    "compared",
@@ -477,6 +486,10 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
        "used",
        "use",
        "all in all",
+       "because of",
+       "due to",
+       "owing to",
+       "caused by",
        "in euros",
        "in eur",
        "so far",
@@ -564,8 +577,40 @@ void read_raw_values(const planner::lexicon& lex, std::vector<item>& items) {
   }
 }
 
+int metric_in_phrase(const planner::lexicon& lex, std::string_view phrase) {
+  int found = -1;
+  for (auto& word : tokenize(phrase)) {
+    auto hit = lex.phrases.find(word);
+    if (hit == lex.phrases.end())
+      continue;
+    for (auto& e : hit->second)
+      if (e.kind == lx::metric) {
+        if (found >= 0 && found != e.index)
+          return -1;
+        found = e.index;
+      }
+  }
+  return found;
+}
+
 std::vector<item> read_items(const planner::lexicon& lex,
-                             const std::vector<std::string>& w) {
+                             const std::vector<std::string>& said) {
+  // Misspelt words are corrected before phrases are matched, so that
+  // "avarage order value" is the phrase "average order value": a word that
+  // is no phrase's, no function word and no number, one slip away from
+  // exactly one word of the phrases.
+  std::vector<std::string> w = said;
+  std::vector<bool> fixed(w.size(), false);
+  for (size_t i = 0; i < w.size(); ++i) {
+    auto& word = w[i];
+    if (lex.phrases.count(word) > 0 || is_function_word(word)
+        || number_of(word) >= 0 || year_of(word) != 0 || month_of(word) != 0)
+      continue;
+    if (auto* fix = lex.correction(word)) {
+      word = *fix;
+      fixed[i] = true;
+    }
+  }
   std::vector<item> out;
   for (size_t i = 0; i < w.size();) {
     item it;
@@ -608,9 +653,6 @@ std::vector<item> read_items(const planner::lexicon& lex,
           it.unknown = true; // "the US", a place, not "us"
         } else if (is_function_word(word)) {
           it.function = true;
-        } else if (auto* fix = lex.correction(word)) {
-          it.entries = fix->second;
-          it.corrected = fix->first;
         } else {
           it.unknown = true;
         }
@@ -618,7 +660,11 @@ std::vector<item> read_items(const planner::lexicon& lex,
       }
     }
     it.end = i + best;
-    it.said = join_words(w, i, i + best);
+    it.said = join_words(said, i, i + best);
+    if (std::any_of(fixed.begin() + static_cast<ptrdiff_t>(i),
+                    fixed.begin() + static_cast<ptrdiff_t>(i + best),
+                    [](bool b) { return b; }))
+      it.corrected = join_words(w, i, i + best);
     out.push_back(std::move(it));
     i += best;
   }

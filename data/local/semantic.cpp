@@ -217,6 +217,10 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
       d.numeric = n->as_bool();
     if (auto e = get_string(o, "values_from", path, d.values_from, true))
       return e;
+    if (auto e = get_string(o, "how_many", path, d.how_many, true))
+      return e;
+    if (!d.how_many.empty() && out.metric(d.how_many) == nullptr)
+      return bad(path + ".how_many", "unknown metric '" + d.how_many + "'");
     if (!d.values_from.empty()) {
       auto dot = d.values_from.find('.');
       if (dot == std::string::npos
@@ -285,6 +289,8 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
                             out.restricted_reason))
       return e;
   }
+  if (auto e = get_strings(root, "filler", "filler", out.filler_phrases, true))
+    return e;
   // Cross-checks: default filters name dimensions, every expression's
   // aliases are declared, values of a column with a domain are in it.
   for (auto& m : out.metrics) {
