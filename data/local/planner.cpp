@@ -224,6 +224,8 @@ struct reading {
   /// Values said after "including": counted too, not filtered on.
   std::map<int, std::vector<std::pair<int, std::string>>> included;
   bool combine = false;
+  /// "how many days ...": the unit of a duration asked for.
+  std::string duration;
   /// The dimension of the value said right after "how many", or -1.
   int counted_dim = -1;
   std::string now; ///< the latest date of data
@@ -563,6 +565,12 @@ plan_result planner::plan(std::string_view question) const {
       continue;
     }
     if (it.is(lx::how_many)) {
+      // "how many days between an order and its refund": a duration,
+      // which no measure of the catalog is.
+      if (auto* nx = next(1); nx && nx->is(lx::unit_word)) {
+        r.duration = nx->said;
+        continue;
+      }
       r.how_many = true;
       continue;
     }
@@ -791,6 +799,12 @@ plan_result planner::plan(std::string_view question) const {
                          period_kind::range});
   }
 
+  if (!r.duration.empty())
+    return refuse(plan_refusal::unsupported,
+                  understood_text() + "'How many " + r.duration
+                    + "' asks for a duration, and the catalog measures "
+                      "amounts and counts, not time between events. "
+                    + examples_text());
   if (r.restricted)
     return refuse(plan_refusal::restricted,
                   "I cannot answer this: " + s.restricted_reason + ". "
@@ -961,6 +975,17 @@ plan_result planner::plan(std::string_view question) const {
   for (auto& f : r.p.filters)
     product_like = product_like || !reachable_at_amount(f.dim);
   if (r.p.metrics.empty()) {
+    if (r.how_much && !r.sell && r.atoms.empty() && r.p.group_by.empty()
+        && r.p.time_group == time_grain::none) {
+      // "how much is a brake bleed?": a price, or the sales of it? Neither
+      // a verb of selling nor a period says.
+      return refuse(plan_refusal::ambiguous,
+                    understood_text()
+                      + "'How much' with no period and no verb such as "
+                        "'sold' could ask for a price or for sales; the "
+                        "sales data hold sales only. "
+                      + examples_text());
+    }
     if (r.how_much) {
       r.p.metrics.push_back(amount);
       r.understood("'how much' -> " + amount->label);

@@ -363,7 +363,7 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
     for (auto p : ps)
       lex->add(std::string{p}, {k, -1, arg});
   };
-  add({"how many", "number of", "count of", "how often"}, lx::how_many);
+  add({"how many", "number of", "count of"}, lx::how_many);
   add({"how much", "what amount", "how much money"}, lx::how_much);
   add({"sell", "sold", "sells", "selling", "sale", "bought", "buy", "ordered",
        "popular", "moved", "shifted"},

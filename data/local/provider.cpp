@@ -69,6 +69,23 @@ local_provider::reply(const local_call& call) const {
                                 "no retrieval index is loaded");
     auto r = router_.decide(call.question, *snap, settings_.mode,
                             settings_.top_k, call.request_id);
+    // A question the planner maps word by word onto the catalog (or
+    // places outside the data's period) is a data question, unless the
+    // documents answer it strongly and it names no period ("what margin
+    // does a dealer get": a policy, not a sum).
+    if (r.route != domain::route_kind::data && planner_ != nullptr) {
+      auto planned = planner_->plan(call.question);
+      bool timed = !planned.p.periods.empty()
+                   || planned.p.time_group != time_grain::none;
+      bool docs_strong = r.evidence.score >= router_.options().docs_evidence;
+      if ((planned.planned() && (timed || !docs_strong))
+          || planned.refusal == plan_refusal::out_of_period) {
+        r.route = domain::route_kind::data;
+        r.reason = "the data planner reads every word of it from the "
+                   "catalog ("
+                   + planned.p.summary().substr(0, 120) + ")";
+      }
+    }
     return json::serialize(json::object{{"route", domain::to_string(r.route)},
                                         {"reason", r.reason}});
   }

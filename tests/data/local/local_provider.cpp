@@ -131,6 +131,30 @@ BOOST_AUTO_TEST_CASE(the_router_reads_the_catalog_and_the_documents) {
   BOOST_CHECK_LT(sum, r.options().data_weak);
 }
 
+BOOST_AUTO_TEST_CASE(a_question_the_planner_reads_whole_is_routed_to_data) {
+  auto p = make_provider();
+  auto route = [&](std::string_view q) {
+    auto reply = p.reply("router", q, {});
+    BOOST_REQUIRE(reply.ok());
+    return json::parse(*reply).as_object();
+  };
+  // The router's own cues send it to the documents (a heading names
+  // helmets); the planner maps every word, so it is a data question.
+  auto helmets = route("How much did helmets bring in during 2025?");
+  BOOST_TEST(helmets.at("route").as_string() == "data");
+  BOOST_TEST(std::string{helmets.at("reason").as_string()}.find("planner")
+             != std::string::npos);
+  // A period outside the data is still a data question.
+  BOOST_TEST(route("How much did helmets bring in during 2019?")
+               .at("route")
+               .as_string()
+             == "data");
+  // A price, a duration or a policy is not planned: the documents keep it.
+  BOOST_TEST(route("How much is a hydraulic brake bleed?").at("route")
+             != "data");
+  BOOST_TEST(route("ideal refund how many days").at("route") != "data");
+}
+
 BOOST_AUTO_TEST_CASE(the_router_names_the_rule_that_decided) {
   local_router r{shipped_catalog()};
   auto snap = corpus();
