@@ -285,7 +285,8 @@ app::start(const domain::config& cfg,
   // The local provider serves llm.provider "local", and an endpoint's
   // calls when every model failed (llm.localFallback).
   if (cfg.llm.provider == "local"
-      || (cfg.llm.provider == "openai" && cfg.llm.local_fallback)) {
+      || (cfg.llm.provider == "openai"
+          && (cfg.llm.local_fallback || cfg.llm.plan_first))) {
     data::local_settings ls;
     ls.mode = mode;
     ls.top_k = static_cast<size_t>(std::max(cfg.retrieval.top_k, 1));

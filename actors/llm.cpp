@@ -31,6 +31,7 @@ llm_settings llm_settings::from(const domain::config& cfg) {
   s.attempt_timeout = std::chrono::milliseconds{cfg.llm.attempt_timeout_ms};
   s.call_deadline = std::chrono::milliseconds{cfg.graph.request_deadline_ms};
   s.local_fallback = cfg.llm.local_fallback;
+  s.plan_first = cfg.llm.plan_first;
   return s;
 }
 
@@ -82,9 +83,10 @@ void finish(llm_ptr self, uint64_t id, const std::string& outcome,
   rec.prompt = p.req.prompt;
   rec.prompt_version = p.req.prompt_version;
   // A local fallback is the local provider's answer: its row says so.
-  rec.provider = p.local_fallback ? "local" : st.settings.provider;
-  rec.model
-    = p.local_fallback ? std::string{data::local_model_name} : current_model(p);
+  // So is a call the planner answered first (llm.planFirst).
+  bool local = p.local_fallback || p.planned_first;
+  rec.provider = local ? "local" : st.settings.provider;
+  rec.model = local ? std::string{data::local_model_name} : current_model(p);
   rec.attempts = p.attempts;
   rec.retries = p.retries;
   rec.fallback_used = p.model_index > 0 && !p.local_fallback;
@@ -131,6 +133,7 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
                                st.settings.price_out_per_mtok};
   auto price = st.settings.provider == "fake" ? fallback
                : st.settings.provider == "local" || p.local_fallback
+                     || p.planned_first
                  ? domain::model_price{0, 0}
                  : domain::builtin_prices().lookup(reply.model, fallback);
   u.cost_usd = domain::round_usd(
@@ -349,6 +352,28 @@ void answer_locally(llm_ptr self, uint64_t id, pending_call& p) {
   finish(self, id, "ok", std::move(reply));
 }
 
+/// llm.planFirst: a call the local planner answers for a question it reads
+/// whole is answered by it before any model is tried (provider `local`,
+/// no tokens, no cost). False when the model is to be called.
+bool plan_first(llm_ptr self, uint64_t id, pending_call& p) {
+  auto& st = self->state;
+  if (st.settings.provider != "openai" || !st.settings.plan_first || !st.local)
+    return false;
+  data::local_call call{p.req.prompt, p.req.key, &p.req.passages,
+                        p.req.request_id, &p.req.sql, false};
+  auto text = st.local->plan_first_reply(call);
+  if (!text)
+    return false;
+  p.planned_first = true;
+  llm_reply reply;
+  reply.text = std::move(*text);
+  reply.finish_reason = "stop";
+  reply.model = std::string{data::local_model_name};
+  fill_usage(self, p, reply, 0, 0);
+  finish(self, id, "ok", std::move(reply));
+  return true;
+}
+
 // Makes one attempt of call `id` on its current model.
 void attempt(llm_ptr self, uint64_t id) {
   auto it = self->state.pending.find(id);
@@ -433,8 +458,9 @@ llm(llm_actor::stateful_pointer<llm_state> self, llm_settings settings,
       p.started = std::chrono::steady_clock::now();
       p.started_us = now_us();
       auto rp = p.rp;
-      st.pending.emplace(id, std::move(p));
-      attempt(self, id);
+      auto& pending = st.pending.emplace(id, std::move(p)).first->second;
+      if (!plan_first(self, id, pending))
+        attempt(self, id);
       return rp;
     },
     [self](atom::put, ledger_actor& ledger) {

@@ -45,6 +45,9 @@ struct llm_settings {
   /// openai: a call whose every model failed is answered by the local
   /// provider (when one is set up) instead of failing.
   bool local_fallback = true;
+  /// openai: questions the local planner reads whole are answered by the
+  /// local provider without a model call (llm.planFirst).
+  bool plan_first = true;
 
   static llm_settings from(const domain::config& cfg);
 };
@@ -74,6 +77,8 @@ struct pending_call {
   bool json_object = false;
   /// Every model failed and the local provider answered in their place.
   bool local_fallback = false;
+  /// The local planner answered before any model was tried (planFirst).
+  bool planned_first = false;
 };
 
 struct llm_state {

@@ -106,6 +106,7 @@ const std::vector<field>& fields() {
       make_int("llm.clientThreads", CANDOR_MEMBER(llm.client_threads), 1, 16));
     t.push_back(
       make_bool("llm.localFallback", CANDOR_MEMBER(llm.local_fallback)));
+    t.push_back(make_bool("llm.planFirst", CANDOR_MEMBER(llm.plan_first)));
     {
       auto f = make_string("guardrail.model", CANDOR_MEMBER(guardrail.model));
       f.env = "CANDOR_GUARD_MODEL";

@@ -72,6 +72,10 @@ struct config {
     /// 429 past the retries) is answered by the local provider instead of
     /// failing with llm_unavailable.
     bool local_fallback = true;
+    /// openai provider: a data question the local planner reads whole is
+    /// answered by it (router, sql_generate, sql_answer) without a model
+    /// call; the rest go to the model.
+    bool plan_first = true;
   } llm;
 
   struct guardrail_t {

@@ -139,6 +139,11 @@ ledger_store::stats_json(const std::string& window_label,
     llm["retries"] = total(2);
     llm["fallbacks"] = total(3);
     llm["localFallbacks"] = total(7);
+    // Who wrote the data questions' SQL (or declined to): the local
+    // planner (llm.provider local, llm.planFirst, or a local fallback) or
+    // a model.
+    llm["sqlByPlanner"] = total(8);
+    llm["sqlByModel"] = total(9);
     llm["tokensIn"] = tokens_in;
     llm["tokensOut"] = tokens_out;
     llm["tokens"] = tokens_in + tokens_out;

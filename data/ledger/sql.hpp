@@ -175,8 +175,10 @@ inline constexpr const char* stats_requests_sql
 inline constexpr const char* stats_llm_sql
   = "SELECT COUNT(*), TOTAL(outcome <> 'ok'), TOTAL(retries), "
     "TOTAL(fallback_used <> 0), TOTAL(tokens_in), TOTAL(tokens_out), "
-    "TOTAL(cost_usd), TOTAL(local_fallback <> 0) FROM llm_calls "
-    "WHERE ts_us BETWEEN ?1 AND ?2";
+    "TOTAL(cost_usd), TOTAL(local_fallback <> 0), "
+    "TOTAL(prompt = 'sql_generate' AND outcome = 'ok' AND provider = 'local'), "
+    "TOTAL(prompt = 'sql_generate' AND outcome = 'ok' AND provider <> 'local') "
+    "FROM llm_calls WHERE ts_us BETWEEN ?1 AND ?2";
 
 inline constexpr const char* run_request_sql
   = "SELECT request_id, ts_us, method, path, route, status, blocked_by, "

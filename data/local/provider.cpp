@@ -60,34 +60,68 @@ local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
   // nop
 }
 
+domain::outcome<local_route>
+local_provider::route(const local_call& call) const {
+  auto snap = snapshot();
+  if (!snap)
+    return domain::make_error(domain::ec::index_unavailable,
+                              "no retrieval index is loaded");
+  auto r = router_.decide(call.question, *snap, settings_.mode,
+                          settings_.top_k, call.request_id);
+  // A question the planner maps word by word onto the catalog (or
+  // places outside the data's period) is a data question, unless the
+  // documents answer it strongly and it names no period ("what margin
+  // does a dealer get": a policy, not a sum).
+  if (r.route != domain::route_kind::data && planner_ != nullptr) {
+    auto planned = planner_->plan(call.question);
+    bool timed = !planned.p.periods.empty()
+                 || planned.p.time_group != time_grain::none;
+    bool docs_strong = r.evidence.score >= router_.options().docs_evidence;
+    if ((planned.planned() && (timed || !docs_strong))
+        || planned.refusal == plan_refusal::out_of_period) {
+      r.route = domain::route_kind::data;
+      r.reason = "the data planner reads every word of it from the "
+                 "catalog ("
+                 + planned.p.summary().substr(0, 120) + ")";
+    }
+  }
+  return r;
+}
+
+std::optional<std::string>
+local_provider::plan_first_reply(const local_call& call) const {
+  if (planner_ == nullptr || call.fallback)
+    return std::nullopt;
+  bool router = call.prompt == "router";
+  bool generate = call.prompt == "sql_generate";
+  bool answer = call.prompt == "sql_answer";
+  if (!(router || generate || answer))
+    return std::nullopt;
+  if (!planner_->plan(call.question).planned())
+    return std::nullopt;
+  if (router) {
+    auto r = route(call);
+    if (!r || r->route != domain::route_kind::data)
+      return std::nullopt;
+    return json::serialize(json::object{{"route", "data"},
+                                        {"reason", r->reason}});
+  }
+  if (generate)
+    return sql_generate_reply(call);
+  // Only rows of the planner's own query (sql.plan is set by its reply).
+  if (call.sql == nullptr || call.sql->plan.empty())
+    return std::nullopt;
+  return sql_answer_reply(call);
+}
+
 domain::outcome<std::string>
 local_provider::reply(const local_call& call) const {
   if (call.prompt == "router") {
-    auto snap = snapshot();
-    if (!snap)
-      return domain::make_error(domain::ec::index_unavailable,
-                                "no retrieval index is loaded");
-    auto r = router_.decide(call.question, *snap, settings_.mode,
-                            settings_.top_k, call.request_id);
-    // A question the planner maps word by word onto the catalog (or
-    // places outside the data's period) is a data question, unless the
-    // documents answer it strongly and it names no period ("what margin
-    // does a dealer get": a policy, not a sum).
-    if (r.route != domain::route_kind::data && planner_ != nullptr) {
-      auto planned = planner_->plan(call.question);
-      bool timed = !planned.p.periods.empty()
-                   || planned.p.time_group != time_grain::none;
-      bool docs_strong = r.evidence.score >= router_.options().docs_evidence;
-      if ((planned.planned() && (timed || !docs_strong))
-          || planned.refusal == plan_refusal::out_of_period) {
-        r.route = domain::route_kind::data;
-        r.reason = "the data planner reads every word of it from the "
-                   "catalog ("
-                   + planned.p.summary().substr(0, 120) + ")";
-      }
-    }
-    return json::serialize(json::object{{"route", domain::to_string(r.route)},
-                                        {"reason", r.reason}});
+    auto r = route(call);
+    if (!r)
+      return r.err();
+    return json::serialize(json::object{{"route", domain::to_string(r->route)},
+                                        {"reason", r->reason}});
   }
   if (call.prompt == "rag_answer")
     return rag_reply(call);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +109,14 @@ public:
   /// The reply text for `call`.
   domain::outcome<std::string> reply(const local_call& call) const;
 
+  /// With a model configured and `llm.planFirst`: the reply for `call`
+  /// when the planner reads its question whole, so that no model is
+  /// called: the router's (data, when the local router agrees),
+  /// sql_generate's (the planned query) and sql_answer's (rows of a
+  /// planned query worded). Nothing for any other call or question: the
+  /// model answers it.
+  std::optional<std::string> plan_first_reply(const local_call& call) const;
+
   /// `reply` for a call with the given prompt, question and passages.
   domain::outcome<std::string>
   reply(std::string_view prompt, std::string_view question,
@@ -135,6 +144,8 @@ public:
   }
 
 private:
+  /// The local router's decision, the planner's reading overriding it.
+  domain::outcome<local_route> route(const local_call& call) const;
   domain::outcome<std::string> rag_reply(const local_call& call) const;
   std::string sql_generate_reply(const local_call& call) const;
   std::string sql_answer_reply(const local_call& call) const;

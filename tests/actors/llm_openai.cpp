@@ -358,8 +358,9 @@ BOOST_AUTO_TEST_CASE(timeouts_fall_back_to_the_local_provider) {
 // maps to the catalog: the planned query runs through the same validation
 // and sandbox, and the answer says no model was reachable.
 BOOST_AUTO_TEST_CASE(a_data_question_is_planned_locally_when_all_are_down) {
+  // planFirst off: the models are asked first, and fail.
   openai_app t{[](const test::stub_request&) { return status(500); },
-               {{"llm.maxRetries", "0"}}};
+               {{"llm.maxRetries", "0"}, {"llm.planFirst", "false"}}};
   auto r = t.ask(data_q);
   BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
   BOOST_CHECK(r->route == domain::route_kind::data);
@@ -389,6 +390,50 @@ BOOST_AUTO_TEST_CASE(a_data_question_is_refused_with_why_when_all_are_down) {
               != std::string::npos);
   BOOST_CHECK(r->answer.find("CANDOR_LLM_BASE_URL") == std::string::npos);
   BOOST_CHECK_EQUAL(t.calls().size(), 2u); // router, sql_generate
+}
+
+// llm.planFirst (on by default): a data question the planner reads whole is
+// answered with no model call; the ledger and /stats say the planner wrote
+// its SQL. Anything else goes to the model.
+BOOST_AUTO_TEST_CASE(plan_first_answers_what_the_planner_reads_whole) {
+  openai_app t{[](const test::stub_request&) { return say(route_oos); }};
+  auto r = t.ask(data_q);
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  BOOST_CHECK_EQUAL(t.stub.requests(), 0);
+  BOOST_CHECK(r->route == domain::route_kind::data);
+  BOOST_CHECK_MESSAGE(r->status == domain::status_kind::answered, r->answer);
+  BOOST_CHECK(!r->sql.plan.empty());
+  BOOST_CHECK(!has(r->warnings, "llm_local_fallback"));
+  BOOST_CHECK_EQUAL(r->usage.cost_usd, 0.0);
+  BOOST_CHECK(r->answer.find(domain::texts::no_model_reachable)
+              == std::string::npos);
+  auto calls = t.calls();
+  BOOST_REQUIRE_EQUAL(calls.size(), 3u); // router, sql_generate, sql_answer
+  for (auto& c : calls) {
+    BOOST_CHECK_EQUAL(c.at("provider").as_string(), "local");
+    BOOST_CHECK(!c.at("localFallback").as_bool());
+    BOOST_CHECK_EQUAL(c.at("costUsd").as_double(), 0.0);
+  }
+  // The weather is no data question: the model routes it.
+  auto o = t.ask(oos);
+  BOOST_REQUIRE(o.ok());
+  BOOST_CHECK_GE(t.stub.requests(), 1);
+  BOOST_CHECK(o->route == domain::route_kind::out_of_scope);
+  BOOST_CHECK_EQUAL(t.calls().at(0).at("provider").as_string(), "openai");
+  auto llm = t.stats().at("llm").as_object();
+  BOOST_CHECK_EQUAL(llm.at("sqlByPlanner").as_int64(), 1);
+  BOOST_CHECK_EQUAL(llm.at("sqlByModel").as_int64(), 0);
+}
+
+BOOST_AUTO_TEST_CASE(plan_first_off_asks_the_model_first) {
+  openai_app t{[](const test::stub_request&) { return say(route_oos); },
+               {{"llm.planFirst", "false"}}};
+  auto r = t.ask(data_q);
+  BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+  BOOST_CHECK_EQUAL(t.stub.requests(), 1);
+  // The model's routing stands, whatever the planner would have said.
+  BOOST_CHECK(r->route == domain::route_kind::out_of_scope);
+  BOOST_CHECK_EQUAL(t.calls().at(0).at("provider").as_string(), "openai");
 }
 
 BOOST_AUTO_TEST_CASE(auth_errors_move_to_the_next_model_without_retry) {
