@@ -224,6 +224,8 @@ struct reading {
   /// Values said after "including": counted too, not filtered on.
   std::map<int, std::vector<std::pair<int, std::string>>> included;
   bool combine = false;
+  /// "how many products ...": the dimension whose members are counted.
+  std::string counted_members;
   /// "how many days ...": the unit of a duration asked for.
   std::string duration;
   /// The dimension of the value said right after "how many", or -1.
@@ -644,6 +646,11 @@ plan_result planner::plan(std::string_view question) const {
         && (items[i - 1].is(lx::group_cue) || items[i - 1].is(lx::which)
             || items[i - 1].is(lx::top)
             || (items[i - 1].number > 0 && i > 1 && items[i - 2].is(lx::top)));
+    if (de && !ve && !me && i > 0 && items[i - 1].is(lx::how_many)) {
+      // "how many products ...": the thing counted, not a breakdown.
+      r.counted_members = it.said;
+      continue;
+    }
     if (de && (after_group || (!ve && !me))) {
       r.dims_grouped.push_back(de->index);
       if (!it.said.empty() && it.said.back() == 's')
@@ -989,6 +996,14 @@ plan_result planner::plan(std::string_view question) const {
     if (r.how_much) {
       r.p.metrics.push_back(amount);
       r.understood("'how much' -> " + amount->label);
+    } else if (r.how_many && !r.counted_members.empty() && !r.sell) {
+      // "how many products are in each category": the size of a list,
+      // which is no measure of the sales.
+      return refuse(plan_refusal::unsupported,
+                    understood_text() + "Counting " + r.counted_members
+                      + " themselves is not a measure of the sales data; "
+                        "ask how many were sold, or for revenue or orders. "
+                      + examples_text());
     } else if (r.how_many && r.counted_dim >= 0
                && !s.dimensions[static_cast<size_t>(r.counted_dim)]
                      .how_many.empty()) {

@@ -368,6 +368,12 @@ BOOST_AUTO_TEST_CASE(misspellings_products_and_values_naming_the_metric) {
   auto members = plan_shipped("how many club members bought something in 2025");
   BOOST_TEST_REQUIRE(members.planned(), members.message);
   BOOST_TEST(members.p.metrics.front()->name == "active_customers");
+  // Counting the members of a list is no measure of the sales.
+  auto products = plan_shipped("How many products are in each category?");
+  BOOST_TEST(products.refusal == plan_refusal::unsupported);
+  auto sold = plan_shipped("How many products did we sell in 2025?");
+  BOOST_TEST_REQUIRE(sold.planned(), sold.message);
+  BOOST_TEST(sold.p.group_by.empty());
   BOOST_TEST(plan_shipped("list the customers who bought an inner tube")
                .refusal
              == plan_refusal::restricted);
