@@ -31,6 +31,26 @@ struct planner::lexicon {
 
   /// Every word of a phrase with at least five letters, for corrections.
   std::unordered_set<std::string> vocabulary;
+  /// Each vocabulary word and each of its one-letter deletions -> the
+  /// words it comes from: two words one slip apart share a key (a changed
+  /// letter or two swapped neighbours: a deletion of each; a letter added
+  /// or dropped: one word and a deletion of the other).
+  std::unordered_map<std::string, std::vector<const std::string*>> deletions;
+
+  static std::vector<std::string> deletes(const std::string& w) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < w.size(); ++i)
+      out.push_back(w.substr(0, i) + w.substr(i + 1));
+    return out;
+  }
+
+  void index_deletions() {
+    for (auto& c : vocabulary) {
+      deletions[c].push_back(&c);
+      for (auto& d : deletes(c))
+        deletions[d].push_back(&c);
+    }
+  }
 
   /// The word of a phrase that `word` is a slip of (one letter added,
   /// dropped, changed, or two neighbours swapped), when there is exactly
@@ -39,14 +59,19 @@ struct planner::lexicon {
     if (word.size() < 5 || vocabulary.count(word) > 0)
       return nullptr;
     const std::string* found = nullptr;
-    for (auto& c : vocabulary) {
-      if (c.size() + 1 < word.size() || word.size() + 1 < c.size())
+    auto keys = deletes(word);
+    keys.push_back(word);
+    for (auto& k : keys) {
+      auto hit = deletions.find(k);
+      if (hit == deletions.end())
         continue;
-      if (!one_slip(word, c))
-        continue;
-      if (found != nullptr)
-        return nullptr; // two readings: not a correction
-      found = &c;
+      for (auto* c : hit->second) {
+        if (c == found || !one_slip(word, *c))
+          continue;
+        if (found != nullptr)
+          return nullptr; // two readings: not a correction
+        found = c;
+      }
     }
     return found;
   }
@@ -531,6 +556,7 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
        "what are",
        "whats the"},
       lx::filler);
+  lex->index_deletions();
   return lex;
 }
 

@@ -12,5 +12,5 @@ declare -A bench_body=(
   [oos]='{"question":"What is the weather in Lisbon tomorrow?"}'
   [docs]='{"question":"How long is the warranty on an e-bike battery?"}'
   [data]='{"question":"How many products are in each category?"}'
-  [data_local]='{"question":"What was our net revenue by channel in 2025?"}'
+  [data_local]='{"question":"How many orders were placed per channel on 24 December 2025?"}'
 )
