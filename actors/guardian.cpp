@@ -111,6 +111,11 @@ void spawn_sandbox(self_ptr self) {
 void spawn_node(self_ptr self, node n) {
   auto& s = self->state;
   node_actor h;
+  // The local provider reads the question, passages and rows, never the
+  // prompt text: with it, the nodes build no prompt (empty system text).
+  auto for_model = [&](std::string text) {
+    return s.setup.cfg.llm.provider == "local" ? std::string{} : text;
+  };
   switch (n) {
     case node::guard_input: {
       std::string version;
@@ -122,7 +127,7 @@ void spawn_node(self_ptr self, node n) {
     case node::router: {
       std::string version;
       auto text = prompt_text(s.setup, "router", &version);
-      h = self->spawn(router, s.llm, version, text);
+      h = self->spawn(router, s.llm, version, for_model(text));
       break;
     }
     case node::out_of_scope: h = self->spawn(out_of_scope); break;
@@ -138,14 +143,14 @@ void spawn_node(self_ptr self, node n) {
       if (text.empty() || s.setup.sales.path.empty())
         break;
       if (n == node::sql_generate)
-        h = self->spawn(sql_generate, s.llm, version, text,
+        h = self->spawn(sql_generate, s.llm, version, for_model(text),
                         s.setup.sales.schema_text);
       else if (n == node::sql_correct)
-        h = self->spawn(sql_correct, s.llm, version, text,
+        h = self->spawn(sql_correct, s.llm, version, for_model(text),
                         s.setup.sales.schema_text,
                         s.setup.cfg.sql.max_corrections);
       else
-        h = self->spawn(sql_answer, s.llm, version, text,
+        h = self->spawn(sql_answer, s.llm, version, for_model(text),
                         s.setup.cfg.sql.rows_to_model);
       break;
     }
@@ -170,7 +175,7 @@ void spawn_node(self_ptr self, node n) {
       std::string version;
       auto text = prompt_text(s.setup, "rag_answer", &version);
       if (!text.empty())
-        h = self->spawn(rag_answer, s.llm, version, text);
+        h = self->spawn(rag_answer, s.llm, version, for_model(text));
       break;
     }
     case node::check_citations: h = self->spawn(check_citations); break;

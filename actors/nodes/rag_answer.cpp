@@ -44,8 +44,10 @@ void ask_rag_model(rag_ptr self, caf::typed_response_promise<ask_box> rp,
   req.prompt = "rag_answer";
   req.prompt_version = self->state.prompt_version;
   req.key = in.request.question;
-  req.system = self->state.system_prompt;
-  req.user = rag_user_message(in);
+  if (!self->state.system_prompt.empty()) { // empty: no model reads it
+    req.system = self->state.system_prompt;
+    req.user = rag_user_message(in);
+  }
   req.chaos = in.request.chaos;
   req.max_tokens = 600;
   req.passages = in.passages;

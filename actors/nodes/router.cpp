@@ -54,12 +54,14 @@ void ask_router_model(router_ptr self, caf::typed_response_promise<ask_box> rp,
   req.prompt = "router";
   req.prompt_version = self->state.prompt_version;
   req.key = in.request.question;
-  req.system = self->state.system_prompt;
-  req.user
-    = "<question>" + domain::escape_xml(in.request.question) + "</question>";
   req.chaos = in.request.chaos;
   req.max_tokens = 200;
-  req.schema = router_schema;
+  if (!self->state.system_prompt.empty()) { // empty: no model reads it
+    req.system = self->state.system_prompt;
+    req.user
+      = "<question>" + domain::escape_xml(in.request.question) + "</question>";
+    req.schema = router_schema;
+  }
   ask_model(self, self->state.llm, std::move(req), std::move(box),
             std::move(rp), router_policy(), domain::parse_router_reply,
             [](ask_state& st, domain::router_decision& decision) {

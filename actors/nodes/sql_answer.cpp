@@ -108,13 +108,16 @@ sql_answer(node_actor::stateful_pointer<sql_answer_state> self, llm_actor llm,
       req.prompt = "sql_answer";
       req.prompt_version = s.prompt_version;
       req.key = in.request.question;
-      req.system = s.system_prompt;
-      req.user = "<question>" + domain::escape_xml(in.request.question)
-                 + "</question>\n<sql>" + domain::escape_xml(in.sql.query)
-                 + "</sql>\n<result>"
-                 + domain::escape_xml(result_json(in.sql, shown)) + "</result>";
       req.chaos = in.request.chaos;
-      req.schema = std::string{domain::sql_answer_schema};
+      if (!s.system_prompt.empty()) { // empty: no model reads it
+        req.system = s.system_prompt;
+        req.user = "<question>" + domain::escape_xml(in.request.question)
+                   + "</question>\n<sql>" + domain::escape_xml(in.sql.query)
+                   + "</sql>\n<result>"
+                   + domain::escape_xml(result_json(in.sql, shown))
+                   + "</result>";
+        req.schema = std::string{domain::sql_answer_schema};
+      }
       req.max_tokens = 600;
       req.sql = in.sql;
       req.ordinal = 0;

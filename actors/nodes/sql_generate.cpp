@@ -41,11 +41,13 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
       req.prompt = "sql_generate";
       req.prompt_version = s.prompt_version;
       req.key = in.request.question;
-      req.system = s.system_prompt;
-      req.user = "<question>" + domain::escape_xml(in.request.question)
-                 + "</question>";
       req.chaos = in.request.chaos;
-      req.schema = std::string{domain::sql_reply_schema};
+      if (!s.system_prompt.empty()) { // empty: no model reads it
+        req.system = s.system_prompt;
+        req.user = "<question>" + domain::escape_xml(in.request.question)
+                   + "</question>";
+        req.schema = std::string{domain::sql_reply_schema};
+      }
       req.max_tokens = 800;
       req.ordinal = 0;
       auto rp = self->make_response_promise<ask_box>();

@@ -579,6 +579,20 @@ local_route local_router::decide(std::string_view question,
   out.cues = data_cues(question);
   for (const auto& c : out.cues)
     out.data_score += c.weight;
+  // A strong data score with no unknown name and no task decides data
+  // whatever the documents say (the rules below, in order), so the search
+  // is not needed.
+  if (out.data_score >= opts_.data_strong
+      && unknown_name(question, snap, known_words_).empty()
+      && task_opener(question).empty()) {
+    out.route = domain::route_kind::data;
+    out.reason = "the sales catalog covers it (score "
+                 + format_score(out.data_score) + ": "
+                 + cue_list(out.cues, true) + ")";
+    if (out.reason.size() > 200)
+      out.reason = out.reason.substr(0, 196) + "...)";
+    return out;
+  }
   // The retrieve node will find this result in the snapshot's memo.
   auto found = retrieve_with_evidence(snap, question,
                                       std::max<size_t>(top_k, 1), mode, scope);
