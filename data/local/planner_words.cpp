@@ -17,6 +17,9 @@ using namespace plan_detail;
 struct planner::lexicon {
   std::unordered_map<std::string, std::vector<entry>> phrases;
   size_t longest = 1;
+  /// First word of a phrase -> the most words of a phrase starting with it
+  /// (a word that starts none is looked up alone).
+  std::unordered_map<std::string, size_t> longest_from;
   /// Per dimension: a value as stored, lower-cased -> its index; for
   /// short codes ("zones d and e") that are no phrase of their own.
   std::vector<std::unordered_map<std::string, int>> raw;
@@ -114,6 +117,8 @@ struct planner::lexicon {
         return;
     v.push_back(e);
     longest = std::max(longest, words.size());
+    auto& from = longest_from[words[0]];
+    from = std::max(from, words.size());
     for (auto& word : words)
       if (word.size() >= 5
           && !std::all_of(word.begin(), word.end(),
@@ -642,7 +647,9 @@ std::vector<item> read_items(const planner::lexicon& lex,
     item it;
     it.begin = i;
     size_t best = 0;
-    for (size_t n = std::min(lex.longest, w.size() - i); n > 0; --n) {
+    auto starts = lex.longest_from.find(w[i]);
+    size_t most = starts == lex.longest_from.end() ? 0 : starts->second;
+    for (size_t n = std::min(most, w.size() - i); n > 0; --n) {
       auto found = lex.phrases.find(join_words(w, i, i + n));
       if (found != lex.phrases.end()) {
         best = n;

@@ -60,6 +60,22 @@ local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
   // nop
 }
 
+std::shared_ptr<const plan_result>
+local_provider::plan(std::string_view question) const {
+  std::string key{question};
+  {
+    std::lock_guard<std::mutex> guard{plans_->m};
+    if (auto hit = plans_->by.find(key); hit != plans_->by.end())
+      return hit->second;
+  }
+  auto made = std::make_shared<const plan_result>(planner_->plan(question));
+  std::lock_guard<std::mutex> guard{plans_->m};
+  if (plans_->by.size() >= plan_cache_size)
+    plans_->by.clear();
+  plans_->by.emplace(std::move(key), made);
+  return made;
+}
+
 domain::outcome<local_route>
 local_provider::route(const local_call& call) const {
   auto snap = snapshot();
@@ -73,7 +89,8 @@ local_provider::route(const local_call& call) const {
   // documents answer it strongly and it names no period ("what margin
   // does a dealer get": a policy, not a sum).
   if (r.route != domain::route_kind::data && planner_ != nullptr) {
-    auto planned = planner_->plan(call.question);
+    auto kept = plan(call.question);
+    const auto& planned = *kept;
     bool timed = !planned.p.periods.empty()
                  || planned.p.time_group != time_grain::none;
     bool docs_strong = r.evidence.score >= router_.options().docs_evidence;
@@ -97,7 +114,7 @@ local_provider::plan_first_reply(const local_call& call) const {
   bool answer = call.prompt == "sql_answer";
   if (!(router || generate || answer))
     return std::nullopt;
-  if (!planner_->plan(call.question).planned())
+  if (!plan(call.question)->planned())
     return std::nullopt;
   if (router) {
     auto r = route(call);
@@ -179,7 +196,8 @@ local_provider::rag_reply(const local_call& call) const {
 std::string local_provider::sql_generate_reply(const local_call& call) const {
   if (!planner_)
     return abstention(std::string{local_data_reason});
-  auto r = planner_->plan(call.question);
+  auto kept = plan(call.question);
+  const auto& r = *kept;
   log_event(log_level::debug, "local_plan",
             {{"requestId", std::string{call.request_id}},
              {"planned", r.planned()},
@@ -206,7 +224,8 @@ std::string local_provider::sql_answer_reply(const local_call& call) const {
   std::string answer;
   json::array follow;
   if (planner_) {
-    auto r = planner_->plan(call.question);
+    auto kept = plan(call.question);
+    const auto& r = *kept;
     // Worded from the plan only when the plan is the query that ran.
     if (r.planned() && !sql.plan.empty()) {
       answer = planner_->word(r.p, sql.columns, sql.rows);

@@ -6,6 +6,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -144,6 +146,10 @@ public:
   }
 
 private:
+  /// The planner's reading of `question`, kept for the request's next
+  /// calls (router, sql_generate and sql_answer read the same question).
+  std::shared_ptr<const plan_result> plan(std::string_view question) const;
+
   /// The local router's decision, the planner's reading overriding it.
   domain::outcome<local_route> route(const local_call& call) const;
   domain::outcome<std::string> rag_reply(const local_call& call) const;
@@ -156,6 +162,14 @@ private:
   local_settings settings_;
   /// Shared by copies of this provider (one per llm actor).
   std::shared_ptr<passage_cache> passages_ = std::make_shared<passage_cache>();
+  /// Recent plans by question (the planner is deterministic and immutable,
+  /// so a plan stays right); emptied when it holds `plan_cache_size`.
+  struct plan_cache {
+    std::mutex m;
+    std::unordered_map<std::string, std::shared_ptr<const plan_result>> by;
+  };
+  static constexpr size_t plan_cache_size = 1024;
+  std::shared_ptr<plan_cache> plans_ = std::make_shared<plan_cache>();
 };
 
 } // namespace candor::data
