@@ -145,6 +145,18 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
 
 void attempt(llm_ptr self, uint64_t id);
 
+/// Ends call `id` with the local provider's reply `text`: no tokens, no
+/// cost.
+void finish_locally(llm_ptr self, uint64_t id, pending_call& p,
+                    std::string text) {
+  llm_reply reply;
+  reply.text = std::move(text);
+  reply.finish_reason = "stop";
+  reply.model = std::string{data::local_model_name};
+  fill_usage(self, p, reply, 0, 0);
+  finish(self, id, "ok", std::move(reply));
+}
+
 /// Every model of call `id` failed (`why`: the last failure). With
 /// llm.localFallback, the local provider answers in their place: the same
 /// logical call (no extra budget), no tokens, no cost, its notes saying
@@ -168,12 +180,7 @@ bool fall_back_locally(llm_ptr self, uint64_t id, pending_call& p,
                    {"attempts", std::to_string(p.attempts)},
                    {"reason", why}});
   p.local_fallback = true;
-  llm_reply reply;
-  reply.text = std::move(*text);
-  reply.finish_reason = "stop";
-  reply.model = std::string{data::local_model_name};
-  fill_usage(self, p, reply, 0, 0);
-  finish(self, id, "ok", std::move(reply));
+  finish_locally(self, id, p, std::move(*text));
   return true;
 }
 
@@ -344,12 +351,7 @@ void answer_locally(llm_ptr self, uint64_t id, pending_call& p) {
            to_caf(text.err().code, text.err().message));
     return;
   }
-  llm_reply reply;
-  reply.text = std::move(*text);
-  reply.finish_reason = "stop";
-  reply.model = std::string{data::local_model_name};
-  fill_usage(self, p, reply, 0, 0);
-  finish(self, id, "ok", std::move(reply));
+  finish_locally(self, id, p, std::move(*text));
 }
 
 /// llm.planFirst: a call the local planner answers for a question it reads
@@ -365,12 +367,7 @@ bool plan_first(llm_ptr self, uint64_t id, pending_call& p) {
   if (!text)
     return false;
   p.planned_first = true;
-  llm_reply reply;
-  reply.text = std::move(*text);
-  reply.finish_reason = "stop";
-  reply.model = std::string{data::local_model_name};
-  fill_usage(self, p, reply, 0, 0);
-  finish(self, id, "ok", std::move(reply));
+  finish_locally(self, id, p, std::move(*text));
   return true;
 }
 

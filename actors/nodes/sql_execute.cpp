@@ -8,6 +8,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "data/sql/executor.hpp"
+#include "domain/sql/policy.hpp"
 #include "actors/nodes/sql_common.hpp"
 
 namespace candor::actors {
@@ -86,12 +87,17 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
               res.row_count, static_cast<int64_t>(res.rows.size()));
             auto keep = std::min(res.rows.size(), response_rows);
             b.truncated = res.truncated || keep < res.rows.size();
+            // The policy's LIMIT cut rows only when the query returned as
+            // many rows as it allows; fewer rows were all there was.
+            if (b.row_count < domain::sql::policy_config{}.max_limit)
+              b.limit_applied = false;
             res.rows.resize(keep);
             b.rows = std::move(res.rows);
             rp.deliver(std::move(*box));
           },
           [self, rp, box, micros](caf::error& err) mutable {
             auto& st = **box;
+            st.sql.limit_applied = false; // no rows: nothing was cut
             auto e = to_domain(err);
             auto reason
               = std::string{domain::to_string(e.code)} + ": " + e.message;

@@ -167,22 +167,17 @@ if [[ $only != baseline ]]; then
   pids+=($!)
   local_port=$(wait_port "${pids[-1]}" "$work/candor-local.err" '"port":[0-9]+') ||
     die "candor (local provider) did not start"
-  code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \
-           -H 'Content-Type: application/json' --data "$docs" \
-           "http://127.0.0.1:$local_port/ask") || code=000
-  if [[ $code != 200 ]] || ! grep -q '"status":"answered"' "$work/probe.json"; then
-    echo "bench_http: the local provider did not answer $docs ($code):" >&2
-    head -c 400 "$work/probe.json" >&2; echo >&2
-    die "fix candor before benchmarking it"
-  fi
-  code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \
-           -H 'Content-Type: application/json' --data "$data_local" \
-           "http://127.0.0.1:$local_port/ask") || code=000
-  if [[ $code != 200 ]] || ! grep -q '"status":"answered"' "$work/probe.json"; then
-    echo "bench_http: the local provider did not answer $data_local ($code):" >&2
-    head -c 400 "$work/probe.json" >&2; echo >&2
-    die "fix candor before benchmarking it"
-  fi
+  # Both local targets must be answered before they are measured.
+  for body in "$docs" "$data_local"; do
+    code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \
+             -H 'Content-Type: application/json' --data "$body" \
+             "http://127.0.0.1:$local_port/ask") || code=000
+    if [[ $code != 200 ]] || ! grep -q '"status":"answered"' "$work/probe.json"; then
+      echo "bench_http: the local provider did not answer $body ($code):" >&2
+      head -c 400 "$work/probe.json" >&2; echo >&2
+      die "fix candor before benchmarking it"
+    fi
+  done
   # Sanity: each scenario answers 200 before it is measured.
   for body in "$injection" "$oos" "$docs"; do
     code=$(curl -s -o "$work/probe.json" -w '%{http_code}' \

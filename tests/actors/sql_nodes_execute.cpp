@@ -78,6 +78,41 @@ BOOST_FIXTURE_TEST_CASE(execute_runs_through_the_sandbox_and_caps_rows,
   caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
 }
 
+// "Row limit applied" only when the policy's LIMIT cut rows: the query
+// returned as many rows as it allows. Fewer rows, or a failure, cut nothing.
+BOOST_FIXTURE_TEST_CASE(limit_applied_only_when_the_limit_cut_rows, fixture) {
+  auto path = sales().path;
+  auto sandbox
+    = test::spawn_test_sandbox(sys, [path](const sql_exec_request& req) {
+        return test::run_in_process(path, req);
+      });
+  auto n = sys.spawn(sql_execute, sandbox, ledger, 200);
+  auto cut = state("x", "SELECT order_id FROM orders LIMIT 200");
+  cut.sql.limit_applied = true; // as sql_validate set it
+  auto r = step(n, std::move(cut));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK_EQUAL(r->sql.row_count, 200);
+  BOOST_CHECK(r->sql.limit_applied);
+  auto small = state("x", "SELECT channel FROM channels LIMIT 200");
+  small.sql.limit_applied = true;
+  r = step(n, std::move(small));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK_EQUAL(r->sql.row_count, 4);
+  BOOST_CHECK(!r->sql.limit_applied);
+  caf::anon_send_exit(sandbox, caf::exit_reason::user_shutdown);
+  auto failing = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
+    return domain::outcome<sql_exec_result>{domain::make_error(
+      domain::ec::sql_timeout, "killed after the 5000 ms deadline")};
+  });
+  auto f = sys.spawn(sql_execute, failing, ledger, 200);
+  auto failed = state("x", "SELECT order_id FROM orders LIMIT 200");
+  failed.sql.limit_applied = true;
+  r = step(f, std::move(failed));
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK(!r->sql.limit_applied);
+  caf::anon_send_exit(failing, caf::exit_reason::user_shutdown);
+}
+
 BOOST_FIXTURE_TEST_CASE(execute_reports_the_deadline_honestly, fixture) {
   auto sandbox = test::spawn_test_sandbox(sys, [](const sql_exec_request&) {
     return domain::outcome<sql_exec_result>{domain::make_error(
