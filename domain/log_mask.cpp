@@ -174,9 +174,145 @@ bool word_starts_at(std::string_view text, size_t i) noexcept {
   }
 }
 
-} // namespace
+// -- personal data -------------------------------------------------------------
 
-bool may_hold_secret(std::string_view text) noexcept {
+/// Luhn's check over the digits of `s` (separators skipped).
+bool luhn_ok(std::string_view s) {
+  int sum = 0;
+  bool twice = false;
+  for (size_t i = s.size(); i-- > 0;) {
+    if (s[i] < '0' || s[i] > '9')
+      continue;
+    int d = s[i] - '0';
+    if (twice && (d *= 2) > 9)
+      d -= 9;
+    sum += d;
+    twice = !twice;
+  }
+  return sum % 10 == 0;
+}
+
+/// ISO 13616's check: the IBAN rotated and read as a number is 1 mod 97.
+bool iban_ok(std::string_view s) {
+  std::string compact;
+  for (char c : s)
+    if (c != ' ')
+      compact += c;
+  if (compact.size() < 15 || compact.size() > 34)
+    return false;
+  auto rotated = compact.substr(4) + compact.substr(0, 4);
+  int rest = 0;
+  for (char c : rotated) {
+    int v = c >= '0' && c <= '9' ? c - '0' : c - 'A' + 10;
+    rest = (v >= 10 ? rest * 100 + v : rest * 10 + v) % 97;
+  }
+  return rest == 1;
+}
+
+size_t digit_count(std::string_view s) {
+  size_t n = 0;
+  for (char c : s)
+    n += c >= '0' && c <= '9' ? 1 : 0;
+  return n;
+}
+
+/// Replaces every match of `re` in `out` for which `keep` says so with
+/// `replace(match)`.
+template <class Keep, class Replace>
+void mask_matches(std::string& out, const RE2& re, Keep keep,
+                  Replace replace) {
+  std::string result;
+  re2::StringPiece input{out};
+  re2::StringPiece m;
+  size_t pos = 0;
+  bool changed = false;
+  while (pos <= out.size()
+         && re.Match(input, pos, out.size(), RE2::UNANCHORED, &m, 1)) {
+    auto begin = static_cast<size_t>(m.data() - out.data());
+    auto text = std::string_view{m.data(), m.size()};
+    result.append(out, pos, begin - pos);
+    if (keep(text)) {
+      result += replace(text);
+      changed = true;
+    } else {
+      result.append(text);
+    }
+    pos = begin + std::max<size_t>(m.size(), 1);
+    if (m.empty() && begin < out.size())
+      result += out[begin];
+  }
+  if (!changed)
+    return;
+  if (pos < out.size())
+    result.append(out, pos, std::string::npos);
+  out = std::move(result);
+}
+
+/// Masks e-mail addresses, IBANs (checked), card numbers (Luhn-checked)
+/// and phone numbers in `out`.
+void mask_personal(std::string& out) {
+  static const RE2 email{
+    R"([A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,})"};
+  static const RE2 iban{R"(\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}\b)"};
+  static const RE2 card{R"(\b[0-9](?:[ \-]?[0-9]){12,18}\b)"};
+  static const RE2 phone{
+    R"((?:\+|\b00|\b0)[0-9]{1,4}(?:[ \-./]?\(?[0-9]{1,4}\)?){2,6}[0-9]*)"};
+  RE2::GlobalReplace(&out, email, "***@***");
+  mask_matches(out, iban, iban_ok, [](std::string_view m) {
+    return std::string{m.substr(0, 2)} + "***";
+  });
+  mask_matches(out, card, luhn_ok, [](std::string_view m) {
+    return "****" + std::string{m.substr(m.size() - 4)};
+  });
+  mask_matches(
+    out, phone,
+    [](std::string_view m) {
+      auto n = digit_count(m);
+      return n >= 8 && n <= 15;
+    },
+    [](std::string_view) { return std::string{"***"}; });
+}
+
+/// Whether `text` may hold personal data mask_personal would change: an
+/// '@'; a word that starts like an IBAN (two capitals, two digits); or
+/// eight digits or more in words of digits only, which spaces and
+/// punctuation may separate (not the hex words of a UUID or a hash).
+bool may_hold_personal(std::string_view text) noexcept {
+  size_t run = 0;         // digits of the current run of digit-only words
+  size_t word_digits = 0; // digits of the current word
+  size_t word_len = 0;
+  bool word_alpha = false;
+  auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t i = 0; i <= text.size(); ++i) {
+    char c = i < text.size() ? text[i] : ' ';
+    if (c == '@')
+      return true;
+    bool alnum = digit(c) || upper(c) || (c >= 'a' && c <= 'z');
+    if (alnum) {
+      if (word_len == 0 && i + 3 < text.size() && upper(c)
+          && upper(text[i + 1]) && digit(text[i + 2]) && digit(text[i + 3]))
+        return true;
+      ++word_len;
+      word_alpha = word_alpha || !digit(c);
+      word_digits += digit(c) ? 1 : 0;
+      continue;
+    }
+    if (word_len > 0) { // a word ends
+      run = word_alpha ? 0 : run + word_digits;
+      if (run >= 8)
+        return true;
+      word_len = word_digits = 0;
+      word_alpha = false;
+    }
+    if (c != ' ' && c != '-' && c != '.' && c != '/' && c != '(' && c != ')'
+        && c != '+')
+      run = 0;
+  }
+  return false;
+}
+
+bool may_hold_credential(std::string_view text) noexcept {
   // The words of trigger() above. Each is at least three bytes long, so a
   // position needs a next byte to start one; the last byte only counts
   // when it is not ASCII.
@@ -191,12 +327,19 @@ bool may_hold_secret(std::string_view text) noexcept {
   return byte(last) >= 0x80;
 }
 
+} // namespace
+
+bool may_hold_secret(std::string_view text) noexcept {
+  return may_hold_credential(text) || may_hold_personal(text);
+}
+
 std::string mask_secrets(std::string_view text) {
-  if (!may_hold_secret(text) || !RE2::PartialMatch(text, trigger()))
-    return std::string{text};
   std::string out{text};
-  for (const auto& m : maskers())
-    RE2::GlobalReplace(&out, *m.re, m.rewrite);
+  if (may_hold_credential(text) && RE2::PartialMatch(text, trigger()))
+    for (const auto& m : maskers())
+      RE2::GlobalReplace(&out, *m.re, m.rewrite);
+  if (may_hold_personal(out))
+    mask_personal(out);
   return out;
 }
 

@@ -24,13 +24,21 @@ namespace candor::domain {
 /// - a long (24+) hex/base64 run right after a key-ish word
 ///   (`key`, `secret`, `token`, `password`, `signature`, ...).
 ///
-/// Plain prose, prices, order numbers and UUIDs are left intact. The
-/// function is idempotent. Patterns are RE2 (linear time), compiled once.
+/// Personal data is masked too:
+/// - e-mail addresses -> `***@***`
+/// - IBANs whose check digits hold -> `NL***`
+/// - card numbers of 13 to 19 digits that pass Luhn's check -> `****1234`
+/// - phone numbers (`+`, `00` or `0` and 8 to 15 digits) -> `***`
+///
+/// Plain prose, prices, order numbers, dates and UUIDs are left intact.
+/// The function is idempotent. Patterns are RE2 (linear time), compiled
+/// once.
 std::string mask_secrets(std::string_view text);
 
 /// Whether `text` may hold something mask_secrets would change: false only
 /// when it certainly cannot (ASCII text without any of the words and
-/// prefixes every secret shape needs: "bearer", "key", "sk-", "eyj", ...),
+/// prefixes every secret shape needs: "bearer", "key", "sk-", "eyj", ...,
+/// with no '@' and fewer than eight digits),
 /// true for any text with a non-ASCII byte (case folding beyond ASCII is
 /// left to the patterns). A plain scan, for the many short log fields
 /// (ids, routes, statuses) that would otherwise each pay a regex search.
