@@ -122,7 +122,8 @@ struct app::impl {
   void record(domain::request_record rec) {
     auto& p = *this;
     p.metrics->request_done(rec.route, rec.status, rec.http_status,
-                            static_cast<double>(rec.latency_us) / 1e6);
+                            static_cast<double>(rec.latency_us) / 1e6,
+                            rec.error);
     data::log_request(rec);
     ledger_actor current;
     bool tell = false;

@@ -16,6 +16,8 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include "domain/records.hpp"
+
 namespace candor::actors {
 
 namespace pm = prometheus;
@@ -68,6 +70,15 @@ struct telemetry::impl {
         .Help(
           "HTTP requests by answer route, answer status and HTTP status code")
         .Register(*registry);
+  pm::Family<pm::Counter>& failures
+    = pm::BuildCounter()
+        .Name("candor_server_failures_total")
+        .Help("Requests that failed on the server's side (an answer ending "
+              "in error, a 5xx, a missing fixture), by reason; a client's bad "
+              "request is not counted")
+        .Register(*registry);
+  std::mutex failures_mtx;
+  std::unordered_map<std::string, pm::Counter*> failure_series;
   pm::Family<pm::Histogram>& latency
     = pm::BuildHistogram()
         .Name("candor_http_request_duration_seconds")
@@ -158,7 +169,16 @@ telemetry::~telemetry() = default;
 
 void telemetry::request_done(const std::string& route,
                              const std::string& status, int http_status,
-                             double seconds) {
+                             double seconds, const std::string& error) {
+  if (domain::server_failure(status, http_status, error)) {
+    const std::string reason = error.empty() ? "answer_error" : error;
+    auto& f = *impl_;
+    std::lock_guard<std::mutex> guard{f.failures_mtx};
+    auto& c = f.failure_series[reason];
+    if (c == nullptr)
+      c = &f.failures.Add({{"reason", reason}});
+    c->Increment();
+  }
   const std::string& r = route.empty() ? none_route : route;
   const std::string& st = status.empty() ? http_error_status : status;
   char digits[16];

@@ -18,9 +18,12 @@ public:
   telemetry(const telemetry&) = delete;
   telemetry& operator=(const telemetry&) = delete;
 
-  /// A finished HTTP request: counter by route/status/code and latency.
+  /// A finished HTTP request: counter by route/status/code and latency;
+  /// a server-side failure (`domain::server_failure`) is also counted by
+  /// `reason` (the error code, or "answer_error").
   void request_done(const std::string& route, const std::string& status,
-                    int http_status, double seconds);
+                    int http_status, double seconds,
+                    const std::string& error = {});
   void set_in_flight(int64_t n);
   /// One logical model call and its outcome ("ok", "fixture_missing", ...);
   /// `fallback`: the fallback model answered; `local_fallback`: every model

@@ -145,6 +145,12 @@ const std::vector<field>& fields() {
     t.push_back(make_double("retrieval.threshold",
                             CANDOR_MEMBER(retrieval.threshold), 0, 1000));
     {
+      auto f = make_string("http.operatorToken",
+                           CANDOR_MEMBER(http.operator_token));
+      f.secret = true;
+      t.push_back(std::move(f));
+    }
+    {
       auto f = make_string("retrieval.adminToken",
                            CANDOR_MEMBER(retrieval.admin_token));
       f.secret = true;
@@ -253,6 +259,20 @@ error check_consistency(config& cfg, const sources& src,
   // Names a key with its environment variable, for "set ..." hints.
   auto hint
     = [](const std::string& key) { return key + " (" + env_name(key) + ")"; };
+  // /runs, /stats and /metrics show questions and figures: beyond this
+  // machine, only to whoever holds the operator token.
+  {
+    const auto& b = cfg.http.bind;
+    bool loopback = b.rfind("127.", 0) == 0 || b == "::1";
+    if (!loopback && cfg.http.operator_token.empty())
+      return invalid(from("http.bind") + " '" + b
+                     + "' is reachable from other machines, and /runs, "
+                       "/stats and /metrics show every question and the "
+                       "server's figures: set "
+                     + hint("http.operatorToken")
+                     + " (they then need 'Authorization: Bearer <token>') "
+                       "or bind to 127.0.0.1");
+  }
   // A base URL or a key means a real model endpoint.
   if (!cfg.llm.base_url.empty() || !cfg.llm.api_key.empty())
     cfg.llm.provider = "openai";

@@ -31,6 +31,10 @@ struct config {
     int64_t max_in_flight = 256;
     int64_t max_connections = 1024;
     int64_t retry_after_seconds = 1;
+    /// Bearer token that GET /runs/{id}, /stats and /metrics require when
+    /// set (environment only); required to start when `bind` is not a
+    /// loopback address.
+    std::string operator_token;
   } http;
 
   struct actors_t {

@@ -63,4 +63,10 @@ void record_outcome(request_record& rec, const ask_state& st) {
 
 } // namespace candor::domain
 
-namespace candor::domain {} // namespace candor::domain
+namespace candor::domain {bool server_failure(std::string_view status, int http_status,
+                    std::string_view error) noexcept {
+  return status == "error" || http_status >= 500
+         || error == to_string(ec::fixture_missing);
+}
+
+} // namespace candor::domain

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "domain/types.hpp"
@@ -56,6 +57,13 @@ void record_outcome(request_record& rec, const ask_state& st);
 /// spending and trace are set by the caller.
 request_record request_row(const ask_request& req, int http_status,
                            int64_t latency_us);
+
+/// Whether a finished request failed on the server's side (its answer
+/// ended in error, a 5xx, or a missing fixture: 422 but no fault of the
+/// client's), as opposed to a client's bad request: what /stats'
+/// errorRate and candor_server_failures_total count.
+bool server_failure(std::string_view status, int http_status,
+                    std::string_view error) noexcept;
 
 /// One row per logical model call (retries and fallbacks folded in).
 struct llm_call_record {

@@ -68,6 +68,10 @@ void session::handle_request() {
     return;
   }
   std::string id = std::move(run_id_);
+  if ((ctx_.route == route_id::stats || ctx_.route == route_id::metrics
+       || ctx_.route == route_id::runs)
+      && !operator_allowed())
+    return;
   switch (ctx_.route) {
     case route_id::ask: handle_ask(); return;
     case route_id::stats: handle_stats(target_); return;
@@ -178,6 +182,22 @@ void session::handle_reindex() {
   if (!try_begin_service_call())
     return;
   srv_.svc.reindex(text_callback());
+}
+
+bool session::operator_allowed() {
+  const auto& expected = srv_.cfg.http.operator_token;
+  if (expected.empty())
+    return true; // bound to loopback (checked at startup)
+  auto given = bearer_token(parser_->get()[http::field::authorization]);
+  if (!given.empty() && constant_time_equal(given, expected))
+    return true;
+  error_opts o;
+  o.www_authenticate = true;
+  send_error(domain::make_error(domain::ec::unauthorized,
+                                "this read needs the operator's bearer token "
+                                "(http.operatorToken)"),
+             o);
+  return false;
 }
 
 void session::handle_stats(const target& tgt) {

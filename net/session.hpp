@@ -187,6 +187,9 @@ private:
   void handle_reindex();
 
   void handle_stats(const target& tgt);
+  /// False (and a 401 sent) when http.operatorToken is set and the request
+  /// does not carry it as a bearer token.
+  bool operator_allowed();
 
   // -- the hand-off to the service --------------------------------------------
 

@@ -18,6 +18,7 @@
 
 #include "data/ledger/store_impl.hpp"
 #include "domain/json_text.hpp"
+#include "domain/records.hpp"
 #include "domain/types.hpp"
 
 namespace json = boost::json;
@@ -107,9 +108,12 @@ ledger_store::stats_json(const std::string& window_label,
       ++by_route[route.empty() ? "none" : route];
       ++by_status[status.empty() ? "http_error" : status];
       ++by_http[http];
-      if (status == "error" || http >= 500)
+      // The server's failures (a missing fixture too) against a client's
+      // bad requests.
+      if (domain::server_failure(status, static_cast<int>(http),
+                                 row.column_text(4)))
         ++errors;
-      if (http >= 400 && http <= 499)
+      else if (http >= 400 && http <= 499)
         ++client_errors;
       latencies_ms.push_back(static_cast<double>(row.column_int64(3)) / 1000.0);
     });

@@ -169,7 +169,7 @@ inline constexpr const char* insert_sql_audit_sql
     "reason, rows, latency_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 
 inline constexpr const char* stats_requests_sql
-  = "SELECT route, status, http_status, latency_us FROM requests "
+  = "SELECT route, status, http_status, latency_us, error FROM requests "
     "WHERE ts_us BETWEEN ?1 AND ?2";
 
 inline constexpr const char* stats_llm_sql

@@ -225,8 +225,22 @@ BOOST_AUTO_TEST_CASE(integers_beyond_int64_are_out_of_range_not_malformed) {
 }
 
 BOOST_AUTO_TEST_CASE(bind_must_be_an_ip_address_and_data_dir_not_empty) {
-  for (auto bind : {"127.0.0.1", "0.0.0.0", "::1", "::", "fe80::1%lo"})
+  for (auto bind : {"127.0.0.1", "127.0.0.2", "::1"})
     BOOST_CHECK_MESSAGE(load({{"CANDOR_HTTP_BIND", bind}}), bind);
+  // Beyond loopback, only with an operator token for /runs, /stats and
+  // /metrics.
+  for (auto bind : {"0.0.0.0", "::", "fe80::1%lo", "192.168.1.10"}) {
+    BOOST_CHECK_MESSAGE(load({{"CANDOR_HTTP_BIND", bind},
+                              {"CANDOR_HTTP_OPERATOR_TOKEN", "op-7f3a9c1e"}}),
+                        bind);
+    auto cfg = load({{"CANDOR_HTTP_BIND", bind}});
+    BOOST_TEST_CONTEXT(bind) {
+      BOOST_REQUIRE(!cfg);
+      BOOST_CHECK(cfg.err().message.find("CANDOR_HTTP_BIND") != std::string::npos);
+      BOOST_CHECK(cfg.err().message.find("CANDOR_HTTP_OPERATOR_TOKEN")
+                  != std::string::npos);
+    }
+  }
   for (auto bind : {"999.1.1.1", "notanaddress", "localhost", "1.2.3", "bad"}) {
     auto cfg = load({{"CANDOR_HTTP_BIND", bind}});
     BOOST_TEST_CONTEXT(bind) {

@@ -318,6 +318,62 @@ BOOST_AUTO_TEST_CASE(json_logs_mask_secrets_and_cut_questions) {
   BOOST_CHECK_EQUAL(requests, 2);
 }
 
+// With http.operatorToken set, /runs/{id}, /stats and /metrics need it as a
+// bearer token; /ask, /health and the page do not.
+BOOST_AUTO_TEST_CASE(operator_reads_need_the_operator_token) {
+  const std::string token = "op-token-5c1d9e7a";
+  started_server s{{{"CANDOR_HTTP_OPERATOR_TOKEN", token}}};
+  http_client c{s.proc.port()};
+  auto r = c.ask(ask_body(out_of_scope_q));
+  BOOST_REQUIRE(r);
+  BOOST_CHECK_EQUAL(r->status, 200);
+  auto id = std::string{parse_object(r->body).at("requestId").as_string()};
+  const header_list with{
+    {"Authorization", "Bearer " + token}};
+  const header_list wrong{
+    {"Authorization", "Bearer op-token-wrong"}};
+  for (std::string path : {"/runs/" + id, std::string{"/stats"},
+                           std::string{"/metrics"}}) {
+    auto none = c.request("GET", path);
+    BOOST_REQUIRE(none);
+    BOOST_CHECK_MESSAGE(none->status == 401, path);
+    auto bad = c.request("GET", path, {}, wrong);
+    BOOST_REQUIRE(bad);
+    BOOST_CHECK_MESSAGE(bad->status == 401, path);
+    auto ok = c.request("GET", path, {}, with);
+    BOOST_REQUIRE(ok);
+    BOOST_CHECK_MESSAGE(ok->status == 200, path << " " << ok->body);
+  }
+  auto health = c.request("GET", "/health");
+  BOOST_REQUIRE(health);
+  BOOST_CHECK_EQUAL(health->status, 200);
+}
+
+// Personal data written in a question (e-mail, IBAN, card, phone) is masked
+// in the log, the ledger and /runs like a secret.
+BOOST_AUTO_TEST_CASE(personal_data_in_questions_is_masked_everywhere) {
+  started_server s;
+  http_client c{s.proc.port()};
+  const std::vector<std::string> personal{
+    "jan.devries@example.org", "NL91ABNA0417164300", "4111 1111 1111 1111",
+    "+31 6 12345678"};
+  auto r = c.ask(ask_body("I am " + personal[0] + ", refund to " + personal[1]
+                          + " not card " + personal[2] + ", call "
+                          + personal[3] + ": where is my bike?"));
+  BOOST_REQUIRE(r);
+  auto id = std::string{parse_object(r->body).at("requestId").as_string()};
+  auto run = c.request("GET", "/runs/" + id);
+  BOOST_REQUIRE(run);
+  BOOST_CHECK_EQUAL(run->status, 200);
+  BOOST_CHECK(run->body.find("***@***") != std::string::npos);
+  BOOST_CHECK_EQUAL(s.proc.stop(SIGTERM), 0);
+  auto log = s.proc.log();
+  for (auto& p : personal) {
+    BOOST_CHECK_MESSAGE(run->body.find(p) == std::string::npos, p);
+    BOOST_CHECK_MESSAGE(log.find(p) == std::string::npos, p);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(two_hundred_concurrent_requests_all_answered_and_stored) {
   started_server s;
   constexpr int n = 200;

@@ -374,6 +374,32 @@ BOOST_AUTO_TEST_CASE(multi_row_inserts_keep_every_row_and_its_values) {
   BOOST_TEST(count(store) == static_cast<int64_t>(4 * per + 1));
 }
 
+// A missing fixture is 422, but the server's failure, not the client's:
+// errorRate counts it, clientErrors does not.
+BOOST_AUTO_TEST_CASE(stats_count_a_missing_fixture_as_the_servers_failure) {
+  temp_dir dir;
+  auto store = open_store(dir.file("ledger.db"), true);
+  const int64_t now = 1'700'000'000'000'000;
+  data::ledger_batch batch;
+  auto fixture = request("fix-00000001", now - 10, "", "", 422, 1000);
+  fixture.error = "fixture_missing";
+  auto bad = request("bad-00000001", now - 9, "", "", 400, 1000);
+  bad.error = "invalid_request";
+  batch.requests.push_back(fixture);
+  batch.requests.push_back(bad);
+  batch.requests.push_back(
+    request("ok-000000001", now - 8, "docs", "answered", 200, 1000));
+  batch.requests.push_back(
+    request("ok-000000002", now - 7, "docs", "answered", 200, 1000));
+  BOOST_REQUIRE(!store.write(batch));
+  auto doc = parse(store.stats_json("1h", 3600, now, true));
+  BOOST_TEST(doc.at("errorRate").as_double() == 0.25);
+  BOOST_TEST(doc.at("clientErrors").as_int64() == 1);
+  BOOST_TEST(domain::server_failure("", 422, "fixture_missing"));
+  BOOST_TEST(!domain::server_failure("", 400, "invalid_request"));
+  BOOST_TEST(domain::server_failure("error", 200, ""));
+}
+
 BOOST_AUTO_TEST_CASE(stats_over_a_window) {
   temp_dir dir;
   auto store = open_store(dir.file("ledger.db"), true);
