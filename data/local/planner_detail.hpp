@@ -5,10 +5,13 @@
 // and their interpretation and compilation (planner.cpp). Internal to
 // data/local.
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "data/local/planner.hpp"
@@ -59,11 +62,11 @@ enum class lx {
   since,
   before,
   after,
-  ordinal, ///< arg: 1..4 (first..fourth)
-  half,    ///< arg: 1, 2 ("first half", "h1")
-  filler,  ///< a phrase that is a function word
-  sort,    ///< arg: 0 descending, 1 ascending; order every row
-  prior,   ///< arg: time_grain; "the quarter before", "previous year"
+  ordinal,   ///< arg: 1..4 (first..fourth)
+  half,      ///< arg: 1, 2 ("first half", "h1")
+  filler,    ///< a phrase that is a function word
+  sort,      ///< arg: 0 descending, 1 ascending; order every row
+  prior,     ///< arg: time_grain; "the quarter before", "previous year"
   including, ///< "including cancelled ones": values counted too, not filters
   combine,   ///< "combined", "together": named values summed, not side by side
 };
@@ -116,3 +119,123 @@ int metric_in_phrase(const planner::lexicon& lex, std::string_view phrase);
 void read_raw_values(const planner::lexicon& lex, std::vector<item>& items);
 
 } // namespace candor::data::plan_detail
+
+namespace candor::data {
+
+/// The phrase lexicon: every phrase of the semantic layer and the
+/// planner's own words, with what each can mean (built by
+/// plan_detail::build_lexicon, planner_lexicon.cpp).
+struct planner::lexicon {
+  std::unordered_map<std::string, std::vector<plan_detail::entry>> phrases;
+  size_t longest = 1;
+  /// First word of a phrase -> the most words of a phrase starting with it
+  /// (a word that starts none is looked up alone).
+  std::unordered_map<std::string, size_t> longest_from;
+  /// Per dimension: a value as stored, lower-cased -> its index; for
+  /// short codes ("zones d and e") that are no phrase of their own.
+  std::vector<std::unordered_map<std::string, int>> raw;
+
+  int raw_value(int dimension, const std::string& word) const {
+    if (dimension < 0 || static_cast<size_t>(dimension) >= raw.size())
+      return -1;
+    auto& m = raw[static_cast<size_t>(dimension)];
+    auto found = m.find(word);
+    return found == m.end() ? -1 : found->second;
+  }
+
+  /// Every word of a phrase with at least five letters, for corrections.
+  std::unordered_set<std::string> vocabulary;
+  /// Each vocabulary word and each of its one-letter deletions -> the
+  /// words it comes from: two words one slip apart share a key (a changed
+  /// letter or two swapped neighbours: a deletion of each; a letter added
+  /// or dropped: one word and a deletion of the other).
+  std::unordered_map<std::string, std::vector<const std::string*>> deletions;
+
+  static std::vector<std::string> deletes(const std::string& w) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < w.size(); ++i)
+      out.push_back(w.substr(0, i) + w.substr(i + 1));
+    return out;
+  }
+
+  void index_deletions() {
+    for (auto& c : vocabulary) {
+      deletions[c].push_back(&c);
+      for (auto& d : deletes(c))
+        deletions[d].push_back(&c);
+    }
+  }
+
+  /// The word of a phrase that `word` is a slip of (one letter added,
+  /// dropped, changed, or two neighbours swapped), when there is exactly
+  /// one such word and both have at least five letters; else null.
+  const std::string* correction(const std::string& word) const {
+    if (word.size() < 5 || vocabulary.count(word) > 0)
+      return nullptr;
+    const std::string* found = nullptr;
+    auto keys = deletes(word);
+    keys.push_back(word);
+    for (auto& k : keys) {
+      auto hit = deletions.find(k);
+      if (hit == deletions.end())
+        continue;
+      for (auto* c : hit->second) {
+        if (c == found || !one_slip(word, *c))
+          continue;
+        if (found != nullptr)
+          return nullptr; // two readings: not a correction
+        found = c;
+      }
+    }
+    return found;
+  }
+
+  static bool one_slip(const std::string& a, const std::string& b) {
+    if (a == b)
+      return false;
+    if (a.size() == b.size()) {
+      size_t i = 0;
+      while (i < a.size() && a[i] == b[i])
+        ++i;
+      if (a.compare(i + 1, std::string::npos, b, i + 1, std::string::npos) == 0)
+        return true; // one letter changed
+      return i + 1 < a.size() && a[i] == b[i + 1] && a[i + 1] == b[i]
+             && a.compare(i + 2, std::string::npos, b, i + 2,
+                          std::string::npos)
+                  == 0; // two neighbours swapped
+    }
+    const auto& longer = a.size() > b.size() ? a : b;
+    const auto& shorter = a.size() > b.size() ? b : a;
+    size_t i = 0;
+    while (i < shorter.size() && longer[i] == shorter[i])
+      ++i;
+    return longer.compare(i + 1, std::string::npos, shorter, i,
+                          std::string::npos)
+           == 0; // one letter added or dropped
+  }
+
+  void add(const std::string& phrase, plan_detail::entry e) {
+    auto words = plan_detail::tokenize(phrase);
+    // "the web shop" is "web shop": articles are function words.
+    if (words.size() > 1 && (words[0] == "the" || words[0] == "a"))
+      words.erase(words.begin());
+    if (words.empty())
+      return;
+    auto key = plan_detail::join_words(words, 0, words.size());
+    auto& v = phrases[key];
+    for (auto& x : v)
+      if (x.kind == e.kind && x.index == e.index && x.arg == e.arg)
+        return;
+    v.push_back(e);
+    longest = std::max(longest, words.size());
+    auto& from = longest_from[words[0]];
+    from = std::max(from, words.size());
+    for (auto& word : words)
+      if (word.size() >= 5
+          && !std::all_of(word.begin(), word.end(),
+                          [](char c) { return c >= '0' && c <= '9'; }))
+        vocabulary.insert(word);
+  }
+};
+
+} // namespace candor::data
