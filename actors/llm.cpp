@@ -131,11 +131,11 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
   u.tokens_out = tokens_out >= 0 ? tokens_out : estimate_tokens(reply.text);
   domain::model_price fallback{st.settings.price_in_per_mtok,
                                st.settings.price_out_per_mtok};
-  auto price = st.settings.provider == "fake" ? fallback
-               : st.settings.provider == "local" || p.local_fallback
-                     || p.planned_first
-                 ? domain::model_price{0, 0}
-                 : domain::builtin_prices().lookup(reply.model, fallback);
+  auto price
+    = st.settings.provider == "fake" ? fallback
+      : st.settings.provider == "local" || p.local_fallback || p.planned_first
+        ? domain::model_price{0, 0}
+        : domain::builtin_prices().lookup(reply.model, fallback);
   u.cost_usd = domain::round_usd(
     (static_cast<double>(u.tokens_in) * price.input_per_mtok
      + static_cast<double>(u.tokens_out) * price.output_per_mtok)
@@ -144,6 +144,13 @@ void fill_usage(llm_ptr self, pending_call& p, llm_reply& reply,
 }
 
 void attempt(llm_ptr self, uint64_t id);
+
+/// Call `p` as the local provider reads it; `fallback`: standing in for
+/// models that failed.
+data::local_call local_call_of(const pending_call& p, bool fallback) {
+  return {p.req.prompt,     p.req.key,  &p.req.passages,
+          p.req.request_id, &p.req.sql, fallback};
+}
 
 /// Ends call `id` with the local provider's reply `text`: no tokens, no
 /// cost.
@@ -169,8 +176,7 @@ bool fall_back_locally(llm_ptr self, uint64_t id, pending_call& p,
   if (st.settings.provider != "openai" || !st.settings.local_fallback
       || !st.local)
     return false;
-  data::local_call call{p.req.prompt, p.req.key, &p.req.passages,
-                        p.req.request_id, &p.req.sql, true};
+  auto call = local_call_of(p, true);
   auto text = st.local->reply(call);
   if (!text)
     return false;
@@ -343,8 +349,7 @@ void answer_locally(llm_ptr self, uint64_t id, pending_call& p) {
       to_caf(domain::ec::llm_unavailable, "the local provider is not set up"));
     return;
   }
-  data::local_call call{p.req.prompt, p.req.key, &p.req.passages,
-                        p.req.request_id, &p.req.sql, false};
+  auto call = local_call_of(p, false);
   auto text = st.local->reply(call);
   if (!text) {
     finish(self, id, "unavailable",
@@ -361,8 +366,7 @@ bool plan_first(llm_ptr self, uint64_t id, pending_call& p) {
   auto& st = self->state;
   if (st.settings.provider != "openai" || !st.settings.plan_first || !st.local)
     return false;
-  data::local_call call{p.req.prompt, p.req.key, &p.req.passages,
-                        p.req.request_id, &p.req.sql, false};
+  auto call = local_call_of(p, false);
   auto text = st.local->plan_first_reply(call);
   if (!text)
     return false;
