@@ -129,7 +129,7 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
   auth_layer["stage"]
     = guarded.stage.empty() ? json::value(nullptr) : json::value(guarded.stage);
   if (guarded.allowed())
-    auth_layer["plan"] = guarded.plan;
+    auth_layer["plan"] = guard.query_plan(policy.sql);
   layers["authorizer"] = std::move(auth_layer);
   auto executor = executor_json(
     exec.judge(policy.allowed() ? std::string_view{policy.sql} : sql));

@@ -156,8 +156,7 @@ private:
   guard_result compile(std::string_view text);
   guard_result classify(const std::string& message, int rc,
                         std::string_view stage);
-  bool audit(std::string_view text, guard_result& out);
-  std::string plan(sqlite3_stmt* eqp);
+  bool audit(sqlite3_stmt* explain, guard_result& out);
 };
 
 namespace {
@@ -262,40 +261,20 @@ guard_result sql_guard::impl::classify(const std::string& message, int rc,
   return make_result(verdict_kind::correctable, "sqlite_error", message, stage);
 }
 
-std::string sql_guard::impl::plan(sqlite3_stmt* eqp) {
-  std::string out;
-  while (sqlite3_step(eqp) == SQLITE_ROW) {
-    auto* detail = reinterpret_cast<const char*>(sqlite3_column_text(eqp, 3));
-    if (!out.empty())
-      out += "; ";
-    out += str(detail);
-  }
-  sqlite3_reset(eqp);
-  return out;
-}
-
-bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
+bool sql_guard::impl::audit(sqlite3_stmt* explain, guard_result& out) {
   using sql::verdict_kind;
   auto* h = db.handle();
-  std::string explain;
-  explain.reserve(text.size() + 8);
-  explain.append("EXPLAIN ").append(text);
-  stmt_ptr st;
-  auto rc = prepare(h, explain.data(), explain.size(), st, nullptr);
-  if (rc != SQLITE_OK || !st) {
-    out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
-    return false;
-  }
+  int rc = SQLITE_OK;
   auto& program = program_;
   program.clear();
   bool returns_rows = false;
-  while ((rc = sqlite3_step(st.get())) == SQLITE_ROW) {
-    auto* raw = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 1));
+  while ((rc = sqlite3_step(explain)) == SQLITE_ROW) {
+    auto* raw = reinterpret_cast<const char*>(sqlite3_column_text(explain, 1));
     std::string_view op = raw != nullptr ? raw : "";
     auto kind = classify_opcode(op);
     if (kind == op_kind::result_row) {
       // P2: how many columns the row has.
-      returns_rows = returns_rows || sqlite3_column_int64(st.get(), 3) > 0;
+      returns_rows = returns_rows || sqlite3_column_int64(explain, 3) > 0;
       continue;
     }
     if (kind == op_kind::other)
@@ -303,13 +282,13 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
     auto& in = program.emplace_back();
     in.kind = kind;
     in.op.assign(op);
-    in.p1 = sqlite3_column_int64(st.get(), 2);
-    in.p2 = sqlite3_column_int64(st.get(), 3);
-    in.p3 = sqlite3_column_int64(st.get(), 4);
+    in.p1 = sqlite3_column_int64(explain, 2);
+    in.p2 = sqlite3_column_int64(explain, 3);
+    in.p3 = sqlite3_column_int64(explain, 4);
     if (kind == op_kind::function)
       in.p4 = str(
-        reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 5)));
-    in.p5 = sqlite3_column_int64(st.get(), 6);
+        reinterpret_cast<const char*>(sqlite3_column_text(explain, 5)));
+    in.p5 = sqlite3_column_int64(explain, 6);
   }
   if (rc != SQLITE_DONE) {
     out = classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "bytecode");
@@ -319,7 +298,7 @@ bool sql_guard::impl::audit(std::string_view text, guard_result& out) {
   // documents that sqlite3_stmt_readonly of an EXPLAIN statement is that of
   // the statement without the prefix), and a query whose program returns
   // rows. Checked before the audit, so that a write is `not_read_only`.
-  if (!sqlite3_stmt_readonly(st.get())) {
+  if (!sqlite3_stmt_readonly(explain)) {
     out = make_result(verdict_kind::block, "not_read_only",
                       "the statement would write", "statement");
     return false;
@@ -433,37 +412,40 @@ guard_result sql_guard::impl::compile(std::string_view text) {
   if (text.find('\0') != std::string_view::npos)
     return make_result(verdict_kind::block, "invalid_input",
                        "the SQL contains a NUL byte", "statement");
-  // 1. EXPLAIN QUERY PLAN under the authorizer.
-  std::string eqp_text = "EXPLAIN QUERY PLAN " + std::string{text};
-  stmt_ptr eqp;
+  // 1. One compile, of EXPLAIN <statement>, under the authorizer: SQLite
+  // compiles the statement itself behind the prefix (every authorizer
+  // callback fires as for the bare statement) and lists its program
+  // instead of running it. A statement that is itself an EXPLAIN is a
+  // syntax error behind the prefix.
+  std::string explain;
+  explain.reserve(text.size() + 8);
+  explain.append("EXPLAIN ").append(text);
+  stmt_ptr st;
   const char* tail = nullptr;
-  auto rc = prepare(h, eqp_text.data(), eqp_text.size(), eqp, &tail);
+  auto rc = prepare(h, explain.data(), explain.size(), st, &tail);
   if (rc != SQLITE_OK || !auth.denials().empty())
     return classify(sqlite3_errmsg(h), sqlite3_extended_errcode(h), "prepare");
-  if (!eqp)
+  if (!st)
     return make_result(verdict_kind::correctable, "syntax_error",
                        "the SQL is empty", "prepare");
-  // 2. The statement's shape: nothing after it, read-only, a query.
+  // 2. Nothing after it: what follows must compile to no statement
+  // (whitespace and comments, judged by SQLite's own tokenizer).
   if (tail != nullptr && *tail != '\0') {
     stmt_ptr rest;
-    auto end = eqp_text.data() + eqp_text.size();
+    auto end = explain.data() + explain.size();
     auto rc2 = prepare(h, tail, static_cast<size_t>(end - tail), rest, nullptr);
     auth.clear();
     if (rc2 != SQLITE_OK || rest)
       return make_result(verdict_kind::block, "multiple_statements",
                          "only one statement is allowed", "statement");
   }
-  // Read-only and a query that returns rows: judged on the compile of
-  // step 3, before its audit (see `audit`). A statement that is itself an
-  // EXPLAIN never gets here: behind the EXPLAIN QUERY PLAN of step 1 it
-  // is a syntax error.
-  // 3. The bytecode audit (G1 and every other read the authorizer missed).
+  // 3. Read-only, a query that returns rows, and the bytecode audit (G1
+  // and every other read the authorizer missed), all from that compile's
+  // listing (see `audit`).
   guard_result out;
-  if (!audit(text, out))
+  if (!audit(st.get(), out))
     return out;
-  out = make_result(verdict_kind::allow, "", "", "bytecode");
-  out.plan = plan(eqp.get());
-  return out;
+  return make_result(verdict_kind::allow, "", "", "bytecode");
 }
 
 domain::outcome<sql_guard> sql_guard::open(const std::string& path,
@@ -533,6 +515,27 @@ sql_guard::~sql_guard() = default;
 
 guard_result sql_guard::check(std::string_view sql) {
   return impl_->check(sql);
+}
+
+std::string sql_guard::query_plan(std::string_view sql) {
+  auto* h = impl_->db.handle();
+  impl_->auth.clear();
+  allocation_budget budget{guard_compile_budget};
+  std::string text = "EXPLAIN QUERY PLAN ";
+  text.append(sql);
+  stmt_ptr st;
+  std::string out;
+  if (prepare(h, text.data(), text.size(), st, nullptr) != SQLITE_OK || !st
+      || !impl_->auth.denials().empty())
+    return out;
+  while (sqlite3_step(st.get()) == SQLITE_ROW) {
+    auto* detail
+      = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 3));
+    if (!out.empty())
+      out += "; ";
+    out += str(detail);
+  }
+  return out;
 }
 
 sqlite3* sql_guard::handle() const noexcept {

@@ -57,8 +57,6 @@ struct guard_result {
   std::string stage;
   /// The denial behind a block (rule, action, table, column, function).
   sql_denial denial;
-  /// When allowed: the EXPLAIN QUERY PLAN lines joined with "; ".
-  std::string plan;
 
   bool allowed() const noexcept {
     return verdict == domain::sql::verdict_kind::allow;
@@ -86,14 +84,19 @@ public:
   sql_guard& operator=(sql_guard&&) noexcept;
   ~sql_guard();
 
-  /// Judges one statement: EXPLAIN QUERY PLAN under the authorizer, the
-  /// statement's shape (one statement, from that compile's tail; read-only
-  /// and returning rows, from the EXPLAIN compile the audit lists), then
-  /// the bytecode audit. Two compiles (three with a tail to look at);
-  /// nothing is executed. All of it runs under an
-  /// `allocation_budget` of `guard_compile_budget` bytes; past it the
-  /// statement is blocked with rule `compile_budget`.
+  /// Judges one statement from one compile of `EXPLAIN <statement>` under
+  /// the authorizer: the authorizer's callbacks, the statement's shape (one
+  /// statement, from that compile's tail, plus a second compile when there
+  /// is a tail to look at; read-only and returning rows), then the bytecode
+  /// audit of the program it lists. Nothing is executed. All of it runs
+  /// under an `allocation_budget` of `guard_compile_budget` bytes; past it
+  /// the statement is blocked with rule `compile_budget`.
   guard_result check(std::string_view sql);
+
+  /// The EXPLAIN QUERY PLAN lines of a statement `check` allowed, joined
+  /// with "; " (for tools and diagnostics; `check` does not need them).
+  /// Empty when it does not compile.
+  std::string query_plan(std::string_view sql);
 
   /// The connection, for tests and diagnostics; the authorizer stays
   /// installed on it.
