@@ -138,8 +138,8 @@ void run_job(worker_ptr self, statement_queue::job& j) {
     return;
   }
   auto pid = s.proc.pid();
-  auto res = s.proc.run(req, std::chrono::milliseconds{req.deadline_ms},
-                        s.wake->fd());
+  auto res
+    = s.proc.run(req, std::chrono::milliseconds{req.deadline_ms}, s.wake->fd());
   s.queue->done(slot, s.generation);
   if (res) {
     reply(self, j.id, std::move(*res));
@@ -154,12 +154,33 @@ void run_job(worker_ptr self, statement_queue::job& j) {
     return;
   }
   auto code = res.err().code;
-  reply(self, j.id, to_caf(code, res.err().message));
+  auto request_id = req.request_id; // `j` may go back to the queue
+  // The process was lost mid-statement by no fault of the statement (a
+  // SIGKILL from outside, a crash, a stopped process, a garbled reply):
+  // the statement is read-only, so it goes back to the queue once and
+  // runs on a healthy executor (this slot's replacement or another).
+  // A timeout or one of the executor's limits is the statement's own
+  // doing and is not retried; neither is a second loss.
+  bool retry = code == domain::ec::sql_executor_failed
+               && !data::is_executor_limit(res.err()) && !s.proc.running()
+               && j.lost_runs == 0 && !s.queue->stopped();
+  if (retry) {
+    data::log_event(data::log_level::warn, "sql_statement_retried",
+                    {{"slot", s.slot},
+                     {"pid", static_cast<int64_t>(pid)},
+                     {"requestId", request_id},
+                     {"message", res.err().message}});
+    ++j.lost_runs;
+    s.queue->retry(std::move(j));
+    notify(self, worker_event::retried, 0);
+  } else {
+    reply(self, j.id, to_caf(code, res.err().message));
+  }
   if (!s.proc.running()) {
     data::log_event(data::log_level::warn, "sql_executor_lost",
                     {{"slot", s.slot},
                      {"pid", static_cast<int64_t>(pid)},
-                     {"requestId", req.request_id},
+                     {"requestId", request_id},
                      {"error", domain::to_string(code)},
                      {"message", res.err().message}});
     if (code == domain::ec::shutting_down)

@@ -60,6 +60,7 @@ std::string sandbox_health_json(const sandbox_snapshot& snap) {
   out["respawns"] = snap.respawns;
   out["crashes"] = snap.crashes;
   out["recycles"] = snap.recycles;
+  out["retries"] = snap.retries;
   out["served"] = snap.served;
   out["rejected"] = snap.rejected;
   out["deadlineMs"] = snap.deadline_ms;
@@ -97,6 +98,7 @@ void snapshot(sandbox_ptr self, sandbox_snapshot& out) {
   out.respawns = s.respawns;
   out.crashes = s.crashes;
   out.recycles = s.recycles;
+  out.retries = s.retries;
   out.served = s.served;
   out.rejected = s.rejected;
   out.deadline_ms = s.settings.deadline_ms;
@@ -245,6 +247,11 @@ void on_worker_event(sandbox_ptr self, int32_t slot, int32_t event,
       if (metrics)
         metrics->sandbox_event("crash");
       break;
+    case worker_event::retried:
+      ++s.retries;
+      if (metrics)
+        metrics->sandbox_event("retry");
+      break;
     case worker_event::recycled:
       ++s.recycles;
       sl.pid = 0;
@@ -355,8 +362,7 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       answer(self, job, std::move(res));
       publish(self);
     },
-    [self](atom::internal, atom::exec, int32_t, uint64_t job,
-           caf::error& err) {
+    [self](atom::internal, atom::exec, int32_t, uint64_t job, caf::error& err) {
       answer(self, job, std::move(err));
       publish(self);
     },

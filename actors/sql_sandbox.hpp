@@ -41,6 +41,9 @@ public:
   struct job {
     uint64_t id = 0;
     domain::sql_exec_request req;
+    /// Runs so far that ended with the executor process lost (a statement
+    /// is read-only, so one such run is retried on another process).
+    int32_t lost_runs = 0;
   };
 
   /// What the worker of a slot is doing.
@@ -61,6 +64,16 @@ public:
     {
       std::lock_guard<std::mutex> guard{mtx_};
       jobs_.push_back(std::move(j));
+    }
+    cv_.notify_one();
+  }
+
+  /// Puts back a statement whose executor was lost, ahead of the others
+  /// (it has waited longest), and wakes a waiting worker.
+  void retry(job j) {
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      jobs_.push_front(std::move(j));
     }
     cv_.notify_one();
   }
@@ -93,8 +106,7 @@ public:
     s.view.busy = true;
     s.view.job = j.id;
     s.view.give_up_at = clock_type::now()
-                        + std::chrono::milliseconds{j.req.deadline_ms}
-                        + grace_;
+                        + std::chrono::milliseconds{j.req.deadline_ms} + grace_;
     return j;
   }
 
@@ -209,13 +221,14 @@ struct sandbox_snapshot {
   int64_t respawns = 0;
   int64_t crashes = 0;
   int64_t recycles = 0;
+  int64_t retries = 0;
   int64_t served = 0;
   int64_t rejected = 0;
   int64_t deadline_ms = 0;
 };
 
 /// The health JSON of a snapshot: {size, ready, busy, queued, kills,
-/// respawns, crashes, recycles, served, rejected, deadlineMs, executors:
+/// respawns, crashes, recycles, retries, served, rejected, deadlineMs, executors:
 /// [{slot, pid, state}]}.
 std::string sandbox_health_json(const sandbox_snapshot& snap);
 
@@ -233,6 +246,7 @@ public:
     snap_.respawns = snap.respawns;
     snap_.crashes = snap.crashes;
     snap_.recycles = snap.recycles;
+    snap_.retries = snap.retries;
     snap_.served = snap.served;
     snap_.rejected = snap.rejected;
     snap_.deadline_ms = snap.deadline_ms;
@@ -335,6 +349,7 @@ enum class worker_event : int32_t {
   spawn_failed = 3, ///< no process could be started; retrying
   respawned = 4,    ///< a replacement process is up
   recycled = 5,     ///< the process neared RLIMIT_CPU and was replaced
+  retried = 6, ///< a statement whose process was lost went back to the queue
 };
 
 /// One EXECUTOR WORKER: a detached actor (its own thread) that owns one
@@ -406,6 +421,7 @@ struct sql_sandbox_state {
   int64_t respawns = 0;
   int64_t crashes = 0;
   int64_t recycles = 0;
+  int64_t retries = 0;
   int64_t served = 0;
   int64_t rejected = 0;
   bool stopping = false;
@@ -430,7 +446,8 @@ struct sql_sandbox_state {
 /// Replies to `exec`: the result, or `sql_timeout`, `sql_executor_failed`,
 /// `sql_failed`, `invalid_request` (empty or oversized statement) or
 /// `overloaded`. `health` JSON: {size, ready, busy, queued, kills, respawns,
-/// crashes, recycles, served, rejected, deadlineMs, executors: [{slot, pid,
+/// crashes, recycles, retries, served, rejected, deadlineMs, executors:
+/// [{slot, pid,
 /// state}]}. A process whose CPU time passes half of RLIMIT_CPU is
 /// replaced after its statement (a recycle), since the limit counts the
 /// whole life of the process.

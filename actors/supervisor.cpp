@@ -135,7 +135,10 @@ void on_error(self_ptr self, node n, clock::time_point t0,
                   + " ms passed in node " + std::string{domain::to_string(n)};
       break;
     case domain::ec::fixture_missing:
-    case domain::ec::llm_unavailable: break;
+    case domain::ec::llm_unavailable:
+    case domain::ec::sql_executor_failed:
+    case domain::ec::overloaded:
+    case domain::ec::shutting_down: break;
     default:
       data::log_event(data::log_level::error, "node_failed",
                       {{"requestId", s.request_id},

@@ -354,7 +354,12 @@ void log_line(log_level level, std::string_view event,
 }
 
 void log_request(const domain::request_record& rec) {
-  auto level = rec.http_status >= 500 ? log_level::error : log_level::info;
+  // The server's own failures are loud: a 5xx at error, a request that
+  // ended as `status: error` or with a missing fixture at warn.
+  auto level = rec.http_status >= 500 ? log_level::error
+               : domain::server_failure(rec.status, rec.http_status, rec.error)
+                 ? log_level::warn
+                 : log_level::info;
   log_line(
     level, "request",
     [&rec](log_fields& f) {

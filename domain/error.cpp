@@ -54,6 +54,7 @@ int http_status(ec code) noexcept {
     case ec::fixture_missing: return 422;
     case ec::header_too_large: return 431;
     case ec::llm_unavailable:
+    case ec::sql_executor_failed:
     case ec::overloaded:
     case ec::shutting_down: return 503;
     case ec::timeout: return 504;

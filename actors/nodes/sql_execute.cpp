@@ -136,11 +136,15 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
                            "within the limit.");
                   break;
                 }
-                fail(st, "sql_executor_failed", e.message,
-                     "The query could not be run because its executor "
-                     "process failed, so there is no answer. Please try "
-                     "again.");
-                break;
+                // The server's own failure, not the question's: the
+                // sandbox already ran the statement again once on a
+                // healthy executor where the first was lost. No answer-
+                // shaped 200: an error per the error contract (503).
+                rp.deliver(to_caf(domain::ec::sql_executor_failed,
+                                  "the SQL executor failed (" + e.message
+                                    + "), so the query was not answered; "
+                                      "try again"));
+                return;
               default:
                 audit(self, st, "error", reason, 0, micros());
                 rp.deliver(std::move(err));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <climits>
 #include <cstring>
 #include <filesystem>
@@ -284,6 +285,31 @@ bool executor_process::check_gone() {
   return true;
 }
 
+namespace {
+
+/// True when process `pid` is stopped (state T or t in /proc/PID/stat).
+bool stopped(pid_t pid) {
+  if (pid <= 0)
+    return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  auto* f = std::fopen(path, "re");
+  if (f == nullptr)
+    return false;
+  char buf[512];
+  auto n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string_view stat{buf, n};
+  // "PID (COMM) STATE ...": COMM may hold spaces and parentheses.
+  auto close = stat.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= stat.size())
+    return false;
+  auto state = stat[close + 2];
+  return state == 'T' || state == 't';
+}
+
+} // namespace
+
 domain::outcome<domain::sql_exec_result>
 executor_process::run(const domain::sql_exec_request& req,
                       std::chrono::milliseconds deadline, int wake_fd) {
@@ -303,6 +329,15 @@ executor_process::run(const domain::sql_exec_request& req,
   switch (read_frame(fd_, frame, executor_max_reply, until, wake_fd)) {
     case read_status::ok: break;
     case read_status::timeout:
+      if (stopped(pid_)) {
+        // Stopped (SIGSTOP, a debugger), not slow: the statement is not
+        // at fault, and the sandbox runs it again on a healthy executor.
+        auto how = kill();
+        return executor_error("the executor process was stopped and did "
+                              "not answer within "
+                              + std::to_string(deadline.count()) + " ms (" + how
+                              + ")");
+      }
       kill();
       return domain::make_error(domain::ec::sql_timeout,
                                 "the statement ran longer than "

@@ -17,6 +17,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "tests/support/http_client.hpp"
+#include "tests/support/children.hpp"
 #include "tests/support/process.hpp"
 
 using namespace candor;
@@ -24,57 +25,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// Children of `parent` whose command line mentions "executor", with their
-/// state letter (R, S, Z, ...).
-std::map<pid_t, char> executors_of(pid_t parent) {
-  std::map<pid_t, char> out;
-  for (auto& e : std::filesystem::directory_iterator("/proc")) {
-    auto name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != name.npos)
-      continue;
-    std::ifstream stat{e.path() / "stat"};
-    std::string line;
-    if (!std::getline(stat, line))
-      continue;
-    auto close = line.rfind(')');
-    if (close == std::string::npos)
-      continue;
-    std::istringstream rest{line.substr(close + 2)};
-    char state = '?';
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != parent)
-      continue;
-    std::ifstream cmd{e.path() / "cmdline"};
-    std::string cmdline{std::istreambuf_iterator<char>{cmd}, {}};
-    if (cmdline.find("executor") != std::string::npos)
-      out[static_cast<pid_t>(std::stol(name))] = state;
-  }
-  return out;
-}
-
-/// True when `pid` no longer runs (gone, or a zombie left to a parent that
-/// does not reap).
-bool not_running(pid_t pid) {
-  std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string line;
-  if (!std::getline(stat, line))
-    return true;
-  auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size()
-         && line[close + 2] == 'Z';
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds within = 10s) {
-  auto until = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < until) {
-    if (pred())
-      return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
+using test::eventually;
+using test::executors_of;
+using test::not_running;
 
 struct seeded_server {
   test::server_process proc;
@@ -147,7 +100,7 @@ BOOST_AUTO_TEST_CASE(
   every_accepted_memory_setting_answers_with_the_log_in_a_file) {
   // `candor ask` with its stderr (the JSON log) in a regular file and
   // sql.executorMemoryMb of 32, 48 or 64 (all accepted) must answer data
-  // questions, not "executor process failed" with the executor killed by
+  // questions, not "SQL executor failed" with the executor killed by
   // SIGXFSZ. run_candor captures stderr in a file.
   auto dir = test::make_temp_dir("candor-sandbox-memory");
   auto seeded = test::run_candor({"seed", "--data-dir", dir});
@@ -187,7 +140,7 @@ BOOST_AUTO_TEST_CASE(an_executor_killed_by_its_cpu_limit_is_named_to_the_user) {
   auto answer = std::string{o.at("answer").as_string()};
   for (auto* part : {"CPU time limit", "sql.executorCpuSeconds", "SIGXCPU"})
     BOOST_CHECK_MESSAGE(answer.find(part) != std::string::npos, answer);
-  BOOST_CHECK(answer.find("executor process failed") == std::string::npos);
+  BOOST_CHECK(answer.find("SQL executor failed") == std::string::npos);
   bool warned = false;
   for (auto& w : o.at("warnings").as_array())
     warned = warned || w.as_string() == "sql_resource_limit";
