@@ -444,4 +444,8 @@ void app::in_flight(int64_t value) {
   impl_->metrics->set_in_flight(value);
 }
 
+void app::connection_dropped(std::string_view reason) {
+  impl_->metrics->connection_dropped(reason);
+}
+
 } // namespace candor::actors

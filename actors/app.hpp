@@ -53,6 +53,7 @@ public:
   std::string metrics() override;
   void record_error(domain::request_record rec) override;
   void in_flight(int64_t value) override;
+  void connection_dropped(std::string_view reason) override;
   void reindex(text_callback cb) override;
 
 private:

@@ -3,6 +3,7 @@
 
 #include "data/telemetry.hpp"
 
+#include <array>
 #include <charconv>
 
 #include <cstdio>
@@ -90,6 +91,22 @@ struct telemetry::impl {
         .Help("Requests being processed right now")
         .Register(*registry);
   pm::Gauge& in_flight_gauge = in_flight.Add({});
+  pm::Family<pm::Counter>& dropped
+    = pm::BuildCounter()
+        .Name("candor_http_connections_dropped_total")
+        .Help("Connections refused or closed before they sent a whole "
+              "request, by reason: per_address_limit, capacity (every "
+              "connection busy), shed (made room at the cap), "
+              "header_timeout, body_timeout")
+        .Register(*registry);
+  /// The dropped series by reason, all made up front (no lock to count).
+  std::array<std::pair<std::string_view, pm::Counter*>, 5> dropped_series{{
+    {"per_address_limit", &dropped.Add({{"reason", "per_address_limit"}})},
+    {"capacity", &dropped.Add({{"reason", "capacity"}})},
+    {"shed", &dropped.Add({{"reason", "shed"}})},
+    {"header_timeout", &dropped.Add({{"reason", "header_timeout"}})},
+    {"body_timeout", &dropped.Add({{"reason", "body_timeout"}})},
+  }};
   pm::Family<pm::Counter>& model_calls
     = pm::BuildCounter()
         .Name("candor_model_calls_total")
@@ -134,7 +151,8 @@ struct telemetry::impl {
     = pm::BuildCounter()
         .Name("candor_sql_sandbox_events_total")
         .Help("SQL sandbox executor processes killed at their deadline (kill), "
-              "dead of another cause (crash) and replaced (respawn)")
+              "dead of another cause (crash) and replaced (respawn); "
+              "statements run again after their executor was lost (retry)")
         .Register(*registry);
   pm::Family<pm::Gauge>& sandbox_pool
     = pm::BuildGauge()
@@ -161,7 +179,7 @@ struct telemetry::impl {
 telemetry::telemetry() : impl_(std::make_unique<impl>()) {
   // Pre-create the sandbox series so dashboards see zeros, not gaps.
   impl_->restarts.Add({{"actor", "llm"}});
-  for (auto* event : {"kill", "respawn", "crash"})
+  for (auto* event : {"kill", "respawn", "crash", "retry"})
     impl_->sandbox_events.Add({{"event", event}});
 }
 
@@ -237,6 +255,14 @@ void telemetry::ledger_rows(int64_t n) {
 
 void telemetry::ledger_backlog(int64_t records) {
   impl_->backlog_gauge.Set(static_cast<double>(records));
+}
+
+void telemetry::connection_dropped(std::string_view reason) {
+  for (auto& [name, counter] : impl_->dropped_series)
+    if (name == reason) {
+      counter->Increment();
+      return;
+    }
 }
 
 void telemetry::sandbox_event(const std::string& event) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 /// Prometheus metrics (prometheus-cpp core registry, no HTTP server of its
 /// own). Thread-safe: updated from Asio and CAF threads alike.
@@ -25,6 +26,9 @@ public:
                     int http_status, double seconds,
                     const std::string& error = {});
   void set_in_flight(int64_t n);
+  /// A connection the listener refused or closed before a whole request
+  /// (see domain::service::connection_dropped); other reasons are ignored.
+  void connection_dropped(std::string_view reason);
   /// One logical model call and its outcome ("ok", "fixture_missing", ...);
   /// `fallback`: the fallback model answered; `local_fallback`: every model
   /// failed and the local provider answered.
@@ -37,8 +41,8 @@ public:
   void ledger_rows(int64_t n);
   /// Records waiting for the ledger writer (a gauge).
   void ledger_backlog(int64_t records);
-  /// An SQL sandbox executor event: "kill" (deadline), "respawn" or
-  /// "crash".
+  /// An SQL sandbox executor event: "kill" (deadline), "respawn",
+  /// "crash" or "retry".
   void sandbox_event(const std::string& event);
   /// The SQL sandbox pool: processes, idle ready ones, busy ones, queued
   /// statements.

@@ -54,6 +54,9 @@ const std::vector<field>& fields() {
                          1, 1000000));
     t.push_back(make_int("http.maxConnections",
                          CANDOR_MEMBER(http.max_connections), 1, 1000000));
+    t.push_back(make_int("http.maxConnectionsPerAddress",
+                         CANDOR_MEMBER(http.max_connections_per_address), 0,
+                         1000000));
     t.push_back(make_int("http.retryAfterSeconds",
                          CANDOR_MEMBER(http.retry_after_seconds), 1, 3600));
     t.push_back(make_int("actors.schedulerThreads",
@@ -145,8 +148,8 @@ const std::vector<field>& fields() {
     t.push_back(make_double("retrieval.threshold",
                             CANDOR_MEMBER(retrieval.threshold), 0, 1000));
     {
-      auto f = make_string("http.operatorToken",
-                           CANDOR_MEMBER(http.operator_token));
+      auto f
+        = make_string("http.operatorToken", CANDOR_MEMBER(http.operator_token));
       f.secret = true;
       t.push_back(std::move(f));
     }

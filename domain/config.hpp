@@ -30,6 +30,9 @@ struct config {
     int64_t idle_timeout_ms = 30000;
     int64_t max_in_flight = 256;
     int64_t max_connections = 1024;
+    /// Open connections one peer address may hold (0: no limit). Behind a
+    /// reverse proxy every connection comes from the proxy: raise it.
+    int64_t max_connections_per_address = 256;
     int64_t retry_after_seconds = 1;
     /// Bearer token that GET /runs/{id}, /stats and /metrics require when
     /// set (environment only); required to start when `bind` is not a

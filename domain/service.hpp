@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "domain/error.hpp"
 #include "domain/records.hpp"
@@ -55,6 +56,13 @@ public:
 
   /// In-flight gauge bookkeeping.
   virtual void in_flight(int64_t value) = 0;
+
+  /// A connection the listener refused or closed before it sent a whole
+  /// request: `reason` is per_address_limit, capacity, shed,
+  /// header_timeout or body_timeout (/metrics). Thread-safe.
+  virtual void connection_dropped(std::string_view reason) {
+    (void)reason;
+  }
 
   /// Reloads the retrieval index from its file and swaps it in (SIGHUP,
   /// `POST /admin/reindex`); the callback gets JSON {fingerprint,

@@ -63,6 +63,7 @@ void session::send_refusal() {
 }
 
 void session::handle_request() {
+  waiting_since_.store(0, std::memory_order_relaxed); // a whole request
   if (refusal_) {
     send_refusal();
     return;

@@ -60,23 +60,90 @@ void server::impl::on_accept(beast::error_code ec, strand_socket socket) {
     do_accept();
     return;
   }
+  beast::error_code peer_ec;
+  auto peer_ep = socket.remote_endpoint(peer_ec);
+  std::string peer
+    = peer_ec ? std::string{"unknown"} : peer_ep.address().to_string();
   std::shared_ptr<session> s;
+  std::shared_ptr<session> victim;
+  std::string_view refused;
   {
     std::lock_guard<std::mutex> guard{shared->mtx};
-    if (static_cast<int64_t>(shared->sessions.size())
-        < cfg.http.max_connections) {
+    // 1. No address may hold more than its share: the client that opened
+    // them is refused, nobody else.
+    auto per = cfg.http.max_connections_per_address;
+    auto& held = shared->per_address[peer];
+    if (per > 0 && held >= per) {
+      refused = "per_address_limit";
+    } else {
+      // 2. At the global cap, the connection that has waited longest for
+      // a whole request makes room; only when every connection is busy
+      // with a request is the new one refused.
+      auto open
+        = static_cast<int64_t>(shared->sessions.size()) - shared->shedding;
+      if (open >= cfg.http.max_connections) {
+        victim = pick_victim();
+        if (victim)
+          ++shared->shedding;
+        else
+          refused = "capacity";
+      }
+    }
+    if (refused.empty()) {
+      ++held;
       auto id = shared->next_id++;
-      s = detail::make_session(*this, shared, id, std::move(socket));
+      s = detail::make_session(*this, shared, id, std::move(socket), peer);
       shared->sessions.emplace(id, s);
+    } else if (held == 0) {
+      shared->per_address.erase(peer);
     }
   }
+  if (victim)
+    detail::shed_session(std::move(victim));
   if (s) {
     detail::start_session(s);
   } else {
     beast::error_code ignored;
     socket.close(ignored);
+    dropped(refused, peer);
   }
   do_accept();
+}
+
+std::shared_ptr<session> server::impl::pick_victim() {
+  std::shared_ptr<session> best;
+  int64_t best_since = 0;
+  for (auto& [id, w] : shared->sessions) {
+    auto s = w.lock();
+    if (!s)
+      continue;
+    auto since = detail::waiting_since(*s);
+    if (since == 0 || (best && since >= best_since))
+      continue;
+    best = std::move(s);
+    best_since = since;
+  }
+  if (best && !detail::mark_shed(*best))
+    best.reset(); // marked meanwhile by nobody else: accept runs on one strand
+  return best;
+}
+
+void server::impl::dropped(std::string_view reason, const std::string& peer) {
+  svc.connection_dropped(reason);
+  int64_t count = 0;
+  {
+    std::lock_guard<std::mutex> guard{shared->mtx};
+    auto& d = shared->drops[reason];
+    ++d.unlogged;
+    auto now = std::chrono::steady_clock::now();
+    if (now - d.last < std::chrono::seconds{1})
+      return; // the next line a second on says how many it stands for
+    count = d.unlogged;
+    d.unlogged = 0;
+    d.last = now;
+  }
+  data::log_event(data::log_level::warn, "http_connection_dropped",
+                  {{"reason", reason}, {"peer", peer}, {"count", count}});
 }
 
 void server::impl::on_signal(beast::error_code ec, int sig) {

@@ -5,9 +5,11 @@
 // net/session.cpp (one HTTP connection). Not for other folders.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -40,6 +42,19 @@ struct hub {
   bool stopping = false;
   uint64_t next_id = 0;
   std::unordered_map<uint64_t, std::weak_ptr<session>> sessions;
+  /// Open connections by peer address (http.maxConnectionsPerAddress);
+  /// an address leaves the map with its last connection.
+  std::unordered_map<std::string, int64_t> per_address;
+  /// Connections picked to be shed that have not closed yet: they no
+  /// longer count against http.maxConnections.
+  int64_t shedding = 0;
+  /// Dropped connections not logged yet, by reason (one line a second
+  /// per reason at most; see server::impl::dropped).
+  struct drop_log {
+    std::chrono::steady_clock::time_point last{};
+    int64_t unlogged = 0;
+  };
+  std::unordered_map<std::string_view, drop_log> drops;
 };
 
 } // namespace detail
@@ -82,6 +97,18 @@ struct server::impl {
   void request_stop(std::string_view why);
   void maybe_finish();
 
+  /// A connection refused or closed before it sent a whole request
+  /// (`reason` as in domain::service::connection_dropped): counted in
+  /// /metrics, and logged at warn with the peer address, at most once a
+  /// second per reason (the line says how many it stands for).
+  void dropped(std::string_view reason, const std::string& peer);
+
+  /// Under `shared->mtx`, at http.maxConnections: the connection that has
+  /// waited longest for a whole request (idle keep-alive, or a header or
+  /// body arriving slowly) and is not being shed yet; null when every
+  /// connection is busy with a request.
+  std::shared_ptr<session> pick_victim();
+
   /// Takes one in-flight slot; false when max_in_flight are taken.
   bool acquire_slot() {
     std::lock_guard<std::mutex> guard{flight_mtx};
@@ -101,7 +128,19 @@ namespace detail {
 
 /// A new connection session (not started yet).
 std::shared_ptr<session> make_session(server::impl& srv, std::shared_ptr<hub> h,
-                                      uint64_t id, strand_socket&& socket);
+                                      uint64_t id, strand_socket&& socket,
+                                      std::string peer);
+
+/// Closes `s` if it is still waiting for a whole request (posted to its
+/// strand); a connection that became busy meanwhile is left alone.
+void shed_session(std::shared_ptr<session> s);
+
+/// When `s` waits for a whole request: since when (steady clock, ms);
+/// else 0. Thread-safe.
+int64_t waiting_since(const session& s);
+
+/// Marks `s` as being shed; false when it already was. Thread-safe.
+bool mark_shed(session& s);
 
 /// Starts reading the first request.
 void start_session(const std::shared_ptr<session>& s);

@@ -18,11 +18,19 @@ const boost::system::error_category& http_category() {
   return http::make_error_code(http::error::end_of_stream).category();
 }
 
+/// The steady clock in milliseconds (never 0 on a running system).
+int64_t steady_ms() noexcept {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+           std::chrono::steady_clock::now().time_since_epoch())
+    .count();
+}
+
 } // namespace
 
 session::session(server::impl& srv, std::shared_ptr<hub> h, uint64_t id,
-                 strand_socket&& socket)
-    : srv_(srv), hub_(std::move(h)), id_(id), stream_(std::move(socket)) {
+                 strand_socket&& socket, std::string peer)
+    : srv_(srv), hub_(std::move(h)), id_(id), peer_(std::move(peer)),
+      stream_(std::move(socket)) {
   // nop
 }
 
@@ -34,6 +42,11 @@ session::~session() {
   {
     std::lock_guard<std::mutex> guard{hub_->mtx};
     hub_->sessions.erase(id_);
+    if (auto it = hub_->per_address.find(peer_);
+        it != hub_->per_address.end() && --it->second <= 0)
+      hub_->per_address.erase(it);
+    if (shed_.load())
+      --hub_->shedding;
     notify = hub_->open && hub_->stopping && hub_->sessions.empty();
   }
   if (notify) {
@@ -54,6 +67,14 @@ void session::shutdown() {
   stopping_ = true;
   if (phase_ == phase::idle)
     stream_.cancel();
+}
+
+void session::shed() {
+  if (phase_ != phase::idle && phase_ != phase::reading)
+    return; // busy with a request by now: it finishes normally
+  srv_.dropped("shed", peer_);
+  beast::error_code ec;
+  stream_.socket().close(ec); // the pending read ends, and with it the session
 }
 
 /// Server destruction (no Asio thread runs): breaks the self-reference of
@@ -77,6 +98,7 @@ void session::do_read_request() {
   skipped_ = 0;
   linger_ = false;
   phase_ = phase::idle;
+  waiting_since_.store(steady_ms(), std::memory_order_relaxed);
   if (stopping_ || srv_.draining.load()) {
     do_close(false);
     return;
@@ -279,14 +301,9 @@ void session::on_body(beast::error_code ec, size_t) {
 void session::on_read_error(beast::error_code ec) {
   if (ec.category() != http_category() || ec == http::error::end_of_stream
       || ec == http::error::partial_message) {
-    if (ec == beast::error::timeout) {
-      bool body = parser_->is_header_done();
-      boost::json::object fields{{"phase", body ? "body" : "header"}};
-      if (body)
-        fields["requestId"] = ctx_.request_id;
-      data::log_event(data::log_level::info, "http_read_timeout",
-                      std::move(fields));
-    }
+    if (ec == beast::error::timeout)
+      srv_.dropped(
+        parser_->is_header_done() ? "body_timeout" : "header_timeout", peer_);
     do_close(false);
     return;
   }
@@ -361,8 +378,23 @@ void session::on_drain(beast::error_code ec, size_t n) {
 }
 
 std::shared_ptr<session> make_session(server::impl& srv, std::shared_ptr<hub> h,
-                                      uint64_t id, strand_socket&& socket) {
-  return std::make_shared<session>(srv, std::move(h), id, std::move(socket));
+                                      uint64_t id, strand_socket&& socket,
+                                      std::string peer) {
+  return std::make_shared<session>(srv, std::move(h), id, std::move(socket),
+                                   std::move(peer));
+}
+
+void shed_session(std::shared_ptr<session> s) {
+  auto ex = s->executor();
+  asio::post(ex, [s = std::move(s)] { s->shed(); });
+}
+
+int64_t waiting_since(const session& s) {
+  return s.waiting_since();
+}
+
+bool mark_shed(session& s) {
+  return s.mark_shed();
 }
 
 void start_session(const std::shared_ptr<session>& s) {

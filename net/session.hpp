@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -99,7 +100,7 @@ inline error_opts allowing(std::string_view methods) {
 class session : public std::enable_shared_from_this<session> {
 public:
   session(server::impl& srv, std::shared_ptr<hub> h, uint64_t id,
-          strand_socket&& socket);
+          strand_socket&& socket, std::string peer);
 
   /// May run while the server is being destroyed (pending handlers are
   /// destroyed with the io_context): then `hub_->open` is false and `srv_`
@@ -115,6 +116,24 @@ public:
   /// Server destruction (no Asio thread runs): breaks the self-reference of
   /// a request still waiting for the service.
   void abandon();
+
+  /// Shedding at http.maxConnections (on the session's strand): closes the
+  /// connection if it still waits for a whole request.
+  void shed();
+
+  /// Since when (steady clock, ms) the connection waits for a whole
+  /// request; 0 while one is processed or answered, and once it is being
+  /// shed. Thread-safe.
+  int64_t waiting_since() const noexcept {
+    return shed_.load(std::memory_order_relaxed)
+             ? 0
+             : waiting_since_.load(std::memory_order_relaxed);
+  }
+
+  /// Marks the connection as being shed; false when it already was.
+  bool mark_shed() noexcept {
+    return !shed_.exchange(true);
+  }
 
   auto executor() {
     return stream_.get_executor();
@@ -271,6 +290,10 @@ private:
   server::impl& srv_;
   std::shared_ptr<hub> hub_;
   uint64_t id_;
+  /// The client's address, for the per-address limit and the log.
+  std::string peer_;
+  std::atomic<int64_t> waiting_since_{0};
+  std::atomic<bool> shed_{false};
   beast::basic_stream<tcp, strand_t> stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;

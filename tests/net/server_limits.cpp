@@ -5,8 +5,10 @@
 #include "net/server.hpp"
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 
@@ -117,18 +119,93 @@ BOOST_AUTO_TEST_CASE(overloaded_is_503_with_retry_after) {
     BOOST_TEST(g <= 2);
 }
 
-BOOST_AUTO_TEST_CASE(max_connections_closes_extra_ones) {
+BOOST_AUTO_TEST_CASE(at_the_cap_the_longest_waiting_connection_makes_room) {
+  // Two connections allowed: a new one is let in by closing the one that
+  // has waited longest for a request (idle keep-alive or a slow header),
+  // not refused while the others hold the server.
+  auto cfg = test_config();
+  cfg.http.max_connections = 2;
+  cfg.http.idle_timeout_ms = 10000;
+  cfg.http.header_timeout_ms = 10000;
+  running_server s{cfg};
+  http_client oldest{s.port};
+  BOOST_REQUIRE(oldest.request("GET", "/health").has_value()); // now idle
+  std::this_thread::sleep_for(50ms);
+  http_client slow{s.port}; // a header that never ends
+  BOOST_REQUIRE(slow.send_raw("GET /health HTTP/1.1\r\nHost: x\r\n"));
+  std::this_thread::sleep_for(50ms);
+  http_client newcomer{s.port};
+  auto r = newcomer.request("GET", "/health");
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(r->status == 200);
+  BOOST_TEST(oldest.wait_closed(2s));
+  BOOST_TEST(s.svc.wait_dropped("shed", 1) == 1u);
+  // The slow one is next in line.
+  http_client another{s.port};
+  BOOST_REQUIRE(another.request("GET", "/health").has_value());
+  BOOST_TEST(slow.wait_closed(2s));
+  BOOST_TEST(s.svc.wait_dropped("shed", 2) == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(
+  at_the_cap_with_every_connection_busy_new_ones_are_refused) {
   auto cfg = test_config();
   cfg.http.max_connections = 1;
   running_server s{cfg};
-  http_client first{s.port};
-  auto r = first.request("GET", "/health");
-  BOOST_REQUIRE(r.has_value());
+  s.svc.set_hold(true);
+  http_client busy{s.port};
+  const std::string body = R"({"question":"How long is the warranty?"})";
+  BOOST_REQUIRE(busy.send_raw(
+    "POST /ask HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    "Content-Length: "
+    + std::to_string(body.size()) + "\r\n\r\n" + body));
+  BOOST_REQUIRE(s.svc.wait_held(1));
   http_client second{s.port};
   BOOST_TEST(second.wait_closed(2s));
-  auto again = first.request("GET", "/health");
+  BOOST_TEST(s.svc.wait_dropped("capacity", 1) == 1u);
+  s.svc.release_all();
+  auto r = busy.read_response();
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(r->status == 200);
+  // Idle now: the next newcomer sheds it and is served.
+  http_client third{s.port};
+  auto again = third.request("GET", "/health");
   BOOST_REQUIRE(again.has_value());
   BOOST_TEST(again->status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(one_address_cannot_take_every_connection) {
+  auto cfg = test_config();
+  cfg.http.max_connections_per_address = 3;
+  cfg.http.idle_timeout_ms = 10000;
+  running_server s{cfg};
+  std::vector<std::unique_ptr<http_client>> hog;
+  for (int i = 0; i < 3; ++i) {
+    hog.push_back(std::make_unique<http_client>(s.port, "127.0.0.2"));
+    BOOST_REQUIRE(hog.back()->connected());
+  }
+  std::this_thread::sleep_for(100ms);
+  http_client fourth{s.port, "127.0.0.2"};
+  BOOST_TEST(fourth.wait_closed(2s));
+  BOOST_TEST(s.svc.wait_dropped("per_address_limit", 1) == 1u);
+  // Another address is served; the first three are still open.
+  http_client other{s.port, "127.0.0.3"};
+  auto r = other.request("GET", "/health");
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(r->status == 200);
+  auto mine = hog[0]->request("GET", "/health");
+  BOOST_REQUIRE(mine.has_value());
+  // A connection closed frees its address's place.
+  hog[1]->close();
+  bool admitted = false;
+  for (int i = 0; i < 50 && !admitted; ++i) {
+    http_client again{s.port, "127.0.0.2"};
+    auto a = again.request("GET", "/health");
+    admitted = a.has_value() && a->status == 200;
+    if (!admitted)
+      std::this_thread::sleep_for(20ms);
+  }
+  BOOST_TEST(admitted);
 }
 
 BOOST_AUTO_TEST_CASE(trickling_client_is_cut_off) {

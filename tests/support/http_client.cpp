@@ -46,10 +46,27 @@ bool http_response::has_header(std::string_view name) const {
 }
 
 http_client::http_client(uint16_t port, std::chrono::milliseconds timeout)
+    : http_client(port, nullptr, timeout) {
+  // nop
+}
+
+http_client::http_client(uint16_t port, const char* from,
+                         std::chrono::milliseconds timeout)
     : timeout_(timeout) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0)
     return;
+  if (from != nullptr) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, from, &local.sin_addr) != 1
+        || ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local)
+             != 0) {
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);

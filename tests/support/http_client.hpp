@@ -35,6 +35,13 @@ public:
   /// Connects to 127.0.0.1:port; check connected().
   explicit http_client(uint16_t port, std::chrono::milliseconds timeout
                                       = std::chrono::milliseconds{5000});
+
+  /// Connects to 127.0.0.1:port from the loopback address `from` (e.g.
+  /// "127.0.0.2": every 127.x address is this machine's), so that a test
+  /// can be several clients.
+  http_client(uint16_t port, const char* from,
+              std::chrono::milliseconds timeout
+              = std::chrono::milliseconds{5000});
   ~http_client();
 
   http_client(const http_client&) = delete;
