@@ -1,0 +1,1 @@
+DELETE FROM orders WHERE 1 = 1 RETURNING *

@@ -1,0 +1,1 @@
+UPDATE orders SET total_cents = 0 RETURNING order_id, total_cents

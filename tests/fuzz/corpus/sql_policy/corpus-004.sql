@@ -1,0 +1,1 @@
+INSERT INTO orders (order_id, order_number, order_date, customer_id, channel, country_code, status, payment_method, total_cents, created_at, updated_at) VALUES (999999, 'KCW-999999', '2025-01-01', 1, 'web', 'NL', 'paid', 'card', 1, '2025-01-01 10:00:00', '2025-01-01 10:00:00')

@@ -1,0 +1,1 @@
+INSERT INTO products SELECT * FROM products RETURNING product_id

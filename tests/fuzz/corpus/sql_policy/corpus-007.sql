@@ -1,0 +1,1 @@
+REPLACE INTO products (product_id, sku, product_name, category, product_line, list_price_cents, unit_cost_cents, launched_on) VALUES (1, 'BK-0001', 'Free bike', 'bikes', 'strada', 1, 1, '2024-01-01')

@@ -1,0 +1,1 @@
+INSERT INTO products (product_id, sku, product_name, category, product_line, list_price_cents, unit_cost_cents, launched_on) VALUES (1, 'BK-0001', 'x', 'bikes', 'strada', 1, 1, '2024-01-01') ON CONFLICT (product_id) DO UPDATE SET list_price_cents = 1

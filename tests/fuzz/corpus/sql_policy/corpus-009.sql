@@ -1,0 +1,1 @@
+WITH doomed AS (SELECT order_id FROM orders WHERE status = 'cancelled') DELETE FROM orders WHERE order_id IN (SELECT order_id FROM doomed)

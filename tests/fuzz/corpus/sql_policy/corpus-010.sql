@@ -1,0 +1,1 @@
+WITH x AS (SELECT 1) UPDATE products SET list_price_cents = 0

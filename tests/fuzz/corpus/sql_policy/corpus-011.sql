@@ -1,0 +1,1 @@
+WITH x AS (SELECT 1 AS v) INSERT INTO orders (order_id) SELECT v FROM x RETURNING order_id

@@ -1,0 +1,1 @@
+WITH gone AS (SELECT customer_id FROM customers) DELETE FROM customer_contacts WHERE customer_id IN (SELECT customer_id FROM gone) RETURNING email, phone

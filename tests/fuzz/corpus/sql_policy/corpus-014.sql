@@ -1,0 +1,1 @@
+DELETE FROM customer_contacts RETURNING email, phone

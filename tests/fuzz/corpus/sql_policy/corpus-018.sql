@@ -1,0 +1,1 @@
+CREATE TABLE leak AS SELECT email FROM customers

@@ -1,0 +1,1 @@
+CREATE TEMP TABLE t AS SELECT * FROM customer_contacts

@@ -1,0 +1,1 @@
+ALTER TABLE orders RENAME TO orders_old

@@ -1,0 +1,1 @@
+SELECT 1 /* harmless */; UPDATE orders SET status = 'paid' -- ok

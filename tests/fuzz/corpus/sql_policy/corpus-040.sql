@@ -1,0 +1,1 @@
+SELECT ';' AS x; DROP TABLE products

@@ -1,0 +1,1 @@
+ATTACH DATABASE '/tmp/evil.db' AS evil

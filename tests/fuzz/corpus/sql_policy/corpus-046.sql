@@ -1,0 +1,1 @@
+ATTACH 'file:/etc/passwd?mode=ro' AS p

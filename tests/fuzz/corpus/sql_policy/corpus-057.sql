@@ -1,0 +1,1 @@
+SELECT readfile('/etc/passwd')

@@ -1,0 +1,1 @@
+SELECT writefile('/tmp/x', 'y')

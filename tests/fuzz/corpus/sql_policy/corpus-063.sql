@@ -1,0 +1,1 @@
+SELECT segment FROM customers UNION SELECT name FROM main.sqlite_master

@@ -1,0 +1,1 @@
+SELECT sqlite_compileoption_get(0)

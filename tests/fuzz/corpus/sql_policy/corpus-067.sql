@@ -1,0 +1,1 @@
+SELECT name FROM pragma_database_list

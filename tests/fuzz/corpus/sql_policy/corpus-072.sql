@@ -1,0 +1,1 @@
+SELECT key, value FROM json_tree('{"a": 1}')

@@ -1,0 +1,1 @@
+SELECT c.* FROM customers c JOIN orders o ON o.customer_id = c.customer_id

@@ -1,0 +1,1 @@
+SELECT o.*, c.* FROM orders o JOIN customers c ON c.customer_id = o.customer_id WHERE o.status = 'paid'

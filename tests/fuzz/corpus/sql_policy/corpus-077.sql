@@ -1,0 +1,1 @@
+SELECT email AS contact FROM customers

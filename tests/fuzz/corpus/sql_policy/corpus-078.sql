@@ -1,0 +1,1 @@
+SELECT c.name AS who, o.total_cents FROM orders o JOIN customers AS c ON c.customer_id = o.customer_id

@@ -1,0 +1,1 @@
+SELECT [name] AS n FROM [customers]

@@ -1,0 +1,1 @@
+SELECT order_id FROM orders WHERE customer_id IN (SELECT customer_id FROM customer_contacts WHERE phone LIKE '+31%')

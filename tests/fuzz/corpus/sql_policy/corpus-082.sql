@@ -1,0 +1,1 @@
+SELECT (SELECT email FROM customers c WHERE c.customer_id = o.customer_id) AS e FROM orders o

@@ -1,0 +1,1 @@
+SELECT segment FROM customers WHERE EXISTS (SELECT 1 FROM customer_contacts)

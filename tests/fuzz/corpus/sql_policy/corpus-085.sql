@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders WHERE customer_id IN customer_contacts

@@ -1,0 +1,1 @@
+SELECT segment FROM customers ORDER BY email LIMIT 1

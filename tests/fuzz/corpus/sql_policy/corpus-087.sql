@@ -1,0 +1,1 @@
+SELECT o.order_id, cc.phone FROM orders o JOIN customer_contacts cc ON cc.customer_id = o.customer_id

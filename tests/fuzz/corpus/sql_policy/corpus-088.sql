@@ -1,0 +1,1 @@
+SELECT o.order_id FROM orders o JOIN customer_contacts USING (customer_id)

@@ -1,0 +1,1 @@
+SELECT o.order_id FROM orders o NATURAL JOIN customer_contacts

@@ -1,0 +1,1 @@
+SELECT count(*) FROM (SELECT 'anna@mail.example' AS email) g JOIN customers USING (email)

@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders o JOIN customer_contacts c ON o.order_id > 0

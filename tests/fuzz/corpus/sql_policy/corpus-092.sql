@@ -1,0 +1,1 @@
+SELECT c1.customer_id FROM customers c1 JOIN customers c2 ON c1.customer_id <> c2.customer_id AND c1.email = c2.email

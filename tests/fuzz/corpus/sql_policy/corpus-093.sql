@@ -1,0 +1,1 @@
+SELECT segment FROM customers UNION SELECT email FROM customers

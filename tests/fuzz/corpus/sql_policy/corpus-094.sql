@@ -1,0 +1,1 @@
+SELECT customer_id FROM orders UNION ALL SELECT customer_id FROM customer_contacts

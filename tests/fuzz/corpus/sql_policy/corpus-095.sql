@@ -1,0 +1,1 @@
+SELECT channel FROM orders UNION SELECT phone FROM customer_contacts

@@ -1,0 +1,1 @@
+SELECT json_group_array(email) FROM customers

@@ -1,0 +1,1 @@
+SELECT json_object('n', name, 'e', email) FROM customers

@@ -1,0 +1,1 @@
+SELECT json_extract(json_object('p', phone), '$.p') FROM customer_contacts

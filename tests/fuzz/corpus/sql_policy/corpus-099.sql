@@ -1,0 +1,1 @@
+SELECT group_concat(email, ';') FROM customers

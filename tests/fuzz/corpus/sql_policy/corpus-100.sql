@@ -1,0 +1,1 @@
+SELECT max(name), min(email) FROM customers

@@ -1,0 +1,1 @@
+SELECT lower(c.email) FROM customers AS c WHERE c.customer_id = 1

@@ -1,0 +1,1 @@
+SELECT hex(email), quote(name) FROM customers

@@ -1,0 +1,1 @@
+SELECT customer_contacts.rowid FROM customer_contacts

@@ -1,0 +1,1 @@
+SELECT segment, row_number() OVER (ORDER BY email) AS r FROM customers

@@ -1,0 +1,1 @@
+WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c

@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders, order_items, products, customers

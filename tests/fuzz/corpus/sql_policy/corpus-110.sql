@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders CROSS JOIN order_items CROSS JOIN orders AS o2

@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders a JOIN orders b JOIN orders c

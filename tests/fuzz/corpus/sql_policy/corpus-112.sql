@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders a JOIN order_items b ON 1 = 1 JOIN products c ON 1 = 1

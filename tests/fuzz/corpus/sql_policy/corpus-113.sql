@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders a JOIN orders b ON a.order_id > 0 JOIN orders c ON c.order_id > 0 JOIN orders d ON d.order_id > 0 JOIN orders e ON e.order_id > 0

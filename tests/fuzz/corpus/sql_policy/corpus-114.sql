@@ -1,0 +1,1 @@
+SELECT hex(randomblob(1000000000))

@@ -1,0 +1,1 @@
+SELECT length(zeroblob(2000000000))

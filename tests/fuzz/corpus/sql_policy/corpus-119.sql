@@ -1,0 +1,1 @@
+SELECT length(printf('%*s', 2147483647, ''))

@@ -1,0 +1,1 @@
+SELECT * FROM order_items LIMIT (SELECT count(*) FROM order_items)

@@ -1,0 +1,1 @@
+SELECT order_id FROM orders LIMIT 10 OFFSET (SELECT 1)

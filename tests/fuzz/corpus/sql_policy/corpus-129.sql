@@ -1,0 +1,1 @@
+SELECT status FROM orders WHERE status = 'paid‮' -- '

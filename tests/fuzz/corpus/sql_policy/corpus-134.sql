@@ -1,0 +1,1 @@
+DELETE FROM refunds WHERE reason = 'price_match'

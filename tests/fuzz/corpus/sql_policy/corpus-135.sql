@@ -1,0 +1,1 @@
+UPDATE payments SET status = 'captured' WHERE status = 'failed' RETURNING payment_id, amount_cents

@@ -1,0 +1,1 @@
+WITH r AS (SELECT order_item_id FROM refunds) UPDATE order_items SET discount_cents = 0 WHERE order_item_id IN (SELECT order_item_id FROM r)

@@ -1,0 +1,1 @@
+SELECT address FROM customer_contacts WHERE customer_id = 1

@@ -1,0 +1,1 @@
+SELECT product_name AS name FROM products UNION ALL SELECT name FROM customers

@@ -1,0 +1,1 @@
+SELECT o.channel, count(*) FROM orders o JOIN customers c ON c.customer_id = o.customer_id WHERE c.email LIKE '%@kestrel.example' GROUP BY o.channel

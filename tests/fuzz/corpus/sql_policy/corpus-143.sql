@@ -1,0 +1,1 @@
+SELECT strftime('%Y-%m', order_date) AS month, sum(total_cents) / 100.0 AS revenue_eur FROM orders WHERE status = 'paid' GROUP BY month ORDER BY month

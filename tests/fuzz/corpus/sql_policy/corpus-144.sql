@@ -1,0 +1,1 @@
+SELECT channel, sum(total_cents) AS cents FROM orders WHERE status = 'paid' GROUP BY channel ORDER BY 2 DESC

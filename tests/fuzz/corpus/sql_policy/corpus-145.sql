@@ -1,0 +1,1 @@
+SELECT round(avg(total_cents) / 100.0, 2) AS aov_eur FROM orders WHERE status = 'paid'

@@ -1,0 +1,1 @@
+SELECT round(100.0 * sum(CASE WHEN status = 'refunded' THEN 1 ELSE 0 END) / count(*), 2) AS refund_rate_pct FROM orders

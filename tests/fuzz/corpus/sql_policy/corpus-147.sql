@@ -1,0 +1,1 @@
+SELECT p.product_name, sum(i.quantity) AS units FROM order_items i JOIN products p ON p.product_id = i.product_id GROUP BY p.product_id ORDER BY units DESC LIMIT 10

@@ -1,0 +1,1 @@
+SELECT p.category, sum(i.line_total_cents) AS cents FROM orders o JOIN order_items i ON i.order_id = o.order_id JOIN products p ON p.product_id = i.product_id WHERE o.status = 'paid' GROUP BY p.category

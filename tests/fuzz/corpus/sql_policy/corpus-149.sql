@@ -1,0 +1,1 @@
+WITH paid AS (SELECT * FROM orders WHERE status = 'paid') SELECT channel, count(*) AS n FROM paid GROUP BY channel

@@ -1,0 +1,1 @@
+WITH m AS (SELECT strftime('%Y-%m', order_date) AS month, sum(total_cents) AS cents FROM orders GROUP BY month) SELECT month, cents, cents - lag(cents) OVER (ORDER BY month) AS change FROM m

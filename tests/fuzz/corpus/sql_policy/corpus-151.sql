@@ -1,0 +1,1 @@
+SELECT category, product_name, list_price_cents, rank() OVER (PARTITION BY category ORDER BY list_price_cents DESC) AS price_rank FROM products

@@ -1,0 +1,1 @@
+SELECT order_date, total_cents, sum(total_cents) OVER (ORDER BY order_date ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running FROM orders ORDER BY order_date

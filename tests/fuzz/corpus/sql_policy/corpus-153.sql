@@ -1,0 +1,1 @@
+SELECT * FROM (SELECT customer_id, order_date, row_number() OVER (PARTITION BY customer_id ORDER BY order_date) AS n FROM orders) WHERE n = 1

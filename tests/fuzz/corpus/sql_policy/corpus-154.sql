@@ -1,0 +1,1 @@
+SELECT order_id, ntile(4) OVER (ORDER BY total_cents) AS quartile FROM orders

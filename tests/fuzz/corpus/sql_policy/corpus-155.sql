@@ -1,0 +1,1 @@
+SELECT product_name, list_price_cents FROM products WHERE product_name LIKE '%Volt%'

@@ -1,0 +1,1 @@
+SELECT count(*) FROM orders WHERE status <> 'delete me; DROP TABLE orders'

@@ -1,0 +1,1 @@
+SELECT 'a;b' AS sep, count(*) AS n FROM orders

@@ -1,0 +1,1 @@
+SELECT "status", count(*) AS "n; drop" FROM "orders" GROUP BY "status"

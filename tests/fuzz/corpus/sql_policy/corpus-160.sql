@@ -1,0 +1,1 @@
+SELECT order_id, updated_at FROM orders WHERE updated_at >= '2025-01-01' ORDER BY updated_at DESC

@@ -1,0 +1,1 @@
+SELECT status, count(*) AS n FROM orders WHERE created_at < updated_at GROUP BY status

@@ -1,0 +1,1 @@
+SELECT country_code, segment, count(*) AS customers FROM customers GROUP BY country_code, segment

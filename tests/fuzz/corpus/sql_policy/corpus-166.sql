@@ -1,0 +1,1 @@
+WITH paid AS MATERIALIZED (SELECT order_id, total_cents FROM orders WHERE status = 'paid') SELECT (SELECT count(*) FROM paid) AS n, (SELECT sum(total_cents) FROM paid) AS cents

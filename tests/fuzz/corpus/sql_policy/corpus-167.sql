@@ -1,0 +1,1 @@
+SELECT 'orders' AS what, count(*) AS n FROM orders UNION ALL SELECT 'products', count(*) FROM products

@@ -1,0 +1,1 @@
+SELECT date(order_date, 'start of month') AS m, count(*) AS n FROM orders GROUP BY m

@@ -1,0 +1,1 @@
+SELECT avg(julianday(updated_at) - julianday(order_date)) AS days FROM orders WHERE status = 'refunded'

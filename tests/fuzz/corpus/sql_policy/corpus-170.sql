@@ -1,0 +1,1 @@
+SELECT strftime('%w', order_date) AS weekday, count(*) AS n FROM orders GROUP BY weekday

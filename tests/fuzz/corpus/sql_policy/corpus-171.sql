@@ -1,0 +1,1 @@
+SELECT channel, count(*) AS n FROM orders WHERE status IN ('paid', 'partially_refunded') GROUP BY channel

@@ -1,0 +1,1 @@
+SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id HAVING count(*) > 1 ORDER BY n DESC

@@ -1,0 +1,1 @@
+SELECT p.category, count(i.order_item_id) AS lines FROM products p LEFT JOIN order_items i ON i.product_id = p.product_id GROUP BY p.category

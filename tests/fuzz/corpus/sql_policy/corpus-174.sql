@@ -1,0 +1,1 @@
+SELECT channel, sum(total_cents) / nullif(count(*), 0) AS avg_cents, coalesce(max(updated_at), 'never') AS last FROM orders GROUP BY channel

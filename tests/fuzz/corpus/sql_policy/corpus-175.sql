@@ -1,0 +1,1 @@
+SELECT order_id, total_cents FROM orders ORDER BY total_cents DESC LIMIT 1000 OFFSET 10

@@ -1,0 +1,1 @@
+SELECT avg(n) AS lines_per_order FROM (SELECT order_id, count(*) AS n FROM order_items GROUP BY order_id) AS per_order

@@ -1,0 +1,1 @@
+SELECT iif(total_cents > 50000, 'big', 'small') AS size, round(abs(avg(total_cents)), 0) AS avg_cents FROM orders GROUP BY size

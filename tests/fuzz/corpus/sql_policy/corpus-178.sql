@@ -1,0 +1,1 @@
+SELECT upper(substr(trim(category), 1, 3)) AS code, count(*) AS n FROM products GROUP BY code

@@ -1,0 +1,1 @@
+SELECT p.product_name, (SELECT sum(i.quantity) FROM order_items i WHERE i.product_id = p.product_id) AS units FROM products p

@@ -1,0 +1,1 @@
+SELECT CASE segment WHEN 'business' THEN 'B2B' ELSE 'B2C' END AS kind, count(*) AS n FROM customers GROUP BY kind

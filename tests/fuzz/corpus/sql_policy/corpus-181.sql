@@ -1,0 +1,1 @@
+SELECT order_id FROM orders WHERE channel = 'web' ORDER BY order_date DESC LIMIT 5;

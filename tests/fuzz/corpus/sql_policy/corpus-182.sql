@@ -1,0 +1,1 @@
+SELECT SUM(o.total_cents - COALESCE((SELECT SUM(r.amount_cents) FROM refunds r WHERE r.order_id = o.order_id), 0)) / 100.0 AS revenue_eur FROM orders o WHERE o.status IN ('paid', 'partially_refunded', 'refunded')

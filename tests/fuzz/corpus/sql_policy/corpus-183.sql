@@ -1,0 +1,1 @@
+SELECT p.category, SUM(oi.line_total_cents - COALESCE((SELECT SUM(r.amount_cents) FROM refunds r WHERE r.order_item_id = oi.order_item_id), 0)) / 100.0 AS revenue_eur FROM order_items oi JOIN orders o ON o.order_id = oi.order_id JOIN products p ON p.product_id = oi.product_id WHERE o.status IN ('paid', 'partially_refunded', 'refunded') GROUP BY p.category

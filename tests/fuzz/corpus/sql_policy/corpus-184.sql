@@ -1,0 +1,1 @@
+WITH monthly AS (SELECT strftime('%Y-%m', refund_date) AS month, reason, SUM(amount_cents) AS cents FROM refunds GROUP BY month, reason) SELECT month, reason, cents, SUM(cents) OVER (PARTITION BY reason ORDER BY month) AS running_cents FROM monthly ORDER BY month, reason

@@ -1,0 +1,1 @@
+SELECT r.shipping_zone, COUNT(*) AS orders, SUM(CASE WHEN o.status IN ('refunded', 'partially_refunded') THEN 1 ELSE 0 END) AS refunded FROM orders o JOIN regions r ON r.country_code = o.country_code GROUP BY r.shipping_zone ORDER BY r.shipping_zone

@@ -1,0 +1,1 @@
+SELECT method, ROUND(100.0 * AVG(status = 'failed'), 2) AS failed_pct FROM payments WHERE attempted_at LIKE '2025-%' GROUP BY method ORDER BY failed_pct DESC

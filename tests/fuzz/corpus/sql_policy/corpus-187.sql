@@ -1,0 +1,1 @@
+SELECT c.segment, c.club_member, COUNT(DISTINCT o.customer_id) AS active FROM customers c JOIN orders o ON o.customer_id = c.customer_id WHERE o.status IN ('paid', 'partially_refunded', 'refunded') AND o.order_number NOT LIKE '%;%' GROUP BY c.segment, c.club_member

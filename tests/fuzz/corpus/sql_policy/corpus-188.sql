@@ -1,0 +1,1 @@
+SELECT product_line, COUNT(*) AS products FROM products WHERE discontinued_on IS NULL AND product_name NOT LIKE '%delete%' GROUP BY product_line ORDER BY products DESC
