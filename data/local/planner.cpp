@@ -189,8 +189,8 @@ domain::outcome<planner> planner::make(const catalog& cat,
       sv.values.push_back(v);
       // "inner tube" -> "inner tubes": the plural users write.
       auto words = tokenize(v);
-      if (!words.empty() && std::isalpha(static_cast<unsigned char>(
-                              words.back().back()))
+      if (!words.empty()
+          && std::isalpha(static_cast<unsigned char>(words.back().back()))
           && words.back().back() != 's')
         sv.phrases.push_back(join_words(words, 0, words.size()) + "s");
       d.values.push_back(std::move(sv));
@@ -285,7 +285,6 @@ period_atom partial_period(int y, period_kind kind, int n) {
 bool day_of_month(const item* it) {
   return it != nullptr && it->number >= 1 && it->number <= 31;
 }
-
 
 } // namespace
 
@@ -410,13 +409,13 @@ plan_result planner::plan(std::string_view question) const {
           month = next(2);
           span = true;
         } else if (month == nullptr && nx && nx->is(lx::range_to)
-                   && day_of_month(next(2)) && next(3)
-                   && next(3)->month != 0) {
+                   && day_of_month(next(2)) && next(3) && next(3)->month != 0) {
           month = next(3);
           span = true;
         }
         if (month != nullptr) {
-          partials.push_back({period_kind::day, month->month * 100 + it.number});
+          partials.push_back(
+            {period_kind::day, month->month * 100 + it.number});
           if (span) {
             if (range_state == 0) {
               range_state = 2;
@@ -1042,8 +1041,8 @@ plan_result planner::plan(std::string_view question) const {
         extra.push_back(x);
       text += (text.empty() ? "" : ", ") + t;
     }
-    r.understood("'including " + text + "' -> " + d->name + " "
-                 + list_or(extra) + " counted too");
+    r.understood("'including " + text + "' -> " + d->name + " " + list_or(extra)
+                 + " counted too");
     if (std::find(r.p.group_by.begin(), r.p.group_by.end(), d)
         != r.p.group_by.end())
       continue;
@@ -1123,7 +1122,9 @@ plan_result planner::plan(std::string_view question) const {
   std::vector<const semantic_join*> joins;
   std::vector<std::string> dim_exprs(s.dimensions.size());
   bool status_explicit = false;
-  for (auto& [gname, expr] : r.p.metrics.front()->at) {
+  for (auto& grain_expr : r.p.metrics.front()->at) {
+    // Named, not a structured binding: the lambda below captures it.
+    const auto& gname = grain_expr.first;
     auto* g = s.grain(gname);
     std::set<std::string> need;
     bool ok = true;

@@ -145,10 +145,18 @@ int64_t retry_after_ms(std::string_view value,
   auto* end = strptime(text.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
   if (end == nullptr || *end != '\0')
     return -1;
-  auto when = std::chrono::system_clock::from_time_t(timegm(&tm));
-  auto ms
-    = std::chrono::duration_cast<std::chrono::milliseconds>(when - now).count();
-  return std::clamp<int64_t>(ms, 0, cap_ms);
+  // Compared in seconds: a date centuries away (the year 2270, found by
+  // fuzzing) would overflow the clock's nanoseconds.
+  auto when = static_cast<int64_t>(timegm(&tm));
+  auto now_s = static_cast<int64_t>(std::chrono::system_clock::to_time_t(now));
+  if (when <= now_s)
+    return 0;
+  if (when - now_s > cap_ms / 1000)
+    return cap_ms;
+  auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  now.time_since_epoch())
+                  .count();
+  return std::clamp<int64_t>(when * 1000 - now_ms, 0, cap_ms);
 }
 
 outcome<price_table> price_table::parse(std::string_view json_text) {

@@ -4,7 +4,9 @@
 // must answer or close, never crash; it runs in this process, so a fault in
 // its threads is the fuzzer's finding.
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -37,6 +39,11 @@ struct harness {
   }
 };
 
+[[noreturn]] void fail(const char* why) {
+  std::fprintf(stderr, "fuzz-http_request: %s (errno %d)\n", why, errno);
+  std::abort();
+}
+
 harness& served() {
   static auto* h = new harness; // lives as long as the process
   return *h;
@@ -48,16 +55,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& h = served();
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
-    std::abort();
+    fail("socket() failed");
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(h.port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    std::abort(); // the server stopped listening
+    fail("connect() failed: the server stopped listening");
   size_t sent = 0;
   while (sent < size) {
     auto n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n <= 0)
       break; // the server closed early: allowed
     sent += static_cast<size_t>(n);
@@ -67,9 +76,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   char buf[16384];
   for (;;) {
     pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 5000) <= 0)
-      std::abort(); // neither an answer nor a close: the server hangs
+    int ready = ::poll(&p, 1, 5000);
+    if (ready < 0 && errno == EINTR)
+      continue; // libFuzzer's SIGALRM
+    if (ready <= 0)
+      fail("no answer and no close within 5 s: the server hangs");
     auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n <= 0)
       break;
   }
