@@ -9,7 +9,9 @@
 
 #include <boost/version.hpp>
 #include <caf/config.hpp>
+#if CANDOR_TCMALLOC
 #include <gperftools/tcmalloc.h>
+#endif
 #include <openssl/crypto.h>
 #include <seccomp.h>
 #include <sqlite3.h>
@@ -59,12 +61,16 @@ std::string version_text(const char* program) {
        std::to_string(sc->major) + "." + std::to_string(sc->minor) + "."
          + std::to_string(sc->micro),
        "running");
+#if CANDOR_TCMALLOC
   int tc_major = 0, tc_minor = 0;
   const char* tc_patch = "";
   tc_version(&tc_major, &tc_minor, &tc_patch);
   line("tcmalloc",
        std::to_string(tc_major) + "." + std::to_string(tc_minor) + tc_patch,
        "running");
+#else
+  line("tcmalloc", "not linked (sanitizer build)", "running");
+#endif
   line("RE2", CANDOR_RE2_VERSION, "built against");
   line("libstemmer", CANDOR_STEMMER_VERSION, "built against");
   line("prometheus-cpp", CANDOR_PROMETHEUS_VERSION, "built against");

@@ -1,8 +1,10 @@
 // Helpers shared by the data-branch nodes: the schema placeholder in
 // prompts and the SQL audit row of a request.
 
-#include "data/clock.hpp"
 #include "actors/nodes/sql_common.hpp"
+
+#include "data/clock.hpp"
+#include "domain/log_mask.hpp"
 
 namespace candor::actors::sql_nodes {
 
@@ -21,10 +23,14 @@ domain::sql_audit_record audit_row(const domain::ask_state& st, std::string sql,
   domain::sql_audit_record rec;
   rec.request_id = st.request.request_id;
   rec.ts_us = data::wall_us();
-  rec.sql = std::move(sql);
+  // Masked like the question: a literal the SQL copied from it (an e-mail
+  // address, a phone number) must not reach the ledger and /runs in clear.
+  rec.sql
+    = domain::may_hold_secret(sql) ? domain::mask_secrets(sql) : std::move(sql);
   rec.verdict = std::move(verdict);
   rec.layer = std::move(layer);
-  rec.reason = std::move(reason);
+  rec.reason = domain::may_hold_secret(reason) ? domain::mask_secrets(reason)
+                                               : std::move(reason);
   rec.rows = rows;
   rec.latency_us = latency_us;
   return rec;

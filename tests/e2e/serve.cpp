@@ -12,6 +12,7 @@
 
 #include "data/ledger/store.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/ledger_rows.hpp"
 #include "tests/support/process.hpp"
 
 using namespace candor;
@@ -49,15 +50,6 @@ void check_error(const http_response& r, int status, std::string_view error) {
   BOOST_CHECK(o.at("message").is_string());
   BOOST_CHECK_EQUAL(o.at("requestId").as_string(), r.header("x-request-id"));
   BOOST_CHECK(!o.contains("stack"));
-}
-
-int64_t ledger_rows(const std::string& data_dir) {
-  auto store = data::ledger_store::open(data_dir + "/ledger.db", false);
-  BOOST_REQUIRE_MESSAGE(store.ok(),
-                        (store.ok() ? std::string{} : store.err().message));
-  auto n = store->count_requests();
-  BOOST_REQUIRE(n);
-  return *n;
 }
 
 struct started_server {
@@ -328,12 +320,10 @@ BOOST_AUTO_TEST_CASE(operator_reads_need_the_operator_token) {
   BOOST_REQUIRE(r);
   BOOST_CHECK_EQUAL(r->status, 200);
   auto id = std::string{parse_object(r->body).at("requestId").as_string()};
-  const header_list with{
-    {"Authorization", "Bearer " + token}};
-  const header_list wrong{
-    {"Authorization", "Bearer op-token-wrong"}};
-  for (std::string path : {"/runs/" + id, std::string{"/stats"},
-                           std::string{"/metrics"}}) {
+  const header_list with{{"Authorization", "Bearer " + token}};
+  const header_list wrong{{"Authorization", "Bearer op-token-wrong"}};
+  for (std::string path :
+       {"/runs/" + id, std::string{"/stats"}, std::string{"/metrics"}}) {
     auto none = c.request("GET", path);
     BOOST_REQUIRE(none);
     BOOST_CHECK_MESSAGE(none->status == 401, path);
@@ -358,8 +348,8 @@ BOOST_AUTO_TEST_CASE(personal_data_in_questions_is_masked_everywhere) {
     "jan.devries@example.org", "NL91ABNA0417164300", "4111 1111 1111 1111",
     "+31 6 12345678"};
   auto r = c.ask(ask_body("I am " + personal[0] + ", refund to " + personal[1]
-                          + " not card " + personal[2] + ", call "
-                          + personal[3] + ": where is my bike?"));
+                          + " not card " + personal[2] + ", call " + personal[3]
+                          + ": where is my bike?"));
   BOOST_REQUIRE(r);
   auto id = std::string{parse_object(r->body).at("requestId").as_string()};
   auto run = c.request("GET", "/runs/" + id);
@@ -398,7 +388,7 @@ BOOST_AUTO_TEST_CASE(two_hundred_concurrent_requests_all_answered_and_stored) {
     t.join();
   BOOST_CHECK_EQUAL(ok.load(), n);
   BOOST_CHECK_EQUAL(s.proc.stop(SIGTERM), 0);
-  BOOST_CHECK_EQUAL(ledger_rows(s.proc.data_dir()), n);
+  BOOST_CHECK_EQUAL(test::stored_requests(s.proc.data_dir()), n);
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_mid_load_loses_nothing) {
@@ -432,7 +422,7 @@ BOOST_AUTO_TEST_CASE(sigterm_mid_load_loses_nothing) {
     t.join();
   BOOST_CHECK_EQUAL(rc, 0);
   BOOST_CHECK_GT(answered.load(), 50);
-  BOOST_CHECK_EQUAL(ledger_rows(s.proc.data_dir()), answered.load());
+  BOOST_CHECK_EQUAL(test::stored_requests(s.proc.data_dir()), answered.load());
 }
 
 BOOST_AUTO_TEST_CASE(cli_help_and_configuration_errors) {

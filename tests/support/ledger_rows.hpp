@@ -133,3 +133,14 @@ inline std::string query_plan(database& db, const std::string& sql) {
 }
 
 } // namespace candor::test::ledger_rows
+
+namespace candor::test {
+
+/// Request rows in the ledger of a server's data directory (a server that
+/// has stopped, or one whose writer has committed).
+inline int64_t stored_requests(const std::string& data_dir) {
+  auto store = ledger_rows::open_store(data_dir + "/ledger.db", false);
+  return ledger_rows::count(store);
+}
+
+} // namespace candor::test
