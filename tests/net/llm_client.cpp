@@ -198,6 +198,26 @@ BOOST_AUTO_TEST_CASE(interim_responses_are_skipped) {
   BOOST_CHECK_EQUAL(stub.connections(), 1);
 }
 
+BOOST_AUTO_TEST_CASE(a_reply_sent_a_byte_at_a_time_is_read_whole) {
+  // An endpoint that trickles its reply, every byte in its own TCP send 1 ms
+  // apart (about 0.3 s in all), within the attempt's deadline: the reply is
+  // read whole, not cut at the first packet.
+  test::openai_stub stub{[](const test::stub_request&) {
+    auto whole = test::raw_response(200, test::chat_completion("trickled"));
+    test::stub_reply r;
+    for (char ch : whole)
+      r.raw.emplace_back(1, ch);
+    r.raw_gap = 1ms;
+    return r;
+  }};
+  auto t = client();
+  auto r = call(*t, stub.base_url() + "/chat/completions", 5000ms);
+  BOOST_CHECK_MESSAGE(says(r, "trickled"), r.status << " " << r.body);
+  // The same pace past a short deadline times out instead of hanging.
+  auto late = call(*t, stub.base_url() + "/chat/completions", 100ms);
+  BOOST_CHECK(late.failure == transport_failure::timeout);
+}
+
 BOOST_AUTO_TEST_CASE(interim_responses_keep_the_attempts_deadline) {
   test::openai_stub stub{[](const test::stub_request&) {
     test::stub_reply r;
