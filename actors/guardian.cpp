@@ -46,9 +46,9 @@ void watch(self_ptr self, const Handle& h, std::string role) {
 
 void spawn_llm(self_ptr self) {
   auto& s = self->state;
-  s.llm = self->spawn(llm, llm_settings::from(s.setup.cfg), s.setup.fixtures,
-                      s.setup.metrics, s.ledger, s.setup.transport,
-                      s.setup.local);
+  s.llm
+    = self->spawn(llm, llm_settings::from(s.setup.cfg), s.setup.fixtures,
+                  s.setup.metrics, s.ledger, s.setup.transport, s.setup.local);
   watch(self, s.llm, "llm");
 }
 
@@ -302,9 +302,17 @@ std::string health_json(self_ptr self, const index_info* kb) {
   boost::json::array models;
   for (auto& m : s.setup.info.models)
     models.push_back(boost::json::value(m));
+  // The ledger's writes failing (a full disk): requests are still answered
+  // and their rows wait to be retried, but the operator must know.
+  auto ledger_failure
+    = s.setup.metrics ? s.setup.metrics->ledger_failure() : std::string{};
   boost::json::object out;
-  out["status"] = ready ? "ok" : "degraded";
+  out["status"] = ready && ledger_failure.empty() ? "ok" : "degraded";
   out["ready"] = ready;
+  if (ledger_failure.empty())
+    out["ledgerWriteError"] = nullptr;
+  else
+    out["ledgerWriteError"] = ledger_failure;
   out["provider"] = s.setup.info.provider;
   out["models"] = std::move(models);
   out["costIsFictional"] = s.setup.info.cost_is_fictional;

@@ -160,6 +160,21 @@ struct telemetry::impl {
         .Help("SQL sandbox pool: executor processes by state, and queued "
               "statements")
         .Register(*registry);
+  pm::Family<pm::Counter>& ledger_failures
+    = pm::BuildCounter()
+        .Name("candor_ledger_write_failures_total")
+        .Help("Failed attempts to commit a batch to the ledger database (a "
+              "full disk, an unwritable file); the batch is retried")
+        .Register(*registry);
+  pm::Family<pm::Gauge>& ledger_failing
+    = pm::BuildGauge()
+        .Name("candor_ledger_writes_failing")
+        .Help("1 while the ledger's last commit failed, 0 once one succeeds")
+        .Register(*registry);
+  pm::Counter& ledger_failure_counter = ledger_failures.Add({});
+  pm::Gauge& ledger_failing_gauge = ledger_failing.Add({});
+  std::mutex ledger_mtx;
+  std::string ledger_error; ///< the last failure while failing, else empty
   pm::Counter& ledger_counter = ledger.Add({});
   pm::Gauge& backlog_gauge = ledger_backlog.Add({});
   pm::Counter& retries_counter = model_retries.Add({});
@@ -247,6 +262,27 @@ void telemetry::model_call(const std::string& prompt,
 
 void telemetry::actor_restart(const std::string& name) {
   impl_->restarts.Add({{"actor", name}}).Increment();
+}
+
+void telemetry::ledger_write_failed(const std::string& message) {
+  impl_->ledger_failure_counter.Increment();
+  impl_->ledger_failing_gauge.Set(1);
+  std::lock_guard<std::mutex> guard{impl_->ledger_mtx};
+  impl_->ledger_error = message.empty() ? "unknown error" : message;
+}
+
+bool telemetry::ledger_write_ok() {
+  std::lock_guard<std::mutex> guard{impl_->ledger_mtx};
+  if (impl_->ledger_error.empty())
+    return false;
+  impl_->ledger_error.clear();
+  impl_->ledger_failing_gauge.Set(0);
+  return true;
+}
+
+std::string telemetry::ledger_failure() const {
+  std::lock_guard<std::mutex> guard{impl_->ledger_mtx};
+  return impl_->ledger_error;
 }
 
 void telemetry::ledger_rows(int64_t n) {

@@ -39,6 +39,13 @@ public:
   void actor_restart(const std::string& name);
   /// Rows the ledger committed.
   void ledger_rows(int64_t n);
+  /// A ledger commit failed (it will be retried): counted, and the ledger
+  /// reported failing with `message` until `ledger_write_ok`.
+  void ledger_write_failed(const std::string& message);
+  /// A ledger commit succeeded; true when the ledger was failing before.
+  bool ledger_write_ok();
+  /// The last failure while the ledger's writes fail; empty when they work.
+  std::string ledger_failure() const;
   /// Records waiting for the ledger writer (a gauge).
   void ledger_backlog(int64_t records);
   /// An SQL sandbox executor event: "kill" (deadline), "respawn",

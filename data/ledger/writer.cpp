@@ -173,18 +173,53 @@ void ledger_writer::loop(bool catch_up) {
   }
 }
 
+namespace {
+
+/// True for a failure of the storage rather than of a row: a full disk, an
+/// I/O error, a file that became read-only or cannot be opened. Writing the
+/// batch row by row would drop every row for it.
+bool storage_fault(const std::string& message) {
+  for (auto* part : {"disk is full", "disk I/O error", "readonly", "read-only",
+                     "unable to open"})
+    if (message.find(part) != std::string::npos)
+      return true;
+  return false;
+}
+
+} // namespace
+
 void ledger_writer::commit(const data::ledger_batch& batch) {
   if (batch.empty())
     return;
   auto n = static_cast<int64_t>(batch.size());
   for (int attempt = 1;; ++attempt) {
     auto err = store_.write(batch);
-    if (!err)
+    if (!err) {
+      if (metrics_ && metrics_->ledger_write_ok())
+        data::log_event(data::log_level::warn, "ledger_write_recovered",
+                        {{"rows", n}, {"attempt", attempt}});
       break;
-    data::log_event(
-      data::log_level::error, "ledger_write_failed",
-      {{"rows", n}, {"attempt", attempt}, {"message", err.message}});
-    if (attempt == attempts_) {
+    }
+    // Loud, but one line per 25 attempts in a long outage (a full disk).
+    if (attempt == 1 || attempt % 25 == 0)
+      data::log_event(
+        data::log_level::error, "ledger_write_failed",
+        {{"rows", n}, {"attempt", attempt}, {"message", err.message}});
+    if (metrics_)
+      metrics_->ledger_write_failed(err.message);
+    // The storage failing keeps the rows queued until it recovers,
+    // however long (unless the server is stopping: then they are given up
+    // after three tries, each logged); after `attempts_`, a batch that
+    // fails otherwise is written row by row, so that only a row the
+    // database refuses is left out.
+    bool stopping = false;
+    {
+      std::lock_guard<std::mutex> guard{mtx_};
+      stopping = stopping_;
+    }
+    bool storage = storage_fault(err.message);
+    if ((storage && stopping && attempt >= 3)
+        || (!storage && attempt >= attempts_)) {
       n = commit_row_by_row(batch);
       break;
     }
