@@ -103,7 +103,11 @@ BOOST_AUTO_TEST_CASE(bombs_mixed_into_200_parallel_queries) {
     BOOST_CHECK(!f.get().ok());
   BOOST_CHECK(p.wait_health(pool_full));
   BOOST_CHECK_EQUAL(num(p.health(), "crashes"), 0);
-  BOOST_CHECK_EQUAL(executor_children().size(), 2u);
+  // The pool converges to two processes: a replacement reported ready may
+  // be counted a moment before the process it replaced is reaped, or (on a
+  // loaded machine) the other way round.
+  BOOST_CHECK(
+    test::eventually([] { return executor_children().size() == 2u; }, 5s));
 }
 
 BOOST_AUTO_TEST_CASE(a_memory_bomb_is_contained) {

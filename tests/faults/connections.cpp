@@ -18,6 +18,7 @@
 
 #include "tests/support/children.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/metrics.hpp"
 #include "tests/support/process.hpp"
 
 using namespace candor;
@@ -85,18 +86,6 @@ slow_connections(uint16_t port, const char* from, int n) {
   return out;
 }
 
-/// The value of one /metrics series, -1 when absent.
-double metric(uint16_t port, const std::string& series) {
-  test::http_client c{port, "127.0.0.1"};
-  auto m = c.request("GET", "/metrics");
-  if (!m)
-    return -1;
-  auto at = m->body.find("\n" + series + " ");
-  if (at == std::string::npos)
-    return -1;
-  return std::strtod(m->body.c_str() + at + series.size() + 2, nullptr);
-}
-
 std::string dropped_series(const char* reason) {
   return std::string{"candor_http_connections_dropped_total{reason=\""} + reason
          + "\"}";
@@ -144,15 +133,16 @@ BOOST_AUTO_TEST_CASE(one_address_with_2000_slow_connections_starves_nobody) {
   // Every refusal counted: 2,000 minus the address's 256.
   BOOST_CHECK(test::eventually(
     [&] {
-      return metric(s.port(), dropped_series("per_address_limit")) >= 1744;
+      return test::metric_value(s.port(), dropped_series("per_address_limit"))
+             >= 1744;
     },
     20s));
   auto busy = client_load(s.port(), 300);
   report("beside 2,000 slow connections from one address", busy);
   BOOST_CHECK_EQUAL(busy.failed, 0);
   BOOST_CHECK_EQUAL(busy.ok, 300);
-  BOOST_CHECK_EQUAL(metric(s.port(), dropped_series("per_address_limit")),
-                    1744);
+  BOOST_CHECK_EQUAL(
+    test::metric_value(s.port(), dropped_series("per_address_limit")), 1744);
   // The held ones are the address's share: still open.
   int open = 0;
   for (auto& c : hog)
@@ -181,11 +171,13 @@ BOOST_AUTO_TEST_CASE(at_the_global_cap_slow_connections_are_shed) {
       hog.push_back(std::move(c));
   }
   BOOST_CHECK(test::eventually(
-    [&] { return metric(s.port(), dropped_series("shed")) >= 424; }, 20s));
+    [&] { return test::metric_value(s.port(), dropped_series("shed")) >= 424; },
+    20s));
   auto busy = client_load(s.port(), 200);
   report("at a cap of 600 held by 1,024 slow connections", busy);
   BOOST_CHECK_EQUAL(busy.failed, 0);
-  BOOST_CHECK_EQUAL(metric(s.port(), dropped_series("capacity")), 0);
+  BOOST_CHECK_EQUAL(test::metric_value(s.port(), dropped_series("capacity")),
+                    0);
   hog.clear();
   BOOST_CHECK_EQUAL(s.stop(SIGTERM), 0);
 }

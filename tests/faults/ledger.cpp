@@ -27,6 +27,7 @@
 #include "tests/support/children.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/ledger_rows.hpp"
+#include "tests/support/metrics.hpp"
 #include "tests/support/process.hpp"
 
 using namespace candor;
@@ -74,17 +75,6 @@ boost::json::object health(uint16_t port) {
   return boost::json::parse(r->body).as_object();
 }
 
-double metric(uint16_t port, const std::string& series) {
-  test::http_client c{port};
-  auto m = c.request("GET", "/metrics");
-  if (!m)
-    return -1;
-  auto at = m->body.find("\n" + series + " ");
-  if (at == std::string::npos)
-    return -1;
-  return std::strtod(m->body.c_str() + at + series.size() + 2, nullptr);
-}
-
 } // namespace
 
 BOOST_AUTO_TEST_SUITE(faults_ledger)
@@ -117,8 +107,10 @@ BOOST_AUTO_TEST_CASE(a_full_disk_loses_no_row_and_is_loud) {
     return h.at("status").as_string() == "degraded"
            && h.at("ledgerWriteError").is_string();
   }));
-  BOOST_CHECK_GE(metric(s.port(), "candor_ledger_write_failures_total"), 1);
-  BOOST_CHECK_EQUAL(metric(s.port(), "candor_ledger_writes_failing"), 1);
+  BOOST_CHECK_GE(
+    test::metric_value(s.port(), "candor_ledger_write_failures_total"), 1);
+  BOOST_CHECK_EQUAL(
+    test::metric_value(s.port(), "candor_ledger_writes_failing"), 1);
   BOOST_CHECK_NE(s.log().find(R"("event":"ledger_write_failed")"),
                  std::string::npos);
   // Longer than the retries a locked database gets (51 tries 200 ms apart,
@@ -134,7 +126,8 @@ BOOST_AUTO_TEST_CASE(a_full_disk_loses_no_row_and_is_loud) {
     answered += a && a->status == 200 ? 1 : 0;
   }
   BOOST_CHECK_EQUAL(answered, 70);
-  BOOST_CHECK_EQUAL(metric(s.port(), "candor_ledger_writes_failing"), 0);
+  BOOST_CHECK_EQUAL(
+    test::metric_value(s.port(), "candor_ledger_writes_failing"), 0);
   BOOST_CHECK_EQUAL(s.stop(SIGTERM), 0);
   // Every request's row, those asked while the disk was full included.
   BOOST_CHECK_EQUAL(test::stored_requests(disk.dir), answered);

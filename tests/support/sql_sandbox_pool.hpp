@@ -39,6 +39,7 @@
 #include "domain/config.hpp"
 #include "domain/records.hpp"
 #include "domain/text.hpp"
+#include "tests/support/children.hpp"
 #include "tests/support/sales_db.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -67,30 +68,8 @@ inline actors::sandbox_settings settings_for(bool unguarded, int32_t pool = 2,
 /// Pids of this process's executor children (from /proc).
 inline std::set<pid_t> executor_children() {
   std::set<pid_t> out;
-  auto me = ::getpid();
-  for (auto& e : std::filesystem::directory_iterator("/proc")) {
-    auto name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != name.npos)
-      continue;
-    std::ifstream stat{e.path() / "stat"};
-    std::string line;
-    if (!std::getline(stat, line))
-      continue;
-    // pid (comm) state ppid ...
-    auto close = line.rfind(')');
-    if (close == std::string::npos)
-      continue;
-    std::istringstream rest{line.substr(close + 2)};
-    std::string state;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != me)
-      continue;
-    std::ifstream cmd{e.path() / "cmdline"};
-    std::string cmdline{std::istreambuf_iterator<char>{cmd}, {}};
-    if (cmdline.find("executor") != std::string::npos)
-      out.insert(static_cast<pid_t>(std::stol(name)));
-  }
+  for (auto& [pid, state] : executors_of(::getpid()))
+    out.insert(pid);
   return out;
 }
 
