@@ -10,6 +10,8 @@
 #include <system_error>
 #include <utility>
 
+#include <sqlite3.h>
+
 #include "data/ledger/store_impl.hpp"
 
 namespace candor::data {
@@ -130,29 +132,62 @@ domain::outcome<ledger_store> ledger_store::open(const std::string& path,
   return ledger_store{std::move(ptr)};
 }
 
+namespace {
+
+/// True for an extended result code that names the storage, not a row.
+bool storage_code(int code) noexcept {
+  switch (code & 0xFF) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_NOLFS:
+    case SQLITE_PERM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+} // namespace
+
+bool ledger_store::last_write_storage_fault() const noexcept {
+  return impl_->storage_fault;
+}
+
 domain::error ledger_store::write(const ledger_batch& batch) {
+  auto& m = *impl_;
+  m.storage_fault = false;
   if (batch.empty())
     return {};
-  auto& m = *impl_;
+  // Read the code before the transaction's rollback resets it.
+  auto failed = [&m](domain::error err) {
+    m.storage_fault = storage_code(m.db.last_error_code());
+    return err;
+  };
   auto tx = m.write_tx.is_valid() ? transaction::begin(m.db, m.write_tx)
                                   : transaction::begin(m.db);
   if (!tx)
-    return tx.err();
+    return failed(tx.err());
   if (auto err = in_chunks(batch.requests, [&m](auto& xs, size_t i, size_t n) {
         return m.write_requests(xs, i, n);
       }))
-    return err;
+    return failed(std::move(err));
   if (auto err = in_chunks(batch.llm_calls, [&m](auto& xs, size_t i, size_t n) {
         return m.write_llm_calls(xs, i, n);
       }))
-    return err;
+    return failed(std::move(err));
   for (auto& x : batch.traces)
     if (auto err = m.write_trace(x))
-      return err;
+      return failed(std::move(err));
   for (auto& x : batch.sql_audits)
     if (auto err = m.write_sql_audit(x))
-      return err;
-  return tx->commit();
+      return failed(std::move(err));
+  if (auto err = tx->commit())
+    return failed(std::move(err));
+  return {};
 }
 
 } // namespace candor::data

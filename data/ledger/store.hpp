@@ -61,6 +61,14 @@ public:
   /// Writes the whole batch in ONE transaction: all of it or none of it.
   domain::error write(const ledger_batch& batch);
 
+  /// After a failed write(): true when SQLite's extended result code says
+  /// the storage failed (a full disk, an I/O error, a database that is or
+  /// became read-only, a file that cannot be opened, a lock held too long)
+  /// rather than a row (a constraint, a trigger). The writer keeps a batch
+  /// queued through a storage fault and splits it only for a row fault.
+  /// Decided on the code, not on the message text.
+  bool last_write_storage_fault() const noexcept;
+
   /// `/stats` JSON for the window [now_us - window_seconds * 1e6, now_us]
   /// (both ends included), read from one snapshot.
   domain::outcome<std::string> stats_json(const std::string& window_label,

@@ -83,6 +83,9 @@ inline std::string warnings_to_json(const std::vector<std::string>& warnings) {
 
 struct ledger_store::impl {
   database db;
+  /// Whether the last failed write() failed in the storage (see
+  /// ledger_store::last_write_storage_fault).
+  bool storage_fault = false;
   /// The writer's BEGIN IMMEDIATE / COMMIT / ROLLBACK, prepared once.
   tx_statements write_tx;
   /// insert_requests[k - 1] inserts k requests (and so on); prepared on

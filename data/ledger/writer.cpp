@@ -173,21 +173,6 @@ void ledger_writer::loop(bool catch_up) {
   }
 }
 
-namespace {
-
-/// True for a failure of the storage rather than of a row: a full disk, an
-/// I/O error, a file that became read-only or cannot be opened. Writing the
-/// batch row by row would drop every row for it.
-bool storage_fault(const std::string& message) {
-  for (auto* part : {"disk is full", "disk I/O error", "readonly", "read-only",
-                     "unable to open"})
-    if (message.find(part) != std::string::npos)
-      return true;
-  return false;
-}
-
-} // namespace
-
 void ledger_writer::commit(const data::ledger_batch& batch) {
   if (batch.empty())
     return;
@@ -217,7 +202,7 @@ void ledger_writer::commit(const data::ledger_batch& batch) {
       std::lock_guard<std::mutex> guard{mtx_};
       stopping = stopping_;
     }
-    bool storage = storage_fault(err.message);
+    bool storage = store_.last_write_storage_fault();
     if ((storage && stopping && attempt >= 3)
         || (!storage && attempt >= attempts_)) {
       n = commit_row_by_row(batch);

@@ -556,6 +556,8 @@ BOOST_AUTO_TEST_CASE(reader_sees_committed_writes_and_cannot_write) {
   auto err = reader.write(more);
   BOOST_TEST((err.code == domain::ec::storage_failed));
   BOOST_TEST(err.message.find("readonly") != std::string::npos, err.message);
+  // A storage fault (SQLITE_READONLY): the writer keeps such a batch queued.
+  BOOST_TEST(reader.last_write_storage_fault());
   BOOST_TEST(count(writer) == 6);
   BOOST_TEST(count(reader) == 6);
 }
@@ -605,6 +607,9 @@ BOOST_AUTO_TEST_CASE(a_failing_batch_writes_nothing) {
   BOOST_TEST((err.code == domain::ec::storage_failed));
   BOOST_TEST(err.message.find("injected failure") != std::string::npos,
              err.message);
+  // A row's fault (SQLITE_CONSTRAINT_TRIGGER), not the storage's: the
+  // writer may split the batch to find the row.
+  BOOST_TEST(!store.last_write_storage_fault());
   BOOST_TEST(count(store) == 0);
   BOOST_TEST(!store.run_json("tx-0").ok());
   auto raw = open_raw(ledger.path);
