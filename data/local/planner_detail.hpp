@@ -1,9 +1,9 @@
 #pragma once
 
-// The data planner's internals shared by its two files: the words of a
-// question (planner_words.cpp: tokens, dates, the phrase lexicon, reading)
-// and their interpretation and compilation (planner.cpp). Internal to
-// data/local.
+// The data planner's internals: the words of a question (planner_words.cpp:
+// tokens, dates, reading against the phrase lexicon of planner_lexicon.cpp),
+// used by the stages that interpret and compile them (planner_reading.hpp).
+// Internal to data/local.
 
 #include <algorithm>
 #include <cstdint>
