@@ -31,6 +31,7 @@
 
 #include "data/sales/catalog.hpp"
 #include "data/sql/guard.hpp"
+#include "data/sql/recent.hpp"
 #include "domain/records.hpp"
 #include "domain/text.hpp"
 #include "data/sql/executor_wire.hpp"
@@ -139,6 +140,17 @@ std::string out_of_memory_text(int64_t heap_mb, int64_t memory_mb) {
 
 // -- the child's statement runner ---------------------------------------------
 
+struct stmt_closer {
+  void operator()(sqlite3_stmt* st) const noexcept {
+    sqlite3_finalize(st);
+  }
+};
+using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_closer>;
+
+/// How many prepared statements an executor keeps for a repeat of the same
+/// text.
+constexpr size_t kept_statements = 32;
+
 struct runner {
   sqlite3* db = nullptr;
   data::sql_authorizer* auth = nullptr; ///< null when unguarded
@@ -152,6 +164,20 @@ struct runner {
   /// The progress handler's own deadline (a second guard; the parent's
   /// SIGKILL comes first).
   clock_type::time_point deadline;
+  /// Statements that passed every check below, prepared, by exact text: a
+  /// repeat runs the same compiled program (the guard's verdict on a text
+  /// cannot change while the database and the allowlist stay the same, and
+  /// the authorizer stays installed should SQLite ever recompile it).
+  recent_statements<stmt_ptr> kept{kept_statements};
+};
+
+/// Resets a statement when a run ends, whatever the way out (a kept one
+/// must not hold its read transaction or its last row).
+struct reset_on_exit {
+  sqlite3_stmt* st;
+  ~reset_on_exit() {
+    sqlite3_reset(st);
+  }
 };
 
 /// Grace between the parent's deadline and the progress handler's.
@@ -162,12 +188,6 @@ int progress_callback(void* p) noexcept {
   return clock_type::now() > r->deadline ? 1 : 0;
 }
 
-struct stmt_closer {
-  void operator()(sqlite3_stmt* st) const noexcept {
-    sqlite3_finalize(st);
-  }
-};
-using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_closer>;
 
 std::string denial_text(const data::sql_authorizer* auth) {
   if (auth == nullptr || auth->denials().empty())
@@ -181,12 +201,10 @@ std::string denial_text(const data::sql_authorizer* auth) {
   return out + ")";
 }
 
-json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
-                           int64_t deadline_ms) {
-  auto start = clock_type::now();
-  r.deadline = start + std::chrono::milliseconds{deadline_ms} + progress_grace;
-  if (sql.find('\0') != std::string_view::npos)
-    return error_json("sql_failed", "the statement contains a NUL byte");
+/// Checks `sql` with the executor's own guard, prepares it under the
+/// authorizer and checks its shape; on success `out` holds the statement
+/// and the result is empty, else it is the error reply.
+json::object prepare_checked(runner& r, std::string_view sql, stmt_ptr& out) {
   if (r.guard != nullptr) {
     // The bytecode audit catches what the authorizer cannot see
     // (SQL-SANDBOX-NOTES G1: joins with USING or NATURAL).
@@ -200,7 +218,8 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
   auto rc = sqlite3_prepare_v3(r.db, sql.data(), static_cast<int>(sql.size()),
-                               SQLITE_PREPARE_NO_VTAB, &raw, &tail);
+                               SQLITE_PREPARE_NO_VTAB | SQLITE_PREPARE_PERSISTENT,
+                               &raw, &tail);
   stmt_ptr st{raw};
   if (rc != SQLITE_OK)
     return error_json("sql_failed",
@@ -229,10 +248,34 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
     if (sqlite3_column_count(st.get()) == 0)
       return error_json("sql_failed", "the statement returns no columns");
   }
-  auto ncols = sqlite3_column_count(st.get());
+  out = std::move(st);
+  return {};
+}
+
+json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
+                           int64_t deadline_ms) {
+  auto start = clock_type::now();
+  r.deadline = start + std::chrono::milliseconds{deadline_ms} + progress_grace;
+  if (sql.find('\0') != std::string_view::npos)
+    return error_json("sql_failed", "the statement contains a NUL byte");
+  sqlite3_stmt* st = nullptr;
+  stmt_ptr owned; // a statement too long to keep
+  if (auto* kept = r.kept.find(sql)) {
+    st = kept->get();
+  } else {
+    auto checked = prepare_checked(r, sql, owned);
+    if (!checked.empty())
+      return checked;
+    if (auto* k = r.kept.put(sql, std::move(owned)))
+      st = k->get();
+    else
+      st = owned.get();
+  }
+  reset_on_exit reset{st};
+  auto ncols = sqlite3_column_count(st);
   json::array columns;
   for (int i = 0; i < ncols; ++i) {
-    auto* name = sqlite3_column_name(st.get(), i);
+    auto* name = sqlite3_column_name(st, i);
     columns.emplace_back(name != nullptr ? clean_text(name, std::strlen(name))
                                          : std::string{});
   }
@@ -241,7 +284,7 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
   size_t bytes = 0;
   bool truncated = false;
   for (;;) {
-    rc = sqlite3_step(st.get());
+    auto rc = sqlite3_step(st);
     if (rc == SQLITE_DONE)
       break;
     if (rc != SQLITE_ROW)
@@ -258,14 +301,14 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
     json::array row;
     row.reserve(static_cast<size_t>(ncols));
     for (int i = 0; i < ncols; ++i) {
-      switch (sqlite3_column_type(st.get(), i)) {
+      switch (sqlite3_column_type(st, i)) {
         case SQLITE_INTEGER:
           row.emplace_back(
-            static_cast<int64_t>(sqlite3_column_int64(st.get(), i)));
+            static_cast<int64_t>(sqlite3_column_int64(st, i)));
           bytes += 12;
           break;
         case SQLITE_FLOAT: {
-          auto d = sqlite3_column_double(st.get(), i);
+          auto d = sqlite3_column_double(st, i);
           if (std::isfinite(d)) {
             row.emplace_back(d);
           } else {
@@ -279,8 +322,8 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
         }
         case SQLITE_TEXT: {
           auto* p
-            = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), i));
-          auto n = static_cast<size_t>(sqlite3_column_bytes(st.get(), i));
+            = reinterpret_cast<const char*>(sqlite3_column_text(st, i));
+          auto n = static_cast<size_t>(sqlite3_column_bytes(st, i));
           auto s = clean_text(p != nullptr ? p : "", p != nullptr ? n : 0);
           // Worst case once serialized: every byte a \u00XX escape.
           bytes += s.size() * 6 + 4;
@@ -290,7 +333,7 @@ json::object run_statement(runner& r, std::string_view sql, int64_t max_rows,
         case SQLITE_BLOB: {
           json::object blob;
           blob["blob"]
-            = static_cast<int64_t>(sqlite3_column_bytes(st.get(), i));
+            = static_cast<int64_t>(sqlite3_column_bytes(st, i));
           row.emplace_back(std::move(blob));
           bytes += 24;
           break;

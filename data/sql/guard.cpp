@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "data/sql/guard_detail.hpp"
+#include "data/sql/recent.hpp"
 
 namespace candor::data {
 
@@ -145,6 +146,12 @@ struct sql_guard::impl {
   std::map<int64_t, btree_info> roots;
   /// The audited program, reused from statement to statement.
   std::vector<instruction> program_;
+  /// The statements allowed lately, by exact text. A text's verdict is
+  /// fixed for the life of the guard (its allowlist, its limits and its
+  /// schema snapshot do not change), so a repeat gets the verdict its
+  /// first compile earned. Only allowed verdicts are kept: a block is
+  /// judged afresh each time (and says why each time).
+  recent_statements<guard_result> allowed_{guard_memo_entries};
 
   impl(database d, sql_authorizer a) : db(std::move(d)), auth(std::move(a)) {
     // nop
@@ -392,6 +399,8 @@ bool sql_guard::impl::audit(sqlite3_stmt* explain, guard_result& out) {
 
 guard_result sql_guard::impl::check(std::string_view text) {
   using sql::verdict_kind;
+  if (auto* kept = allowed_.find(text))
+    return *kept;
   auth.clear();
   allocation_budget budget{guard_compile_budget};
   auto r = compile(text);
@@ -403,6 +412,8 @@ guard_result sql_guard::impl::check(std::string_view text) {
         + " MiB (SQLite copies a common table expression's body for every "
           "reference to it): read each CTE once and join it",
       r.stage.empty() ? std::string_view{"prepare"} : r.stage);
+  if (r.allowed())
+    allowed_.put(text, guard_result{r});
   return r;
 }
 

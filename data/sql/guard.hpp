@@ -41,6 +41,10 @@ namespace candor::data {
 /// 593 MB. The legitimate corpus needs at most 0.63 MiB.
 inline constexpr int64_t guard_compile_budget = 16 << 20;
 
+/// How many allowed statements a guard remembers by their exact text (a
+/// repeat is not compiled again; see `sql_guard::check`).
+inline constexpr size_t guard_memo_entries = 256;
+
 /// The verdict of the validation connection on one statement.
 struct guard_result {
   domain::sql::verdict_kind verdict = domain::sql::verdict_kind::allow;
@@ -90,7 +94,11 @@ public:
   /// is a tail to look at; read-only and returning rows), then the bytecode
   /// audit of the program it lists. Nothing is executed. All of it runs
   /// under an `allocation_budget` of `guard_compile_budget` bytes; past it
-  /// the statement is blocked with rule `compile_budget`.
+  /// the statement is blocked with rule `compile_budget`. The last
+  /// `guard_memo_entries` allowed texts are remembered: the verdict on a
+  /// text cannot change while the guard is open (same allowlist, limits
+  /// and schema snapshot), so a repeat returns it without compiling.
+  /// Blocked and correctable texts are judged again each time.
   guard_result check(std::string_view sql);
 
   /// The EXPLAIN QUERY PLAN lines of a statement `check` allowed, joined

@@ -168,6 +168,68 @@ BOOST_AUTO_TEST_CASE(the_executor_applies_the_authorizer_and_shape_checks) {
   BOOST_CHECK(p.exec("SELECT count(*) FROM orders").ok());
 }
 
+BOOST_AUTO_TEST_CASE(a_repeated_statement_runs_its_kept_program_afresh) {
+  // One executor, so every repeat lands on the process that kept the
+  // statement prepared.
+  pool p{settings_for(false, 1)};
+  auto sql = std::string{"SELECT channel, count(*) FROM orders GROUP BY "
+                         "channel ORDER BY channel"};
+  auto expected = direct(sql);
+  BOOST_REQUIRE(!expected.empty());
+  for (int round = 0; round < 3; ++round) {
+    auto r = p.exec(sql);
+    BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+    BOOST_REQUIRE_EQUAL(r->rows.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i)
+      BOOST_CHECK_EQUAL(cell_text(r->rows[i][1]), expected[i][1]);
+  }
+  // Cut short by the row cap, the statement is reset: the next run starts
+  // from the first row and takes its own cap.
+  auto ids = std::string{"SELECT order_id FROM orders ORDER BY order_id"};
+  auto first = p.exec(ids, 0, 3);
+  BOOST_REQUIRE(first.ok());
+  BOOST_CHECK(first->truncated);
+  BOOST_CHECK_EQUAL(first->rows.size(), 3u);
+  auto again = p.exec(ids, 0, 5);
+  BOOST_REQUIRE(again.ok());
+  BOOST_CHECK_EQUAL(again->rows.size(), 5u);
+  BOOST_CHECK_EQUAL(cell_text(again->rows[0][0]), cell_text(first->rows[0][0]));
+  BOOST_CHECK_EQUAL(again->row_count, first->row_count);
+  // A statement that fails while it runs (an integer overflow on the
+  // fourth row) fails the same way every time and leaves the executor
+  // serving.
+  auto overflow = std::string{
+    "SELECT CASE WHEN order_id > (SELECT min(order_id) + 2 FROM orders) THEN "
+    "abs(-9223372036854775807 - 1) ELSE order_id END FROM orders ORDER BY "
+    "order_id"};
+  for (int round = 0; round < 2; ++round) {
+    auto r = p.exec(overflow);
+    BOOST_REQUIRE(!r.ok());
+    BOOST_CHECK(r.err().code == domain::ec::sql_failed);
+    BOOST_CHECK_MESSAGE(r.err().message.find("overflow") != std::string::npos,
+                        r.err().message);
+  }
+  // A refused statement is refused again: nothing refused is kept.
+  for (int round = 0; round < 2; ++round) {
+    auto pii = p.exec("SELECT email FROM customers");
+    BOOST_REQUIRE(!pii.ok());
+    BOOST_CHECK_NE(pii.err().message.find("customers.email"),
+                   std::string::npos);
+  }
+  // More distinct statements than an executor keeps: each still right.
+  for (int i = 0; i < 40; ++i) {
+    auto q = "SELECT count(*) FROM orders WHERE order_id % 41 = "
+             + std::to_string(i);
+    auto r = p.exec(q);
+    BOOST_REQUIRE(r.ok());
+    BOOST_CHECK_EQUAL(cell_text(r->rows.at(0).at(0)), direct(q)[0][0]);
+  }
+  auto r = p.exec(sql);
+  BOOST_REQUIRE(r.ok());
+  BOOST_CHECK_EQUAL(cell_text(r->rows.at(0).at(1)), expected[0][1]);
+  BOOST_CHECK_EQUAL(num(p.health(), "crashes"), 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_full_queue_is_overloaded) {
   auto s = settings_for(true, 1);
   s.queue_limit = 2;

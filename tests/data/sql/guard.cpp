@@ -262,6 +262,34 @@ BOOST_FIXTURE_TEST_CASE(legitimate_queries_are_allowed, guard_fixture) {
   BOOST_TEST(imm->query_plan("SELECT email FROM customers").empty());
 }
 
+BOOST_FIXTURE_TEST_CASE(a_repeat_gets_the_same_verdict, guard_fixture) {
+  // Allowed texts are remembered; a repeat is judged the same, with the
+  // same stage.
+  auto first = check("SELECT channel, count(*) FROM orders GROUP BY 1");
+  auto second = check("SELECT channel, count(*) FROM orders GROUP BY 1");
+  BOOST_TEST(first.allowed());
+  BOOST_TEST(second.allowed());
+  BOOST_TEST(second.stage == first.stage);
+  // A block is judged afresh every time, with its denial each time, also
+  // right after an allowed statement of nearly the same text.
+  for (int round = 0; round < 3; ++round) {
+    auto r = check("SELECT email FROM customers");
+    BOOST_TEST(r.rule == "denied_column");
+    BOOST_TEST(r.denial.column == "email");
+    BOOST_TEST(check("SELECT country FROM customers").allowed());
+  }
+  // Only the exact text counts: a statement that differs by one byte from
+  // a remembered one is compiled on its own.
+  BOOST_TEST(check("SELECT count(*) FROM orders").allowed());
+  block("SELECT count(*) FROM orders; DELETE FROM orders",
+        "multiple_statements");
+  // More texts than are remembered: the oldest are compiled again, and
+  // still allowed.
+  for (size_t i = 0; i < guard_memo_entries + 10; ++i)
+    allow("SELECT count(*) FROM orders WHERE id > " + std::to_string(i));
+  allow("SELECT count(*) FROM orders WHERE id > 0");
+}
+
 // -- blocked by the authorizer (static policy bypassed) -----------------------
 
 BOOST_FIXTURE_TEST_CASE(writes_are_blocked, guard_fixture) {
