@@ -289,9 +289,14 @@ domain::error generator::write_customers() {
         = rng_.chance(0.5)
             ? std::string{city} + " Bike Shop " + any_of(rng_, last_names)
             : std::string{"Fietsen "} + any_of(rng_, last_names) + " " + city;
-    else
-      c.label = std::string{any_of(rng_, last_names)} + " "
-                + any_of(rng_, business_suffixes) + " " + city;
+    else {
+      // Drawn one by one, the suffix first: as operands of one expression
+      // their order was the compiler's (gcc right to left, clang left to
+      // right); the pinned fingerprint was made in gcc's order.
+      auto& suffix = any_of(rng_, business_suffixes);
+      auto& name = any_of(rng_, last_names);
+      c.label = std::string{name} + " " + suffix + " " + city;
+    }
     c.mail = "orders@" + slug(c.label, '-');
     all.push_back(std::move(c));
   }
