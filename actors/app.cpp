@@ -4,9 +4,11 @@
 
 #include "actors/app.hpp"
 
+#include <atomic>
 #include <filesystem>
 #include <future>
 #include <mutex>
+#include <optional>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -116,6 +118,40 @@ struct app::impl {
   std::mutex ledger_mtx;
   ledger_actor ledger;
   ledger_inbox_ptr inbox = std::make_shared<ledger_inbox>();
+
+  /// Set while questions are refused for the ledger's backlog (for one log
+  /// line when it starts and one when it ends).
+  std::atomic<bool> backlog_full{false};
+
+  /// A question arriving while `ledger.maxBacklogRecords` records wait for
+  /// a ledger that cannot write (a full or failing disk): refused with 503
+  /// overloaded before the graph runs, so that the rows kept for the disk
+  /// stay bounded and none is dropped. Its request is counted and logged
+  /// but adds no row. Empty when the question may go on.
+  std::optional<domain::error> refuse_for_backlog(const domain::ask_request& req) {
+    auto waiting = metrics->ledger_backlog_records();
+    bool full = waiting >= cfg.ledger.max_backlog_records;
+    if (full != backlog_full.exchange(full))
+      data::log_event(full ? data::log_level::error : data::log_level::warn,
+                      full ? "ledger_backlog_full" : "ledger_backlog_cleared",
+                      {{"records", waiting},
+                       {"max", cfg.ledger.max_backlog_records},
+                       {"ledgerWriteError", metrics->ledger_failure()}});
+    if (!full)
+      return std::nullopt;
+    auto e = domain::make_error(
+      domain::ec::overloaded,
+      "the request ledger is " + std::to_string(waiting)
+        + " records behind (its writes are failing: "
+        + metrics->ledger_failure()
+        + "); new questions are refused until it catches up, retry later");
+    auto rec = domain::request_row(req, 503, 0);
+    rec.error = std::string{domain::to_string(e.code)};
+    metrics->request_done(rec.route, rec.status, rec.http_status, 0,
+                          rec.error);
+    data::log_request(rec);
+    return e;
+  }
 
   /// Ends a request: the request metrics, the JSON log line and the
   /// ledger row (through the inbox, or the guardian while no ledger runs).
@@ -351,6 +387,10 @@ const domain::service_info& app::info() const {
 }
 
 void app::ask(domain::ask_request req, ask_callback cb) {
+  if (auto refused = impl_->refuse_for_backlog(req)) {
+    cb(std::move(*refused));
+    return;
+  }
   caf::anon_send(impl_->guardian, atom::ask_v, std::move(req),
                  ask_responder{std::move(cb)});
 }

@@ -4,6 +4,7 @@
 #include "data/telemetry.hpp"
 
 #include <array>
+#include <atomic>
 #include <charconv>
 
 #include <cstdio>
@@ -177,6 +178,7 @@ struct telemetry::impl {
   std::string ledger_error; ///< the last failure while failing, else empty
   pm::Counter& ledger_counter = ledger.Add({});
   pm::Gauge& backlog_gauge = ledger_backlog.Add({});
+  std::atomic<int64_t> backlog_records{0};
   pm::Counter& retries_counter = model_retries.Add({});
   pm::Counter& fallbacks_counter = model_fallbacks.Add({});
   pm::Counter& local_fallbacks_counter = model_local_fallbacks.Add({});
@@ -290,7 +292,12 @@ void telemetry::ledger_rows(int64_t n) {
 }
 
 void telemetry::ledger_backlog(int64_t records) {
+  impl_->backlog_records.store(records, std::memory_order_relaxed);
   impl_->backlog_gauge.Set(static_cast<double>(records));
+}
+
+int64_t telemetry::ledger_backlog_records() const noexcept {
+  return impl_->backlog_records.load(std::memory_order_relaxed);
 }
 
 void telemetry::connection_dropped(std::string_view reason) {

@@ -48,6 +48,8 @@ public:
   std::string ledger_failure() const;
   /// Records waiting for the ledger writer (a gauge).
   void ledger_backlog(int64_t records);
+  /// The last value given to `ledger_backlog` (thread-safe).
+  int64_t ledger_backlog_records() const noexcept;
   /// An SQL sandbox executor event: "kill" (deadline), "respawn",
   /// "crash" or "retry".
   void sandbox_event(const std::string& event);

@@ -165,6 +165,9 @@ const std::vector<field>& fields() {
       make_int("ledger.maxBatch", CANDOR_MEMBER(ledger.max_batch), 1, 100000));
     t.push_back(
       make_int("ledger.writerNice", CANDOR_MEMBER(ledger.writer_nice), 0, 19));
+    t.push_back(make_int("ledger.maxBacklogRecords",
+                         CANDOR_MEMBER(ledger.max_backlog_records), 100,
+                         100000000));
     t.push_back(make_string("log.level", CANDOR_MEMBER(log.level),
                             {"debug", "info", "warn", "error"}));
     return t;

@@ -125,6 +125,10 @@ struct config {
     /// Nice levels the writer thread runs below the server (0..19):
     /// bookkeeping yields to serving.
     int64_t writer_nice = 10;
+    /// Records waiting to be written (a failing disk) beyond which new
+    /// questions are answered 503 until the writer catches up: the queue
+    /// of rows kept for a failed disk is bounded, and no row is dropped.
+    int64_t max_backlog_records = 1000000;
   } ledger;
 
   struct log_t {

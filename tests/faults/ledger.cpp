@@ -138,4 +138,76 @@ BOOST_AUTO_TEST_CASE(a_full_disk_loses_no_row_and_is_loud) {
                     std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_ledger_far_behind_refuses_questions_and_drops_no_row) {
+  // A small bound on the rows kept for a failing disk: past it, questions
+  // get 503 with Retry-After instead of more rows in memory; once the
+  // disk has room the backlog is written and questions are answered again.
+  test::server_process s{{{"CANDOR_LLM_PROVIDER", "local"},
+                          {"CANDOR_LEDGER_MAX_BACKLOG_RECORDS", "100"},
+                          {"CANDOR_LEDGER_FLUSH_INTERVAL_MS", "10"}}};
+  small_disk disk{s.data_dir(), 64};
+  auto r = test::run_candor({"seed", "--data-dir", disk.dir});
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  BOOST_REQUIRE_MESSAGE(s.start(std::chrono::seconds{120}), s.log());
+  test::http_client c{s.port()};
+  disk.fill("filler");
+  int answered = 0, refused = 0;
+  std::string refusal;
+  for (int i = 0; i < 400 && refused < 5; ++i) {
+    auto a = c.ask(blocked_question);
+    BOOST_REQUIRE(a);
+    if (a->status == 200) {
+      ++answered;
+      continue;
+    }
+    BOOST_REQUIRE_EQUAL(a->status, 503);
+    BOOST_CHECK(a->has_header("Retry-After"));
+    refusal = a->body;
+    ++refused;
+    std::this_thread::sleep_for(20ms);
+  }
+  BOOST_REQUIRE_EQUAL(refused, 5);
+  BOOST_CHECK_GT(answered, 0);
+  auto body = boost::json::parse(refusal).as_object();
+  BOOST_CHECK_EQUAL(body.at("error").as_string(), "overloaded");
+  BOOST_CHECK_NE(refusal.find("records behind"), std::string::npos);
+  // The bound holds: refused questions add nothing to what is kept (the
+  // rows of the questions answered just before it was reached are still
+  // arriving for a few milliseconds).
+  std::this_thread::sleep_for(300ms);
+  auto backlog = test::metric_value(s.port(), "candor_ledger_backlog_records");
+  BOOST_CHECK_GE(backlog, 100);
+  BOOST_TEST_MESSAGE(answered << " answered, then refused at a backlog of "
+                              << backlog << " records");
+  for (int i = 0; i < 20; ++i) {
+    auto a = c.ask(blocked_question);
+    BOOST_REQUIRE(a);
+    BOOST_CHECK_EQUAL(a->status, 503);
+  }
+  BOOST_CHECK_EQUAL(
+    test::metric_value(s.port(), "candor_ledger_backlog_records"), backlog);
+  BOOST_CHECK_NE(s.log().find(R"("event":"ledger_backlog_full")"),
+                 std::string::npos);
+
+  std::filesystem::remove(disk.dir + "/filler");
+  BOOST_CHECK(test::eventually(
+    [&] {
+      auto a = c.ask(blocked_question);
+      if (a && a->status == 200) {
+        ++answered;
+        return true;
+      }
+      return false;
+    },
+    30s));
+  BOOST_CHECK_EQUAL(s.stop(SIGTERM), 0);
+  // Every answered question's row, none of the refused ones'.
+  BOOST_CHECK_EQUAL(test::stored_requests(disk.dir), answered);
+  auto log = s.log();
+  BOOST_CHECK_NE(log.find(R"("event":"ledger_backlog_cleared")"),
+                 std::string::npos);
+  BOOST_CHECK_EQUAL(log.find(R"("event":"ledger_row_dropped")"),
+                    std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
