@@ -23,6 +23,15 @@ namespace candor::test {
 
 namespace fs = std::filesystem;
 
+int time_scale() {
+  static const int scale = [] {
+    const char* v = std::getenv("CANDOR_TEST_TIME_SCALE");
+    int n = v != nullptr ? std::atoi(v) : 1;
+    return n >= 1 && n <= 20 ? n : 1;
+  }();
+  return scale;
+}
+
 std::string candor_binary() {
   if (auto* p = std::getenv("CANDOR_TEST_BINARY"); p && *p)
     return p;
@@ -185,7 +194,7 @@ bool server_process::start(std::chrono::seconds within) {
   pid_ = spawn(candor_binary(), args, env_, dir_ + "/stdout.log", log_path_);
   if (pid_ <= 0)
     return false;
-  auto deadline = std::chrono::steady_clock::now() + within;
+  auto deadline = std::chrono::steady_clock::now() + within * time_scale();
   while (std::chrono::steady_clock::now() < deadline) {
     auto text = slurp(log_path_);
     auto at = text.find("\"event\":\"listening\"");
@@ -210,7 +219,7 @@ int server_process::stop(int sig, std::chrono::seconds within) {
   if (pid_ <= 0)
     return -1;
   ::kill(pid_, sig);
-  auto rc = wait_exit(pid_, within);
+  auto rc = wait_exit(pid_, within * time_scale());
   if (rc != -1)
     pid_ = -1;
   return rc;
