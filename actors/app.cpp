@@ -178,13 +178,38 @@ struct app::impl {
 
   /// Sends a request to the guardian from any thread without blocking and
   /// hands the reply (or error) to `cb`.
+  /// The guardian answers for its children; if it stops first (the server
+  /// is stopping), a request it took is answered `shutting_down` at once
+  /// instead of after `service_timeout` (which a stopping server would
+  /// otherwise wait out).
   template <class Reply, class Callback, class... Ts>
   void request(Callback cb, Ts... xs) {
     auto g = guardian;
     sys->spawn([g, cb, xs...](caf::event_based_actor* self) {
+      auto answered = std::make_shared<bool>(false);
+      self->monitor(g);
+      self->set_down_handler([self, cb, answered](caf::down_msg&) {
+        if (!*answered) {
+          *answered = true;
+          cb(domain::make_error(domain::ec::shutting_down,
+                                "the server is stopping"));
+        }
+        self->quit();
+      });
       self->request(g, service_timeout, xs...)
-        .then([cb](Reply& r) { cb(std::move(r)); },
-              [cb](caf::error& e) { cb(to_domain(e)); });
+        .then(
+          [self, cb, answered](Reply& r) {
+            *answered = true;
+            cb(std::move(r));
+            self->quit();
+          },
+          [self, cb, answered](caf::error& e) {
+            if (!*answered) {
+              *answered = true;
+              cb(to_domain(e));
+            }
+            self->quit();
+          });
     });
   }
 

@@ -158,6 +158,10 @@ void server::impl::on_signal(beast::error_code ec, int sig) {
       if (r)
         data::log_event(data::log_level::info, "reindex_done",
                         {{"via", "SIGHUP"}, {"result", *r}});
+      else if (r.err().code == domain::ec::shutting_down)
+        // A SIGHUP just before a stop: nothing failed.
+        data::log_event(data::log_level::info, "reindex_abandoned",
+                        {{"via", "SIGHUP"}, {"message", r.err().message}});
       else
         data::log_event(data::log_level::error, "reindex_failed",
                         {{"via", "SIGHUP"}, {"message", r.err().message}});

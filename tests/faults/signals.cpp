@@ -100,4 +100,34 @@ BOOST_AUTO_TEST_CASE(a_sighup_storm_under_load_fails_no_request) {
   BOOST_CHECK_EQUAL(test::stored_requests(s.data_dir()), answered.load());
 }
 
+BOOST_AUTO_TEST_CASE(a_stop_right_after_sighups_is_prompt_and_fails_no_reload) {
+  // Reloads still loading or queued when SIGTERM arrives: each is answered
+  // as abandoned when the service stops, instead of the stop waiting out
+  // the reload requests' 30 s timeout.
+  test::server_process s{{{"CANDOR_LLM_PROVIDER", "local"}}};
+  BOOST_REQUIRE_MESSAGE(s.start(std::chrono::seconds{120}), s.log());
+  for (int i = 0; i < 5; ++i) {
+    BOOST_REQUIRE_EQUAL(::kill(s.pid(), SIGHUP), 0);
+    std::this_thread::sleep_for(15ms); // signals sent at once coalesce
+  }
+  auto start = std::chrono::steady_clock::now();
+  BOOST_CHECK_EQUAL(s.stop(SIGTERM, std::chrono::seconds{20}), 0);
+  auto took = std::chrono::steady_clock::now() - start;
+  BOOST_TEST_MESSAGE("stopped in "
+                     << std::chrono::duration_cast<std::chrono::milliseconds>(
+                          took)
+                          .count()
+                     << " ms");
+  BOOST_CHECK(took < std::chrono::seconds{10} * test::time_scale());
+  auto log = s.log();
+  auto requested = occurrences(log, R"("event":"reindex_requested")");
+  auto done = occurrences(log, R"("event":"reindex_done")");
+  auto abandoned = occurrences(log, R"("event":"reindex_abandoned")");
+  BOOST_TEST_MESSAGE(requested << " reloads asked, " << done << " done, "
+                               << abandoned << " abandoned at the stop");
+  BOOST_CHECK_GE(requested, 2u);
+  BOOST_CHECK_EQUAL(done + abandoned, requested);
+  BOOST_CHECK_EQUAL(occurrences(log, R"("event":"reindex_failed")"), 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
