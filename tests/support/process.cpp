@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 int time_scale() {
   static const int scale = [] {
-    const char* v = std::getenv("CANDOR_TEST_TIME_SCALE");
+    const char* v = std::getenv("TEST_TIME_SCALE");
     int n = v != nullptr ? std::atoi(v) : 1;
     return n >= 1 && n <= 20 ? n : 1;
   }();

@@ -21,7 +21,7 @@ namespace candor::test {
 std::string candor_binary();
 
 /// How many times longer a server may take to start or stop than the
-/// tests' own bounds: CANDOR_TEST_TIME_SCALE (1 to 20, default 1), which
+/// tests' own bounds: TEST_TIME_SCALE (1 to 20, default 1), which
 /// eval/sanitize.sh sets for its slower builds.
 int time_scale();
 std::string candor_eval_binary();
