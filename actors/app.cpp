@@ -131,7 +131,9 @@ struct app::impl {
   std::optional<domain::error> refuse_for_backlog(const domain::ask_request& req) {
     auto waiting = metrics->ledger_backlog_records();
     bool full = waiting >= cfg.ledger.max_backlog_records;
-    if (full != backlog_full.exchange(full))
+    // Written only when the state flips: no shared write per request.
+    if (full != backlog_full.load(std::memory_order_relaxed)
+        && full != backlog_full.exchange(full))
       data::log_event(full ? data::log_level::error : data::log_level::warn,
                       full ? "ledger_backlog_full" : "ledger_backlog_cleared",
                       {{"records", waiting},

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "data/sales/catalog.hpp"
+#include "data/sqlite.hpp"
 
 namespace candor::data::plan_detail {
 
@@ -115,16 +116,6 @@ bool try_grain(reading& r, const semantic_grain& g,
   return true;
 }
 
-std::string quote(std::string_view v) {
-  std::string out = "'";
-  for (char c : v) {
-    if (c == '\'')
-      out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 std::string bucket_sql(time_grain g, const std::string& col) {
   switch (g) {
     case time_grain::day: return col;
@@ -154,10 +145,10 @@ std::string join_list(const std::vector<std::string>& xs,
 std::string in_list(const std::string& expr, const semantic_dimension& d,
                     const std::vector<std::string>& values, bool single_eq) {
   if (single_eq && values.size() == 1)
-    return expr + " = " + (d.numeric ? values[0] : quote(values[0]));
+    return expr + " = " + (d.numeric ? values[0] : quote_literal(values[0]));
   std::string in;
   for (auto& v : values)
-    in += (in.empty() ? "" : ", ") + (d.numeric ? v : quote(v));
+    in += (in.empty() ? "" : ", ") + (d.numeric ? v : quote_literal(v));
   return expr + " IN (" + in + ")";
 }
 
@@ -191,8 +182,9 @@ void select_columns(reading& r, clauses& c) {
   } else if (r.p.labelled_periods) {
     std::string cases = "CASE";
     for (auto& pp : r.p.periods)
-      cases += " WHEN " + time_col + " BETWEEN " + quote(pp.from) + " AND "
-               + quote(pp.to) + " THEN " + quote(pp.label);
+      cases += " WHEN " + time_col + " BETWEEN " + quote_literal(pp.from)
+               + " AND " + quote_literal(pp.to) + " THEN "
+               + quote_literal(pp.label);
     c.select.push_back(cases + " END AS period");
     r.p.columns.emplace_back("period");
     c.group.push_back(std::to_string(c.select.size()));
@@ -249,9 +241,10 @@ void where_conditions(reading& r, clauses& c) {
     std::vector<std::string> any;
     auto& time_col = r.grain->time;
     for (auto& pp : r.p.periods)
-      any.push_back(pp.from == pp.to ? time_col + " = " + quote(pp.from)
-                                     : time_col + " BETWEEN " + quote(pp.from)
-                                         + " AND " + quote(pp.to));
+      any.push_back(pp.from == pp.to
+                      ? time_col + " = " + quote_literal(pp.from)
+                      : time_col + " BETWEEN " + quote_literal(pp.from)
+                          + " AND " + quote_literal(pp.to));
     auto cond = join_list(any, " OR ");
     c.where.push_back(r.p.periods.size() > 1 ? "(" + cond + ")" : cond);
   }
@@ -354,13 +347,12 @@ bool choose_grain(reading& r) {
     what.push_back(d->name);
   for (auto& f : r.p.filters)
     what.push_back(f.dim->name);
-  return r.refuse(
+  return r.refuse_explained(
     plan_refusal::unsupported,
-    r.understood_text() + "The catalog cannot compute "
-      + r.p.metrics.front()->label
+    "The catalog cannot compute " + r.p.metrics.front()->label
       + (what.empty() ? "" : " by " + join_list(what))
       + (r.p.metrics.size() > 1 ? " together with the other measures" : "")
-      + ". " + r.examples_text());
+      + ". ");
 }
 
 bool compile_sql(reading& r) {
@@ -369,11 +361,9 @@ bool compile_sql(reading& r) {
   where_conditions(r, c);
   if (r.p.share && r.p.group_by.empty() && c.share_cond.empty()
       && r.p.time_group == time_grain::none)
-    return r.refuse(plan_refusal::ambiguous,
-                    r.understood_text()
-                      + "A share needs a part (a channel, a country, a "
-                        "category...) or a breakdown to divide. "
-                      + r.examples_text());
+    return r.refuse_explained(plan_refusal::ambiguous,
+                              "A share needs a part (a channel, a country, a "
+                              "category...) or a breakdown to divide. ");
   c.from = "FROM " + r.grain->from;
   for (auto* j : r.joins)
     c.from += " " + j->sql;

@@ -43,11 +43,10 @@ bool choose_groups(reading& r) {
   // The time grouping.
   for (auto g : r.grains_said) {
     if (r.p.time_group != time_grain::none && r.p.time_group != g)
-      return r.refuse(plan_refusal::ambiguous,
-                      r.understood_text()
-                        + "The question groups by two time units; ask for "
-                          "one. "
-                        + r.examples_text());
+      return r.refuse_explained(
+        plan_refusal::ambiguous,
+        "The question groups by two time units; ask for "
+        "one. ");
     r.p.time_group = g;
   }
   if (r.average && r.p.time_group != time_grain::none) {
@@ -129,12 +128,10 @@ bool imply_metric(reading& r) {
       && r.p.time_group == time_grain::none) {
     // "how much is a brake bleed?": a price, or the sales of it? Neither a
     // verb of selling nor a period says.
-    return r.refuse(plan_refusal::ambiguous,
-                    r.understood_text()
-                      + "'How much' with no period and no verb such as "
-                        "'sold' could ask for a price or for sales; the "
-                        "sales data hold sales only. "
-                      + r.examples_text());
+    return r.refuse_explained(plan_refusal::ambiguous,
+                              "'How much' with no period and no verb such as "
+                              "'sold' could ask for a price or for sales; the "
+                              "sales data hold sales only. ");
   }
   if (r.how_much) {
     r.p.metrics.push_back(amount);
@@ -142,11 +139,11 @@ bool imply_metric(reading& r) {
   } else if (r.how_many && !r.counted_members.empty() && !r.sell) {
     // "how many products are in each category": the size of a list, which
     // is no measure of the sales.
-    return r.refuse(plan_refusal::unsupported,
-                    r.understood_text() + "Counting " + r.counted_members
-                      + " themselves is not a measure of the sales data; "
-                        "ask how many were sold, or for revenue or orders. "
-                      + r.examples_text());
+    return r.refuse_explained(
+      plan_refusal::unsupported,
+      "Counting " + r.counted_members
+        + " themselves is not a measure of the sales data; "
+          "ask how many were sold, or for revenue or orders. ");
   } else if (r.how_many && r.counted_dim >= 0
              && !s.dimensions[static_cast<size_t>(r.counted_dim)]
                    .how_many.empty()) {
@@ -166,11 +163,9 @@ bool imply_metric(reading& r) {
   } else if (auto* m = metric_named_by_values(r); m != nullptr) {
     r.p.metrics.push_back(m);
   } else {
-    return r.refuse(plan_refusal::no_metric,
-                    r.understood_text()
-                      + "The question does not say what to measure (for "
-                        "example revenue, orders or units sold). "
-                      + r.examples_text());
+    return r.refuse_explained(plan_refusal::no_metric,
+                              "The question does not say what to measure (for "
+                              "example revenue, orders or units sold). ");
   }
   return true;
 }
@@ -221,29 +216,26 @@ bool choose_metrics(reading& r) {
     return false;
   include_values(r);
   if (r.p.metrics.size() > 3)
-    return r.refuse(plan_refusal::unsupported,
-                    r.understood_text()
-                      + "Ask for at most three measures at once. "
-                      + r.examples_text());
+    return r.refuse_explained(plan_refusal::unsupported,
+                              "Ask for at most three measures at once. ");
   if (r.average && r.p.average_over == time_grain::none) {
     bool inherent
       = std::all_of(r.p.metrics.begin(), r.p.metrics.end(),
                     [](const semantic_metric* m) { return !m->additive; });
     if (!inherent)
-      return r.refuse(plan_refusal::unsupported,
-                      r.understood_text()
-                        + "I cannot tell what the average is taken over; ask "
-                          "for example for the average monthly figure. "
-                        + r.examples_text());
+      return r.refuse_explained(
+        plan_refusal::unsupported,
+        "I cannot tell what the average is taken over; ask "
+        "for example for the average monthly figure. ");
   }
   if (r.p.share) {
     for (auto* m : r.p.metrics)
       if (!m->additive)
-        return r.refuse(plan_refusal::unsupported,
-                        r.understood_text()
-                          + "A share of the total needs a measure that adds "
-                            "up, and "
-                          + m->label + " does not. " + r.examples_text());
+        return r.refuse_explained(
+          plan_refusal::unsupported,
+          "A share of the total needs a measure that adds "
+          "up, and "
+            + m->label + " does not. ");
   }
   return true;
 }
@@ -253,11 +245,10 @@ bool choose_ranking(reading& r) {
   if (r.sort && r.rank_n <= 0) {
     r.rank = false;
     if (r.p.group_by.empty() && r.p.time_group == time_grain::none)
-      return r.refuse(plan_refusal::ambiguous,
-                      r.understood_text()
-                        + "The question asks for an order, but not of what "
-                          "(products, countries, months...). "
-                        + r.examples_text());
+      return r.refuse_explained(
+        plan_refusal::ambiguous,
+        "The question asks for an order, but not of what "
+        "(products, countries, months...). ");
     r.p.sorted = true;
   }
   // The most or the least: a grouping to rank, and how many.
@@ -268,11 +259,10 @@ bool choose_ranking(reading& r) {
     return true;
   }
   if (!(r.compare || r.p.periods.size() > 1))
-    return r.refuse(plan_refusal::ambiguous,
-                    r.understood_text()
-                      + "The question asks for the most or the least, but "
-                        "not of what (products, countries, months...). "
-                      + r.examples_text());
+    return r.refuse_explained(
+      plan_refusal::ambiguous,
+      "The question asks for the most or the least, but "
+      "not of what (products, countries, months...). ");
   return true;
 }
 

@@ -203,11 +203,11 @@ bool settle_periods(reading& r) {
 bool check_words(reading& r) {
   auto& s = r.s;
   if (!r.duration.empty())
-    return r.refuse(plan_refusal::unsupported,
-                    r.understood_text() + "'How many " + r.duration
-                      + "' asks for a duration, and the catalog measures "
-                        "amounts and counts, not time between events. "
-                      + r.examples_text());
+    return r.refuse_explained(
+      plan_refusal::unsupported,
+      "'How many " + r.duration
+        + "' asks for a duration, and the catalog measures "
+          "amounts and counts, not time between events. ");
   if (r.restricted)
     return r.refuse(plan_refusal::restricted,
                     "I cannot answer this: " + s.restricted_reason + ". "
@@ -266,13 +266,12 @@ bool check_periods(reading& r) {
   // Like compared with like.
   for (auto& a : r.atoms)
     if (a.kind != r.atoms.front().kind)
-      return r.refuse(plan_refusal::ambiguous,
-                      r.understood_text()
-                        + "The question names periods of different kinds ("
-                        + r.atoms.front().period.label + ", " + a.period.label
-                        + "); ask for one period, or compare periods of the "
-                          "same kind. "
-                        + r.examples_text());
+      return r.refuse_explained(
+        plan_refusal::ambiguous,
+        "The question names periods of different kinds ("
+          + r.atoms.front().period.label + ", " + a.period.label
+          + "); ask for one period, or compare periods of the "
+            "same kind. ");
   for (auto& a : r.atoms)
     r.p.periods.push_back(a.period);
   return true;

@@ -139,6 +139,12 @@ struct reading {
   /// Records the refusal; returns false, for `return r.refuse(...)`.
   bool refuse(plan_refusal why, std::string message);
 
+  /// `refuse` with `what` between what was understood and the questions
+  /// that can be asked: the shape of most refusals.
+  bool refuse_explained(plan_refusal why, const std::string& what) {
+    return refuse(why, understood_text() + what + examples_text());
+  }
+
   /// "I understood ...; ... . " or empty.
   std::string understood_text() const;
   /// "Questions I can answer look like: ...".
