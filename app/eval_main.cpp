@@ -23,6 +23,7 @@
 #include "eval/eval.hpp"
 #include "eval/layers/command.hpp"
 #include "eval/data_planner.hpp"
+#include "eval/input_guard.hpp"
 #include "eval/local.hpp"
 #include "eval/sql_guard_tool.hpp"
 
@@ -595,6 +596,42 @@ int cmd_data(int argc, char** argv) {
   return eval::run_data_command(cmd, std::cout, std::cerr);
 }
 
+/// `candor-eval guard`: the input rules on eval/input_guard.v1.json.
+int cmd_guard(int argc, char** argv) {
+  po::options_description desc{"Options"};
+  desc.add_options()("help,h", "show this help")(
+    "split", po::value<std::string>()->default_value("test"),
+    "test, calibration or all")(
+    "set", po::value<std::string>(),
+    "labelled set (default: eval/input_guard.v1.json of the source tree)")(
+    "thresholds", po::value<std::string>(),
+    "bounds (default: eval/input_guard_thresholds.json)")(
+    "all", "list every question, not only the misses")(
+    "json", "print the figures as JSON");
+  po::variables_map vm;
+  if (auto rc = parse(
+        argc, argv, desc, nullptr,
+        "Usage: candor-eval guard [--split test|calibration|all] [--set FILE] "
+        "[--thresholds FILE] [--all] [--json]\n\nRuns every question of "
+        "the labelled set through the input rules the server runs and prints "
+        "the share of attacks blocked and of benign look-alikes blocked, per "
+        "family, with every attack let through and every benign question "
+        "blocked. Exit 0 when both meet their bounds, 1 when one does not, "
+        "2 on bad usage or an unreadable file.\n",
+        vm);
+      rc >= 0)
+    return rc;
+  eval::guard_command cmd;
+  cmd.split = vm["split"].as<std::string>();
+  if (vm.count("set"))
+    cmd.set_path = vm["set"].as<std::string>();
+  if (vm.count("thresholds"))
+    cmd.thresholds_path = vm["thresholds"].as<std::string>();
+  cmd.json = vm.count("json") > 0;
+  cmd.list_all = vm.count("all") > 0;
+  return eval::run_guard_command(cmd, std::cout, std::cerr);
+}
+
 const char* top_help
   = R"(candor-eval - measures candor: the golden questions, the retrieval
 calibration and ablation, the attack x layer matrix and the SQL guard.
@@ -611,6 +648,9 @@ Commands:
   data      the local provider's data planner on eval/data_questions.v1.json:
             execution accuracy against hand-written SQL, and refusals;
             gated on eval/local_thresholds.json; --question Q shows a plan
+  guard     the input rules on eval/input_guard.v1.json (attacks and
+            benign look-alikes): share of each blocked, per family, every
+            miss; gated on eval/input_guard_thresholds.json
   layers    run every attack of eval/attacks.v1.json through every defence
             layer on its own and print the attack x layer matrix; exit 1
             when an attack passes every layer or a write is stopped by
@@ -634,7 +674,7 @@ configuration error.
 int main(int argc, char** argv) {
   static constexpr command commands[]
     = {{"eval", cmd_eval},         {"local", cmd_local},
-       {"data", cmd_data},
+       {"data", cmd_data},         {"guard", cmd_guard},
        {"layers", cmd_layers},     {"calibrate", cmd_calibrate},
        {"ablation", cmd_ablation}, {"sql-guard", cmd_sql_guard}};
   return run(argc, argv, "candor-eval", top_help, commands);

@@ -103,13 +103,16 @@ void push(std::string& out, char ch) {
   out.push_back(ch);
 }
 
-/// NFKD, full case fold, NFKD again (folding can produce decomposable
-/// characters, e.g. U+0130 -> i + U+0307).
+const icu::Normalizer2& nfkc_casefold_instance();
+
+/// ICU's NFKC_Casefold (compatibility composition, full case folding,
+/// default-ignorable code points removed), then NFKD so that accents come
+/// apart from their letters and can be dropped as marks ("É" -> "e" +
+/// U+0301).
 icu::UnicodeString fold_decompose(const icu::UnicodeString& s,
                                   const icu::Normalizer2& nfkd) {
   UErrorCode st = U_ZERO_ERROR;
-  auto r = nfkd.normalize(s, st);
-  r.foldCase();
+  auto r = nfkc_casefold_instance().normalize(s, st);
   r = nfkd.normalize(r, st);
   if (U_FAILURE(st))
     return icu::UnicodeString{};
@@ -202,6 +205,19 @@ const icu::Normalizer2& nfkd_instance() {
     return n;
   }();
   return *nfkd;
+}
+
+const icu::Normalizer2& nfkc_casefold_instance() {
+  static const icu::Normalizer2* n = [] {
+    UErrorCode st = U_ZERO_ERROR;
+    auto* x = icu::Normalizer2::getNFKCCasefoldInstance(st);
+    if (U_FAILURE(st) || x == nullptr)
+      throw std::runtime_error(std::string{"candor: ICU NFKC_Casefold data "
+                                           "unavailable: "}
+                               + u_errorName(st));
+    return x;
+  }();
+  return *n;
 }
 
 // -- the precomputed table ----------------------------------------------------
@@ -322,6 +338,25 @@ std::string normalize(std::string_view utf8) {
   }
   out.resize(w);
   return out;
+}
+
+std::string_view map_at(std::string_view utf8, size_t i, size_t& len,
+                        std::string& scratch) {
+  static constexpr std::string_view none{};
+  const auto* s = reinterpret_cast<const unsigned char*>(utf8.data());
+  len = 1;
+  if (s[i] < 0x80)
+    return {&ascii_map[s[i]], 1};
+  int32_t c = decode_utf8(s + i, utf8.size() - i, len);
+  if (c < 0)
+    return none;
+  if (c < 0x10000) {
+    const auto& t = table();
+    uint32_t e = t.entries[static_cast<size_t>(c)];
+    return {t.pool.data() + (e >> 8), e & 0xFF};
+  }
+  scratch = map_supplementary(c);
+  return scratch;
 }
 
 namespace {

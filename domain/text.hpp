@@ -13,9 +13,11 @@ namespace candor::domain {
 ///
 /// 1. UTF-8 is decoded; an ill-formed sequence is *dropped* (like a
 ///    zero-width character), so stray bytes cannot split a word to hide it.
-/// 2. NFKD, full case folding, NFKD again, then every combining mark
-///    (general category M) is removed: "Crème" -> "creme", fullwidth and
-///    mathematical letters become ASCII, "ﬁ" -> "fi".
+/// 2. ICU's NFKC_Casefold (compatibility forms, full case folding), then
+///    NFKD, then every combining mark (general category M) is removed:
+///    "Crème" -> "creme", fullwidth and mathematical letters become ASCII,
+///    "ﬁ" -> "fi". (Same table as NFKD + foldCase + NFKD, checked on every
+///    code point below U+30000.)
 /// 3. Default-ignorable code points (zero-width space/joiners, bidi
 ///    controls and isolates, soft hyphen, variation selectors, BOM, Hangul
 ///    fillers) are removed. Unicode tag characters U+E0020..U+E007E, which
@@ -33,6 +35,31 @@ namespace candor::domain {
 /// 256 KiB); a call is then one pass over the bytes without ICU. Pure
 /// ASCII input takes the same pass through a 128-entry table.
 std::string normalize(std::string_view utf8);
+
+/// Steps 1-4 of `normalize()` one code point at a time: calls
+/// `f(raw, mapped)` for each code point of `utf8` in order, where `raw` is
+/// its bytes and `mapped` its canonical form: empty (dropped: invisible,
+/// a mark, ill-formed), " " (a separator) or a-z0-9 characters. For
+/// passes that need to know what stood between two words (the input
+/// rules' de-spacing, `domain/guard/deobfuscate.hpp`).
+template <class F>
+void for_each_mapped(std::string_view utf8, F&& f);
+
+/// The non-template part of `for_each_mapped`: the canonical form of the
+/// code point at `utf8[i]`; sets `len` to its byte length (>= 1).
+std::string_view map_at(std::string_view utf8, size_t i, size_t& len,
+                        std::string& scratch);
+
+template <class F>
+void for_each_mapped(std::string_view utf8, F&& f) {
+  std::string scratch;
+  for (size_t i = 0; i < utf8.size();) {
+    size_t len = 1;
+    auto mapped = map_at(utf8, i, len, scratch);
+    f(utf8.substr(i, len), mapped);
+    i += len;
+  }
+}
 
 /// Escapes & < > " ' as XML entities, for text placed inside
 /// `<document>` tags or attributes.

@@ -14,6 +14,7 @@
 #include <re2/set.h>
 
 #include "domain/embedded.hpp"
+#include "domain/guard/deobfuscate.hpp"
 #include "domain/text.hpp"
 
 namespace candor::domain {
@@ -239,23 +240,35 @@ rule_verdict rule_set::evaluate(std::string_view raw_text,
     raw_text = raw_text.substr(0, cut);
   }
   auto norm = normalize(raw_text);
+  // The second canonical text, when the question spells words out, or
+  // writes digits and symbols for letters: the rules reading normalized
+  // text read both, and a match in either counts.
+  auto plain = deobfuscate(raw_text, norm);
   const re2::StringPiece raw_piece{raw_text.data(), raw_text.size()};
   const re2::StringPiece norm_piece{norm.data(), norm.size()};
   // One pass per text form over every rule reading it (RE2::Set); a set
   // that is missing or fails at match time (DFA memory) falls back to one
   // match per rule, with the same result.
   std::vector<size_t> hits;
-  bool from_sets
-    = match_set(raw_, raw_text, hits) && match_set(norm_, norm, hits);
+  bool from_sets = match_set(raw_, raw_text, hits)
+                   && match_set(norm_, norm, hits)
+                   && (!plain || match_set(norm_, plain->text, hits));
   if (!from_sets) {
     hits.clear();
-    for (size_t i = 0; i < rules_.size(); ++i)
-      if (RE2::PartialMatch(rules_[i].on_raw ? raw_piece : norm_piece,
-                            *compiled_[i]))
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      const auto& re = *compiled_[i];
+      if (rules_[i].on_raw ? RE2::PartialMatch(raw_piece, re)
+                           : RE2::PartialMatch(norm_piece, re)
+                               || (plain
+                                   && RE2::PartialMatch(plain->text, re)))
         hits.push_back(i);
+    }
   }
   std::sort(hits.begin(), hits.end());
+  hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
   rule_verdict v;
+  if (plain)
+    v.disguise = plain->undone;
   for (size_t i : hits) {
     const auto& r = rules_[i];
     if (!scope_covers(r.scope, scope))

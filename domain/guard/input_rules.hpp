@@ -51,6 +51,9 @@ struct rule_verdict {
   std::vector<std::string> matched;
   int high = 0;
   int medium = 0;
+  /// What `deobfuscate()` undid (`disguise` flags) when the rules also read
+  /// its text; 0 when the text showed no disguise.
+  unsigned disguise = 0;
 };
 
 /// An immutable, validated set of input rules with compiled patterns.
@@ -78,7 +81,8 @@ public:
 
   /// Evaluates `raw_text` against the rules whose scope covers `scope`
   /// (`input` runs input|both rules, `document` runs document|both rules,
-  /// `both` runs all). Normalizes once.
+  /// `both` runs all). Normalizes once; the rules reading normalized text
+  /// also read `deobfuscate()`'s text when there is one.
   rule_verdict evaluate(std::string_view raw_text, rule_scope scope) const;
 
   size_t size() const noexcept {

@@ -1,0 +1,264 @@
+// Undoes letter-by-letter spacing and digit or symbol substitutions, for the
+// input rules' second canonical text.
+
+#include "domain/guard/deobfuscate.hpp"
+
+#include <map>
+#include <vector>
+
+#include "domain/text.hpp"
+
+namespace candor::domain {
+
+namespace {
+
+bool is_letter(char c) {
+  return c >= 'a' && c <= 'z';
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/// Chat shorthand read as the words the rules are written with; only
+/// whole words are replaced.
+struct shorthand {
+  std::string_view from, to;
+};
+constexpr shorthand shorthands[] = {
+  {"u", "you"},         {"ur", "your"},       {"urs", "yours"},
+  {"r", "are"},         {"ya", "you"},        {"ppl", "people"},
+  {"pls", "please"},    {"plz", "please"},    {"msg", "message"},
+  {"msgs", "messages"}, {"rulez", "rules"},   {"instrux", "instructions"},
+  {"pw", "password"},   {"pwd", "password"},  {"4get", "forget"},
+  {"4got", "forgot"},   {"b4", "before"},     {"sys", "system"},
+};
+
+std::string_view expand(std::string_view word) {
+  for (const auto& s : shorthands)
+    if (s.from == word)
+      return s.to;
+  return word;
+}
+
+/// The letter an ASCII symbol (or the euro sign) stands for, or 0.
+char symbol_letter(std::string_view raw) {
+  if (raw.size() == 1) {
+    switch (raw[0]) {
+      case '@': return 'a';
+      case '$': return 's';
+      case '!': return 'i';
+      case '|': return 'l';
+      default: return 0;
+    }
+  }
+  return raw == "\xe2\x82\xac" ? 'e' : 0;
+}
+
+/// The letter a digit stands for inside a word of letters, or the digit.
+char digit_letter(char c) {
+  switch (c) {
+    case '0': return 'o';
+    case '1': return 'i';
+    case '3': return 'e';
+    case '4': return 'a';
+    case '5': return 's';
+    case '7': return 't';
+    case '8': return 'b';
+    case '9': return 'g';
+    default: return c;
+  }
+}
+
+/// A word that writes digits for letters: three or more characters, at
+/// least two letters and one digit ("pr0mpt", "4ll"; not "q1" or "e5").
+bool digit_word(std::string_view w) {
+  int letters = 0;
+  int digits = 0;
+  for (char c : w) {
+    letters += is_letter(c);
+    digits += is_digit(c);
+  }
+  return w.size() >= 3 && letters >= 2 && digits >= 1;
+}
+
+/// Whether the '@' at `raw[i]` belongs to an e-mail address: a '.' and a
+/// letter follow before the next space.
+bool in_email(std::string_view raw, size_t i) {
+  for (size_t k = i + 1; k + 1 < raw.size(); ++k) {
+    char c = raw[k];
+    if (c == ' ' || c == '\t' || c == '\n')
+      return false;
+    if (c == '.' && ((raw[k + 1] | 0x20) >= 'a' && (raw[k + 1] | 0x20) <= 'z'))
+      return true;
+  }
+  return false;
+}
+
+/// Whether `norm` (single-space separated words) has a run of three
+/// one-character words or a word mixing letters and digits; and whether
+/// `raw` has a substitution symbol next to a letter.
+bool shows_disguise(std::string_view raw, std::string_view norm) {
+  int singles = 0;
+  size_t start = 0;
+  while (start < norm.size()) {
+    auto end = norm.find(' ', start);
+    if (end == std::string_view::npos)
+      end = norm.size();
+    auto word = norm.substr(start, end - start);
+    if (expand(word) != word && word.size() > 1)
+      return true; // shorthand ("ur", "pls"); lone "u" and "r" are too common
+    singles = word.size() == 1 ? singles + 1 : 0;
+    if (singles >= 3)
+      return true;
+    if (digit_word(word))
+      return true;
+    start = end + 1;
+  }
+  auto ascii_letter = [&](size_t i) {
+    if (i >= raw.size())
+      return false;
+    char c = static_cast<char>(raw[i] | 0x20);
+    return c >= 'a' && c <= 'z';
+  };
+  for (size_t i = 0; i < raw.size(); ++i) {
+    bool sym = raw[i] == '@' || raw[i] == '$' || raw[i] == '!'
+               || raw[i] == '|'
+               || (raw[i] == '\xe2' && raw.substr(i, 3) == "\xe2\x82\xac");
+    if (!sym)
+      continue;
+    size_t after = i + (raw[i] == '\xe2' ? 3 : 1);
+    if (ascii_letter(after) && !(raw[i] == '@' && in_email(raw, i)))
+      return true;
+  }
+  return false;
+}
+
+struct unit {
+  std::string_view raw;
+  std::string_view mapped;
+};
+
+struct word {
+  std::string chars;
+  std::string gap; ///< the raw separator text before this word
+};
+
+/// Splits `raw` into words, reading substitution symbols that touch a
+/// letter as that letter.
+std::vector<word> words_of(std::string_view raw, unsigned& undone) {
+  std::vector<unit> units;
+  for_each_mapped(raw, [&](std::string_view r, std::string_view m) {
+    if (!m.empty()) // invisible characters are not even separators
+      units.push_back({r, m});
+  });
+  auto letter_at = [&](size_t k) {
+    return k < units.size() && units[k].mapped.size() == 1
+           && (is_letter(units[k].mapped[0]) || is_digit(units[k].mapped[0]));
+  };
+  std::vector<word> out;
+  word cur;
+  // A '|' that recurs every other character separates letters
+  // ("i|g|n|o|r|e"); elsewhere it may stand for an 'l' ("ru|es").
+  auto separating_pipe = [&](size_t k) {
+    return units[k].raw == "|"
+           && ((k >= 2 && units[k - 2].raw == "|")
+               || (k + 2 < units.size() && units[k + 2].raw == "|"));
+  };
+  for (size_t k = 0; k < units.size(); ++k) {
+    const auto& u = units[k];
+    // A symbol stands for a letter when a letter follows it ("$ystem",
+    // "p@ss", "ru|es"; not "help!" or "US$"), and '@' not in an e-mail.
+    bool email_at = u.raw == "@"
+                    && in_email(raw, static_cast<size_t>(u.raw.data()
+                                                         - raw.data()));
+    if (char sub = symbol_letter(u.raw);
+        sub != 0 && !separating_pipe(k) && !email_at && letter_at(k + 1)) {
+      cur.chars.push_back(sub);
+      undone |= disguise_symbols;
+      continue;
+    }
+    for (char c : u.mapped) {
+      if (c != ' ') {
+        cur.chars.push_back(c);
+        continue;
+      }
+      if (!cur.chars.empty()) {
+        out.push_back(std::move(cur));
+        cur = word{};
+      }
+      cur.gap.append(u.raw);
+    }
+  }
+  if (!cur.chars.empty())
+    out.push_back(std::move(cur));
+  return out;
+}
+
+/// Joins every run of three or more one-character words (step 2).
+std::vector<word> join_spaced(std::vector<word> in, unsigned& undone) {
+  std::vector<word> out;
+  size_t i = 0;
+  while (i < in.size()) {
+    size_t j = i;
+    while (j < in.size() && in[j].chars.size() == 1)
+      ++j;
+    if (j - i < 3) {
+      for (size_t k = i; k < std::max(j, i + 1); ++k)
+        out.push_back(std::move(in[k]));
+      i = std::max(j, i + 1);
+      continue;
+    }
+    undone |= disguise_spacing;
+    std::map<std::string, int> counts;
+    for (size_t k = i + 1; k < j; ++k)
+      ++counts[in[k].gap];
+    std::string inner;
+    int best = 0;
+    for (auto& [gap, n] : counts)
+      if (n > best) {
+        best = n;
+        inner = gap;
+      }
+    word w{in[i].chars, in[i].gap};
+    for (size_t k = i + 1; k < j; ++k) {
+      if (in[k].gap != inner) {
+        out.push_back(std::move(w));
+        w = word{{}, in[k].gap};
+      }
+      w.chars += in[k].chars;
+    }
+    out.push_back(std::move(w));
+    i = j;
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<deobfuscated> deobfuscate(std::string_view raw,
+                                        std::string_view norm) {
+  if (!shows_disguise(raw, norm))
+    return std::nullopt;
+  deobfuscated out;
+  auto words = join_spaced(words_of(raw, out.undone), out.undone);
+  for (auto& w : words) {
+    if (!out.text.empty())
+      out.text.push_back(' ');
+    if (auto word = expand(w.chars); word != w.chars) {
+      out.text += word; // shorthand first: "4get" is not "aget"
+      continue;
+    }
+    if (digit_word(w.chars)) {
+      for (auto& c : w.chars)
+        c = digit_letter(c);
+      out.undone |= disguise_digits;
+    }
+    out.text += expand(w.chars);
+  }
+  if (out.text == norm)
+    return std::nullopt;
+  return out;
+}
+
+} // namespace candor::domain

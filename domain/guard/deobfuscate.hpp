@@ -1,0 +1,50 @@
+#pragma once
+
+// Undoes the common ways of disguising words from the input rules: letters
+// spaced out one by one, digits and symbols standing in for letters.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace candor::domain {
+
+/// What `deobfuscate` undid, as flags.
+enum disguise : unsigned {
+  disguise_none = 0,
+  disguise_spacing = 1,  ///< "i g n o r e", "s.y.s.t.e.m" joined
+  disguise_digits = 2,   ///< "1gn0r3" -> "ignore" (letters and digits mixed)
+  disguise_symbols = 4,  ///< "$ystem", "@dmin", "!nstructions", "ru|es"
+};
+// (Shorthand, step 4, is not a disguise flag: it is not hiding anything.)
+
+/// A second canonical text for the input rules, or nothing when `raw`
+/// shows none of the disguises (the common case, decided from `norm`,
+/// `normalize(raw)`, and one scan of `raw`'s ASCII symbols).
+///
+/// Built from `raw` one code point at a time (`for_each_mapped`, so the
+/// same folding, confusable and invisible-character handling as
+/// `normalize`), in three deterministic steps:
+/// 1. `@ $ ! | €` followed by a letter stand for `a s i l e` (not the '@'
+///    of an e-mail address, not a '|' that recurs every other character);
+/// 2. a run of three or more one-character words is joined into words.
+///    What separated the letters of one word is the run's most common
+///    separator (" ", ".", "-", "  ", ...); a different separator is a word
+///    break ("i g n o r e  a l l" -> "ignore all", "I-G-N-O-R-E A-L-L" ->
+///    "ignore all"); with none, the run becomes one word;
+/// 3. in a word of three or more characters holding at least two letters
+///    and a digit, 0 1 3 4 5 7 8 9 read as
+///    o i e a s t b g ("pr0mpt" -> "prompt"); numbers alone are kept;
+/// 4. chat shorthand becomes the word ("ur" -> "your", "pls" -> "please",
+///    "rulez" -> "rules"); its presence alone also asks for this text.
+/// The result is lower-case a-z0-9 words separated by single spaces, like
+/// `normalize`'s. The rules run on both texts and a rule matching either
+/// counts; the original text is what the log and the ledger keep.
+struct deobfuscated {
+  std::string text;
+  unsigned undone = disguise_none;
+};
+std::optional<deobfuscated> deobfuscate(std::string_view raw,
+                                        std::string_view norm);
+
+} // namespace candor::domain
