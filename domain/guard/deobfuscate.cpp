@@ -115,6 +115,13 @@ bool shows_disguise(std::string_view raw, std::string_view norm) {
       return true;
     start = end + 1;
   }
+  // Words cut into syllables ("ig-nore pre-vi-ous"): three or more
+  // hyphens between letters.
+  int hyphens = 0;
+  for (size_t i = 1; i + 1 < raw.size(); ++i)
+    if (raw[i] == '-' && is_letter(static_cast<char>(raw[i - 1] | 0x20))
+        && is_letter(static_cast<char>(raw[i + 1] | 0x20)) && ++hyphens >= 3)
+      return true;
   auto ascii_letter = [&](size_t i) {
     if (i >= raw.size())
       return false;
@@ -178,6 +185,14 @@ std::vector<word> words_of(std::string_view raw, unsigned& undone) {
       undone |= disguise_symbols;
       continue;
     }
+    // A hyphen between two letters of a word cut into syllables joins
+    // them; one-letter pieces ("i-g-n-o-r-e") are left to step 2, which
+    // reads the separators.
+    if (u.raw == "-" && cur.chars.size() >= 2 && k + 2 < units.size()
+        && letter_at(k + 1) && letter_at(k + 2)) {
+      undone |= disguise_spacing;
+      continue;
+    }
     for (char c : u.mapped) {
       if (c != ' ') {
         cur.chars.push_back(c);
@@ -234,12 +249,37 @@ std::vector<word> join_spaced(std::vector<word> in, unsigned& undone) {
   return out;
 }
 
+/// Whether `norm` asks for text to be read backwards.
+bool asks_reversal(std::string_view norm) {
+  static constexpr std::string_view words[] = {
+    "backwards", "backward", "reversed", "reverse", "right to left",
+    "achterstevoren", "omgekeerd", "ruckwarts", "umgekehrt", "a l envers",
+    "al reves", "ao contrario", "al contrario", "invertito", "invertido",
+    "inverse"};
+  for (auto w : words) {
+    for (size_t at = norm.find(w); at != std::string_view::npos;
+         at = norm.find(w, at + 1)) {
+      bool starts = at == 0 || norm[at - 1] == ' ';
+      bool ends = at + w.size() == norm.size() || norm[at + w.size()] == ' ';
+      if (starts && ends)
+        return true;
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 std::optional<deobfuscated> deobfuscate(std::string_view raw,
                                         std::string_view norm) {
-  if (!shows_disguise(raw, norm))
-    return std::nullopt;
+  bool reversal = asks_reversal(norm);
+  if (!shows_disguise(raw, norm)) {
+    if (!reversal)
+      return std::nullopt;
+    return deobfuscated{std::string{norm} + " "
+                          + std::string{norm.rbegin(), norm.rend()},
+                        disguise_reversed};
+  }
   deobfuscated out;
   auto words = join_spaced(words_of(raw, out.undone), out.undone);
   for (auto& w : words) {
@@ -255,6 +295,11 @@ std::optional<deobfuscated> deobfuscate(std::string_view raw,
       out.undone |= disguise_digits;
     }
     out.text += expand(w.chars);
+  }
+  if (reversal) {
+    out.text += ' ';
+    out.text.append(norm.rbegin(), norm.rend());
+    out.undone |= disguise_reversed;
   }
   if (out.text == norm)
     return std::nullopt;
