@@ -249,6 +249,33 @@ std::vector<word> join_spaced(std::vector<word> in, unsigned& undone) {
   return out;
 }
 
+/// Whether `norm` holds `word` as a whole word.
+bool has_word(std::string_view norm, std::string_view w) {
+  for (size_t at = norm.find(w); at != std::string_view::npos;
+       at = norm.find(w, at + 1)) {
+    bool starts = at == 0 || norm[at - 1] == ' ';
+    bool ends = at + w.size() == norm.size() || norm[at + w.size()] == ' ';
+    if (starts && ends)
+      return true;
+  }
+  return false;
+}
+
+/// Whether `norm` names ROT13, the letter rotation that is its own
+/// inverse.
+bool asks_rot13(std::string_view norm) {
+  return has_word(norm, "rot13") || has_word(norm, "rot 13")
+         || has_word(norm, "caesar");
+}
+
+std::string rot13(std::string_view norm) {
+  std::string out{norm};
+  for (auto& c : out)
+    if (is_letter(c))
+      c = static_cast<char>('a' + (c - 'a' + 13) % 26);
+  return out;
+}
+
 /// Whether `norm` asks for text to be read backwards.
 bool asks_reversal(std::string_view norm) {
   static constexpr std::string_view words[] = {
@@ -256,16 +283,25 @@ bool asks_reversal(std::string_view norm) {
     "achterstevoren", "omgekeerd", "ruckwarts", "umgekehrt", "a l envers",
     "al reves", "ao contrario", "al contrario", "invertito", "invertido",
     "inverse"};
-  for (auto w : words) {
-    for (size_t at = norm.find(w); at != std::string_view::npos;
-         at = norm.find(w, at + 1)) {
-      bool starts = at == 0 || norm[at - 1] == ' ';
-      bool ends = at + w.size() == norm.size() || norm[at + w.size()] == ' ';
-      if (starts && ends)
-        return true;
-    }
-  }
+  for (auto w : words)
+    if (has_word(norm, w))
+      return true;
   return false;
+}
+
+/// Appends the decodings the text asks for (step 5).
+void append_decodings(std::string_view norm, bool reversal, bool rotation,
+                      deobfuscated& out) {
+  if (reversal) {
+    out.text += ' ';
+    out.text.append(norm.rbegin(), norm.rend());
+    out.undone |= disguise_reversed;
+  }
+  if (rotation) {
+    out.text += ' ';
+    out.text += rot13(norm);
+    out.undone |= disguise_rot13;
+  }
 }
 
 } // namespace
@@ -273,12 +309,13 @@ bool asks_reversal(std::string_view norm) {
 std::optional<deobfuscated> deobfuscate(std::string_view raw,
                                         std::string_view norm) {
   bool reversal = asks_reversal(norm);
+  bool rotation = asks_rot13(norm);
   if (!shows_disguise(raw, norm)) {
-    if (!reversal)
+    if (!reversal && !rotation)
       return std::nullopt;
-    return deobfuscated{std::string{norm} + " "
-                          + std::string{norm.rbegin(), norm.rend()},
-                        disguise_reversed};
+    deobfuscated out{std::string{norm}, disguise_none};
+    append_decodings(norm, reversal, rotation, out);
+    return out;
   }
   deobfuscated out;
   auto words = join_spaced(words_of(raw, out.undone), out.undone);
@@ -296,11 +333,7 @@ std::optional<deobfuscated> deobfuscate(std::string_view raw,
     }
     out.text += expand(w.chars);
   }
-  if (reversal) {
-    out.text += ' ';
-    out.text.append(norm.rbegin(), norm.rend());
-    out.undone |= disguise_reversed;
-  }
+  append_decodings(norm, reversal, rotation, out);
   if (out.text == norm)
     return std::nullopt;
   return out;

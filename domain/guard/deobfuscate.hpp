@@ -16,6 +16,7 @@ enum disguise : unsigned {
   disguise_digits = 2,   ///< "1gn0r3" -> "ignore" (letters and digits mixed)
   disguise_symbols = 4,  ///< "$ystem", "@dmin", "!nstructions", "ru|es"
   disguise_reversed = 8, ///< asked to read backwards: the text reversed too
+  disguise_rot13 = 16,   ///< ROT13 named: the text rotated too
 };
 // (Shorthand, step 4, is not a disguise flag: it is not hiding anything.)
 
@@ -42,7 +43,8 @@ enum disguise : unsigned {
 ///    "rulez" -> "rules"); its presence alone also asks for this text;
 /// 5. when the text asks to read something backwards ("read this
 ///    backwards", "al revés"), the canonical text reversed is appended,
-///    so "tpmorp metsys" reads "system prompt".
+///    so "tpmorp metsys" reads "system prompt"; when it names ROT13 (or
+///    Caesar), the text with its letters rotated by 13 is appended.
 /// The result is lower-case a-z0-9 words separated by single spaces, like
 /// `normalize`'s. The rules run on both texts and a rule matching either
 /// counts; the original text is what the log and the ledger keep.
