@@ -18,7 +18,10 @@
 #include "data/local/provider.hpp"
 #include "data/sqlite.hpp"
 #include "domain/config.hpp"
+#include "domain/build_info.hpp"
+#include "domain/guard/input_rules.hpp"
 #include "domain/model/contracts.hpp"
+#include "eval/input_guard.hpp"
 #include "net/llm_client.hpp"
 #include "tests/support/openai_stub.hpp"
 #include "tests/support/process.hpp"
@@ -667,6 +670,95 @@ BOOST_AUTO_TEST_CASE(rules_block_before_the_classifier) {
   BOOST_REQUIRE(r.ok());
   BOOST_CHECK(r->blocked_by == domain::layer_kind::input_rules);
   BOOST_CHECK_EQUAL(t.stub.requests(), 0);
+}
+
+// The guard model measured on the labelled set's test split
+// (eval/input_guard.v1.json) against the stub, one classifier behaviour at
+// a time. The stub is not a model: this measures what the mode does with
+// each kind of reply (the rules' verdicts are kept, only what they let
+// through reaches the classifier, and every reply but "safe" blocks), not
+// how well a real classifier judges.
+BOOST_AUTO_TEST_CASE(guard_model_on_the_labelled_set_fails_closed) {
+  auto set = eval::load_guard_set(std::string{domain::source_dir()}
+                                  + "/eval/input_guard.v1.json");
+  BOOST_REQUIRE_MESSAGE(set.ok(), (set.ok() ? "" : set.err().message));
+  std::vector<eval::guard_item> items;
+  for (auto& it : *set)
+    if (it.split == "test")
+      items.push_back(it);
+  BOOST_REQUIRE(items.size() >= 200u);
+  const auto& rules = domain::rule_set::builtin();
+  struct scenario {
+    const char* name;
+    std::function<test::stub_reply()> reply;
+  };
+  const scenario scenarios[] = {
+    {"safe", [] { return say("safe"); }},
+    {"unsafe", [] { return say("unsafe"); }},
+    {"unparseable", [] { return say("Looks fine to me."); }},
+    {"truncated",
+     [] {
+       auto r = say("safe");
+       r.finish_reason = "length";
+       return r;
+     }},
+    {"http 500", [] { return status(500); }},
+  };
+  for (const auto& sc : scenarios) {
+    guarded_app t{sc.reply};
+    size_t attacks = 0, benign = 0, attacks_stopped = 0, benign_stopped = 0;
+    size_t by_rules = 0;
+    for (const auto& it : items) {
+      bool rule_block = rules.evaluate(it.text, domain::rule_scope::input)
+                          .blocked;
+      auto r = t.ask(it.text);
+      // Stopped: blocked by a layer, or refused as unavailable (503).
+      bool stopped = !r.ok() || r->status == domain::status_kind::blocked;
+      (it.attack ? attacks : benign) += 1;
+      if (stopped)
+        (it.attack ? attacks_stopped : benign_stopped) += 1;
+      if (rule_block) {
+        ++by_rules;
+        BOOST_CHECK_MESSAGE(r.ok()
+                              && r->blocked_by
+                                   == domain::layer_kind::input_rules,
+                            sc.name << ": rules verdict lost for " << it.id);
+        continue;
+      }
+      std::string want = sc.name;
+      if (want == "safe") {
+        BOOST_CHECK_MESSAGE(r.ok()
+                              && r->blocked_by == domain::layer_kind::none,
+                            sc.name << ": " << it.id << " was stopped");
+      } else if (want == "http 500") {
+        BOOST_CHECK_MESSAGE(!r.ok()
+                              && r.err().code == domain::ec::llm_unavailable,
+                            sc.name << ": " << it.id << " was answered");
+      } else {
+        BOOST_CHECK_MESSAGE(r.ok()
+                              && r->blocked_by
+                                   == domain::layer_kind::input_model,
+                            sc.name << ": " << it.id << " got through");
+      }
+    }
+    // Only what the rules let through reached the classifier.
+    size_t guard_calls = 0;
+    for (auto& req : t.stub.seen())
+      guard_calls += is_guard(req);
+    if (std::string{sc.name} != "http 500") // retried and fallen back
+      BOOST_CHECK_EQUAL(guard_calls, items.size() - by_rules);
+    BOOST_TEST_MESSAGE("guard model, classifier replies "
+                       << sc.name << ": attacks stopped " << attacks_stopped
+                       << "/" << attacks << ", benign stopped "
+                       << benign_stopped << "/" << benign << " (rules alone "
+                       << by_rules << ")");
+    if (std::string{sc.name} == "safe") {
+      BOOST_CHECK_EQUAL(attacks_stopped + benign_stopped, by_rules);
+    } else {
+      BOOST_CHECK_EQUAL(attacks_stopped, attacks);
+      BOOST_CHECK_EQUAL(benign_stopped, benign);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
