@@ -607,7 +607,11 @@ int cmd_guard(int argc, char** argv) {
     "thresholds", po::value<std::string>(),
     "bounds (default: eval/input_guard_thresholds.json)")(
     "all", "list every question, not only the misses")(
-    "json", "print the figures as JSON");
+    "json", "print the figures as JSON")(
+    "train", "train the input scorer on the calibration splits and print "
+             "its weights file")(
+    "write", po::value<std::string>(),
+    "with --train: write the weights to FILE (e.g. conf/input_scorer.json)");
   po::variables_map vm;
   if (auto rc = parse(
         argc, argv, desc, nullptr,
@@ -629,6 +633,14 @@ int cmd_guard(int argc, char** argv) {
     cmd.thresholds_path = vm["thresholds"].as<std::string>();
   cmd.json = vm.count("json") > 0;
   cmd.list_all = vm.count("all") > 0;
+  if (vm.count("train"))
+    return eval::run_guard_training(
+      cmd, vm.count("write") ? vm["write"].as<std::string>() : std::string{},
+      std::cout, std::cerr);
+  if (vm.count("write")) {
+    std::cerr << "candor: guard: --write needs --train\n";
+    return exit_usage;
+  }
   return eval::run_guard_command(cmd, std::cout, std::cerr);
 }
 

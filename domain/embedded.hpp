@@ -15,6 +15,9 @@ std::string_view default_config();
 /// conf/input_rules.json
 std::string_view input_rules();
 
+/// conf/input_scorer.json (the input scorer's weights)
+std::string_view input_scorer();
+
 /// conf/prices.json (model prices per million tokens)
 std::string_view prices();
 

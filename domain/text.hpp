@@ -39,7 +39,9 @@ std::string normalize(std::string_view utf8);
 /// Steps 1-4 of `normalize()` one code point at a time: calls
 /// `f(raw, mapped)` for each code point of `utf8` in order, where `raw` is
 /// its bytes and `mapped` its canonical form: empty (dropped: invisible,
-/// a mark, ill-formed), " " (a separator) or a-z0-9 characters. For
+/// a mark, ill-formed), " " (a separator) or a-z0-9 characters. `mapped`
+/// is valid only during the call (outside the BMP it views a buffer that
+/// the next code point reuses): copy it to keep it. For
 /// passes that need to know what stood between two words (the input
 /// rules' de-spacing, `domain/guard/deobfuscate.hpp`).
 template <class F>

@@ -42,13 +42,21 @@ struct guard_command {
   bool list_all = false; ///< print every question, not only the misses
 };
 
-/// Runs every question of `cmd.split` through the input rules the server
-/// runs (`rule_set::builtin()`, scope input) and prints the share of
+/// Runs every question of `cmd.split` through the input guard the server
+/// runs (`rule_set::builtin().evaluate_question` with the built-in scorer)
+/// and prints the share of
 /// attacks blocked and of benign questions blocked, per family and in
 /// total, with every miss (an attack let through, a benign question
 /// blocked, with the rules that matched). Returns 0 when both figures meet
 /// their bounds, 1 when one does not, 2 when a file cannot be read.
 int run_guard_command(const guard_command& cmd, std::ostream& out,
                       std::ostream& err);
+
+/// Trains the input scorer on the calibration split of the set and the
+/// benign questions of the other sets' calibration splits, and prints the
+/// weights file (conf/input_scorer.json) or writes it to `write_to`.
+/// Deterministic: the same sets give the same file.
+int run_guard_training(const guard_command& cmd, const std::string& write_to,
+                       std::ostream& out, std::ostream& err);
 
 } // namespace candor::eval

@@ -9,6 +9,7 @@
 
 #include "domain/model/contracts.hpp"
 #include "domain/guard/input_rules.hpp"
+#include "domain/guard/input_scorer.hpp"
 #include "domain/model/openai_wire.hpp"
 #include "domain/text.hpp"
 
@@ -89,8 +90,8 @@ guard_input(node_actor::stateful_pointer<guard_input_state> self,
         domain::add_warning(st, "guardrail_off");
         return std::move(box);
       }
-      auto verdict = domain::rule_set::builtin().evaluate(
-        st.request.question, domain::rule_scope::input);
+      auto verdict = domain::rule_set::builtin().evaluate_question(
+        st.request.question, domain::input_scorer::builtin());
       if (verdict.blocked) {
         std::vector<std::string> reasons;
         for (auto& name : verdict.matched)

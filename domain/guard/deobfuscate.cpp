@@ -143,7 +143,9 @@ bool shows_disguise(std::string_view raw, std::string_view norm) {
 
 struct unit {
   std::string_view raw;
-  std::string_view mapped;
+  /// A copy: for a code point outside the BMP, `for_each_mapped` hands out
+  /// a view of a buffer it reuses.
+  std::string mapped;
 };
 
 struct word {
@@ -157,7 +159,7 @@ std::vector<word> words_of(std::string_view raw, unsigned& undone) {
   std::vector<unit> units;
   for_each_mapped(raw, [&](std::string_view r, std::string_view m) {
     if (!m.empty()) // invisible characters are not even separators
-      units.push_back({r, m});
+      units.push_back({r, std::string{m}});
   });
   auto letter_at = [&](size_t k) {
     return k < units.size() && units[k].mapped.size() == 1

@@ -15,6 +15,7 @@
 
 #include "domain/embedded.hpp"
 #include "domain/guard/deobfuscate.hpp"
+#include "domain/guard/input_scorer.hpp"
 #include "domain/text.hpp"
 
 namespace candor::domain {
@@ -227,23 +228,60 @@ const rule_set& rule_set::builtin() {
   return rules;
 }
 
+namespace {
+
+/// `raw_text` cut to `rule_set::max_bytes` at a UTF-8 boundary.
+std::string_view bounded(std::string_view raw_text) {
+  if (raw_text.size() <= rule_set::max_bytes)
+    return raw_text;
+  size_t cut = rule_set::max_bytes;
+  // Do not split a UTF-8 sequence: back off over continuation bytes.
+  for (int i = 0;
+       i < 3 && cut > 0
+       && (static_cast<unsigned char>(raw_text[cut]) & 0xC0) == 0x80;
+       ++i)
+    --cut;
+  return raw_text.substr(0, cut);
+}
+
+} // namespace
+
 rule_verdict rule_set::evaluate(std::string_view raw_text,
                                 rule_scope scope) const {
-  if (raw_text.size() > max_bytes) {
-    size_t cut = max_bytes;
-    // Do not split a UTF-8 sequence: back off over continuation bytes.
-    for (int i = 0;
-         i < 3 && cut > 0
-         && (static_cast<unsigned char>(raw_text[cut]) & 0xC0) == 0x80;
-         ++i)
-      --cut;
-    raw_text = raw_text.substr(0, cut);
-  }
+  raw_text = bounded(raw_text);
   auto norm = normalize(raw_text);
   // The second canonical text, when the question spells words out, or
   // writes digits and symbols for letters: the rules reading normalized
   // text read both, and a match in either counts.
   auto plain = deobfuscate(raw_text, norm);
+  return evaluate_texts(raw_text, norm, plain ? &plain->text : nullptr,
+                        plain ? plain->undone : 0u, scope);
+}
+
+rule_verdict rule_set::evaluate_question(std::string_view question,
+                                         const input_scorer& scorer) const {
+  question = bounded(question);
+  auto norm = normalize(question);
+  auto plain = deobfuscate(question, norm);
+  auto v = evaluate_texts(question, norm, plain ? &plain->text : nullptr,
+                          plain ? plain->undone : 0u, rule_scope::input);
+  auto s = scorer.judge(norm, plain ? std::string_view{plain->text}
+                                    : std::string_view{});
+  v.score = s.score;
+  v.score_top = std::move(s.top);
+  if (s.blocked) {
+    v.matched.emplace_back("input_scorer");
+    ++v.high;
+    v.blocked = true;
+  }
+  return v;
+}
+
+rule_verdict rule_set::evaluate_texts(std::string_view raw_text,
+                                      std::string_view norm,
+                                      const std::string* plain,
+                                      unsigned disguise,
+                                      rule_scope scope) const {
   const re2::StringPiece raw_piece{raw_text.data(), raw_text.size()};
   const re2::StringPiece norm_piece{norm.data(), norm.size()};
   // One pass per text form over every rule reading it (RE2::Set); a set
@@ -252,23 +290,22 @@ rule_verdict rule_set::evaluate(std::string_view raw_text,
   std::vector<size_t> hits;
   bool from_sets = match_set(raw_, raw_text, hits)
                    && match_set(norm_, norm, hits)
-                   && (!plain || match_set(norm_, plain->text, hits));
+                   && (plain == nullptr || match_set(norm_, *plain, hits));
   if (!from_sets) {
     hits.clear();
     for (size_t i = 0; i < rules_.size(); ++i) {
       const auto& re = *compiled_[i];
       if (rules_[i].on_raw ? RE2::PartialMatch(raw_piece, re)
                            : RE2::PartialMatch(norm_piece, re)
-                               || (plain
-                                   && RE2::PartialMatch(plain->text, re)))
+                               || (plain != nullptr
+                                   && RE2::PartialMatch(*plain, re)))
         hits.push_back(i);
     }
   }
   std::sort(hits.begin(), hits.end());
   hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
   rule_verdict v;
-  if (plain)
-    v.disguise = plain->undone;
+  v.disguise = disguise;
   for (size_t i : hits) {
     const auto& r = rules_[i];
     if (!scope_covers(r.scope, scope))

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "domain/error.hpp"
@@ -54,7 +55,13 @@ struct rule_verdict {
   /// What `deobfuscate()` undid (`disguise` flags) when the rules also read
   /// its text; 0 when the text showed no disguise.
   unsigned disguise = 0;
+  /// The input scorer's score, when it ran (`evaluate_question`).
+  double score = 0;
+  /// The features that raised the score most (see `score_verdict::top`).
+  std::vector<std::pair<std::string, double>> score_top;
 };
+
+class input_scorer;
 
 /// An immutable, validated set of input rules with compiled patterns.
 /// Cheap to copy or move (patterns are shared); safe to use from many
@@ -85,6 +92,13 @@ public:
   /// also read `deobfuscate()`'s text when there is one.
   rule_verdict evaluate(std::string_view raw_text, rule_scope scope) const;
 
+  /// The input guard's verdict on a question: the rules of scope input,
+  /// then `scorer` on the same canonical texts. A score above the
+  /// scorer's threshold adds "input_scorer" to `matched` and counts as a
+  /// high match; `score` and `score_top` are always set.
+  rule_verdict evaluate_question(std::string_view question,
+                                 const input_scorer& scorer) const;
+
   size_t size() const noexcept {
     return rules_.size();
   }
@@ -111,6 +125,11 @@ private:
   /// match time (the caller then falls back to one match per rule).
   bool match_set(const matcher& m, std::string_view text,
                  std::vector<size_t>& hits) const;
+
+  /// `evaluate` on canonical texts already made.
+  rule_verdict evaluate_texts(std::string_view raw_text, std::string_view norm,
+                              const std::string* plain, unsigned disguise,
+                              rule_scope scope) const;
 
   std::vector<input_rule> rules_;
   std::vector<std::shared_ptr<const re2::RE2>> compiled_;

@@ -12,6 +12,7 @@
 #include "data/fixtures.hpp"
 #include "data/sql/guard.hpp"
 #include "domain/guard/input_rules.hpp"
+#include "domain/guard/input_scorer.hpp"
 #include "domain/model/openai_wire.hpp"
 #include "domain/guard/output_guard.hpp"
 #include "domain/guard/response_guard.hpp"
@@ -48,8 +49,8 @@ std::string short_detail(std::string s) {
 }
 
 cell input_rules_cell(const std::string& question) {
-  auto v
-    = domain::rule_set::builtin().evaluate(question, domain::rule_scope::input);
+  auto v = domain::rule_set::builtin().evaluate_question(
+    question, domain::input_scorer::builtin());
   auto matched = join(v.matched);
   if (v.blocked)
     return stopped(matched);

@@ -111,6 +111,15 @@ BOOST_AUTO_TEST_CASE(the_rules_read_the_second_text) {
   BOOST_TEST(!blocked("I want the S M L sizes of the Strada jersey"));
 }
 
+BOOST_AUTO_TEST_CASE(characters_outside_the_bmp_keep_their_own_form) {
+  // Spaced letters (a second text is made) around emoji and mathematical
+  // letters, which are mapped on the fly: each keeps its own form.
+  auto p = plain("P L E A S E \xf0\x9f\x98\xa9 help \xf0\x9d\x90\x87i "
+                 "\xf0\x9f\x9a\xb2");
+  BOOST_TEST(p == "please help hi");
+  BOOST_TEST(p.find('\0') == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(for_each_mapped_gives_each_code_point_its_form) {
   std::string seen;
   for_each_mapped("A\xe2\x80\x8b\xd0\xb0-\xef\xbd\x82",
