@@ -263,18 +263,92 @@ bool has_word(std::string_view norm, std::string_view w) {
   return false;
 }
 
-/// Whether `norm` names ROT13, the letter rotation that is its own
-/// inverse.
-bool asks_rot13(std::string_view norm) {
-  return has_word(norm, "rot13") || has_word(norm, "rot 13")
-         || has_word(norm, "caesar");
+/// Whether `norm` asks for letters to be rotated: ROT13 (or any ROTn),
+/// Caesar, or shifting letters.
+bool asks_rotation(std::string_view norm) {
+  if (has_word(norm, "caesar") || has_word(norm, "rot"))
+    return true;
+  for (size_t at = norm.find("rot"); at != std::string_view::npos;
+       at = norm.find("rot", at + 1)) {
+    size_t k = at + 3;
+    bool starts = at == 0 || norm[at - 1] == ' ';
+    while (k < norm.size() && is_digit(norm[k]))
+      ++k;
+    if (starts && k > at + 3 && (k == norm.size() || norm[k] == ' '))
+      return true; // rot13, rot47, ...
+  }
+  bool shift = has_word(norm, "shift") || has_word(norm, "shifted")
+               || has_word(norm, "rotate") || has_word(norm, "rotated");
+  return shift
+         && (has_word(norm, "letter") || has_word(norm, "letters")
+             || has_word(norm, "alphabet"));
 }
 
-std::string rot13(std::string_view norm) {
+std::string rotated(std::string_view norm, int by) {
   std::string out{norm};
   for (auto& c : out)
     if (is_letter(c))
-      c = static_cast<char>('a' + (c - 'a' + 13) % 26);
+      c = static_cast<char>('a' + (c - 'a' + by) % 26);
+  return out;
+}
+
+/// The value of a base64 character, or -1.
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if (c == '+' || c == '-')
+    return 62;
+  if (c == '/' || c == '_')
+    return 63;
+  return -1;
+}
+
+/// The text hidden in base64 runs of `raw` (16 or more characters of the
+/// alphabet, at most 4 runs of 4,000): each run decoded, kept when it is
+/// at least 8 bytes and nine in ten of them are printable ASCII, then
+/// normalized. Empty when there is none.
+std::string base64_texts(std::string_view raw) {
+  std::string out;
+  int runs = 0;
+  for (size_t i = 0; i < raw.size() && runs < 4;) {
+    if (base64_value(raw[i]) < 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < raw.size() && j - i < 4000 && base64_value(raw[j]) >= 0)
+      ++j;
+    if (j - i >= 16) {
+      ++runs;
+      std::string bytes;
+      uint32_t acc = 0;
+      int bits = 0;
+      for (size_t k = i; k < j; ++k) {
+        acc = (acc << 6) | static_cast<uint32_t>(base64_value(raw[k]));
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          bytes.push_back(static_cast<char>((acc >> bits) & 0xFF));
+        }
+      }
+      size_t printable = 0;
+      for (unsigned char c : bytes)
+        printable += (c >= 0x20 && c < 0x7F) || c == '\n' || c == '\t';
+      if (bytes.size() >= 8 && printable * 10 >= bytes.size() * 9) {
+        auto text = normalize(bytes);
+        if (!text.empty()) {
+          if (!out.empty())
+            out += ' ';
+          out += text;
+        }
+      }
+    }
+    i = j;
+  }
   return out;
 }
 
@@ -291,18 +365,25 @@ bool asks_reversal(std::string_view norm) {
   return false;
 }
 
-/// Appends the decodings the text asks for (step 5).
+/// Appends the decodings the text asks for or carries (step 5).
 void append_decodings(std::string_view norm, bool reversal, bool rotation,
-                      deobfuscated& out) {
+                      const std::string& decoded, deobfuscated& out) {
   if (reversal) {
     out.text += ' ';
     out.text.append(norm.rbegin(), norm.rend());
     out.undone |= disguise_reversed;
   }
   if (rotation) {
+    for (int by = 1; by < 26; ++by) {
+      out.text += ' ';
+      out.text += rotated(norm, by);
+    }
+    out.undone |= disguise_rotated;
+  }
+  if (!decoded.empty()) {
     out.text += ' ';
-    out.text += rot13(norm);
-    out.undone |= disguise_rot13;
+    out.text += decoded;
+    out.undone |= disguise_base64;
   }
 }
 
@@ -311,12 +392,13 @@ void append_decodings(std::string_view norm, bool reversal, bool rotation,
 std::optional<deobfuscated> deobfuscate(std::string_view raw,
                                         std::string_view norm) {
   bool reversal = asks_reversal(norm);
-  bool rotation = asks_rot13(norm);
+  bool rotation = asks_rotation(norm);
+  auto decoded = base64_texts(raw);
   if (!shows_disguise(raw, norm)) {
-    if (!reversal && !rotation)
+    if (!reversal && !rotation && decoded.empty())
       return std::nullopt;
     deobfuscated out{std::string{norm}, disguise_none};
-    append_decodings(norm, reversal, rotation, out);
+    append_decodings(norm, reversal, rotation, decoded, out);
     return out;
   }
   deobfuscated out;
@@ -335,7 +417,7 @@ std::optional<deobfuscated> deobfuscate(std::string_view raw,
     }
     out.text += expand(w.chars);
   }
-  append_decodings(norm, reversal, rotation, out);
+  append_decodings(norm, reversal, rotation, decoded, out);
   if (out.text == norm)
     return std::nullopt;
   return out;

@@ -16,7 +16,9 @@ enum disguise : unsigned {
   disguise_digits = 2,   ///< "1gn0r3" -> "ignore" (letters and digits mixed)
   disguise_symbols = 4,  ///< "$ystem", "@dmin", "!nstructions", "ru|es"
   disguise_reversed = 8, ///< asked to read backwards: the text reversed too
-  disguise_rot13 = 16,   ///< ROT13 named: the text rotated too
+  disguise_rotated = 16, ///< ROTn, Caesar or shifted letters named: every
+                         ///< rotation of the text too
+  disguise_base64 = 32,  ///< a base64 run that decodes to text
 };
 // (Shorthand, step 4, is not a disguise flag: it is not hiding anything.)
 
@@ -43,8 +45,10 @@ enum disguise : unsigned {
 ///    "rulez" -> "rules"); its presence alone also asks for this text;
 /// 5. when the text asks to read something backwards ("read this
 ///    backwards", "al revés"), the canonical text reversed is appended,
-///    so "tpmorp metsys" reads "system prompt"; when it names ROT13 (or
-///    Caesar), the text with its letters rotated by 13 is appended.
+///    so "tpmorp metsys" reads "system prompt"; when it names ROT13, ROTn,
+///    Caesar or shifting letters, the text rotated by each of 1..25 is
+///    appended; a run of 16 or more base64 characters that decodes to
+///    printable text is decoded, normalized and appended.
 /// The result is lower-case a-z0-9 words separated by single spaces, like
 /// `normalize`'s. The rules run on both texts and a rule matching either
 /// counts; the original text is what the log and the ledger keep.
