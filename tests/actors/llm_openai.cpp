@@ -20,6 +20,7 @@
 #include "domain/config.hpp"
 #include "domain/build_info.hpp"
 #include "domain/guard/input_rules.hpp"
+#include "domain/guard/input_scorer.hpp"
 #include "domain/model/contracts.hpp"
 #include "eval/input_guard.hpp"
 #include "net/llm_client.hpp"
@@ -709,8 +710,9 @@ BOOST_AUTO_TEST_CASE(guard_model_on_the_labelled_set_fails_closed) {
     size_t attacks = 0, benign = 0, attacks_stopped = 0, benign_stopped = 0;
     size_t by_rules = 0;
     for (const auto& it : items) {
-      bool rule_block = rules.evaluate(it.text, domain::rule_scope::input)
-                          .blocked;
+      bool rule_block
+        = rules.evaluate_question(it.text, domain::input_scorer::builtin())
+            .blocked;
       auto r = t.ask(it.text);
       // Stopped: blocked by a layer, or refused as unavailable (503).
       bool stopped = !r.ok() || r->status == domain::status_kind::blocked;
