@@ -251,37 +251,44 @@ std::vector<word> join_spaced(std::vector<word> in, unsigned& undone) {
   return out;
 }
 
-/// Whether `norm` holds `word` as a whole word.
-bool has_word(std::string_view norm, std::string_view w) {
-  for (size_t at = norm.find(w); at != std::string_view::npos;
-       at = norm.find(w, at + 1)) {
-    bool starts = at == 0 || norm[at - 1] == ' ';
-    bool ends = at + w.size() == norm.size() || norm[at + w.size()] == ' ';
-    if (starts && ends)
-      return true;
-  }
-  return false;
-}
+/// What the text asks to be decoded (step 5), from one pass over its
+/// words: reading backwards ("backwards", "al revés", "right to left", ...),
+/// rotating letters (ROT13 or any ROTn, Caesar, shifting the letters).
+struct decodings {
+  bool reversal = false;
+  bool rotation = false;
+};
 
-/// Whether `norm` asks for letters to be rotated: ROT13 (or any ROTn),
-/// Caesar, or shifting letters.
-bool asks_rotation(std::string_view norm) {
-  if (has_word(norm, "caesar") || has_word(norm, "rot"))
-    return true;
-  for (size_t at = norm.find("rot"); at != std::string_view::npos;
-       at = norm.find("rot", at + 1)) {
-    size_t k = at + 3;
-    bool starts = at == 0 || norm[at - 1] == ' ';
-    while (k < norm.size() && is_digit(norm[k]))
-      ++k;
-    if (starts && k > at + 3 && (k == norm.size() || norm[k] == ' '))
-      return true; // rot13, rot47, ...
+decodings decodings_asked(std::string_view norm) {
+  static constexpr std::string_view reversal_words[] = {
+    "backwards", "backward",  "reversed",  "reverse",   "achterstevoren",
+    "omgekeerd", "ruckwarts", "umgekehrt", "envers",    "reves",
+    "contrario", "invertito", "invertido", "inverse"};
+  decodings out;
+  bool shift = false;
+  bool letters = false;
+  std::string_view prev, prev2;
+  size_t start = 0;
+  while (start < norm.size()) {
+    auto end = norm.find(' ', start);
+    if (end == std::string_view::npos)
+      end = norm.size();
+    auto w = norm.substr(start, end - start);
+    for (auto r : reversal_words)
+      out.reversal |= w == r;
+    out.reversal |= w == "left" && prev == "to" && prev2 == "right";
+    bool rot_n = w.size() > 3 && w.substr(0, 3) == "rot";
+    for (size_t k = 3; rot_n && k < w.size(); ++k)
+      rot_n = is_digit(w[k]);
+    out.rotation |= w == "caesar" || w == "rot" || rot_n;
+    shift |= w == "shift" || w == "shifted" || w == "rotate" || w == "rotated";
+    letters |= w == "letter" || w == "letters" || w == "alphabet";
+    prev2 = prev;
+    prev = w;
+    start = end + 1;
   }
-  bool shift = has_word(norm, "shift") || has_word(norm, "shifted")
-               || has_word(norm, "rotate") || has_word(norm, "rotated");
-  return shift
-         && (has_word(norm, "letter") || has_word(norm, "letters")
-             || has_word(norm, "alphabet"));
+  out.rotation |= shift && letters;
+  return out;
 }
 
 std::string rotated(std::string_view norm, int by) {
@@ -352,19 +359,6 @@ std::string base64_texts(std::string_view raw) {
   return out;
 }
 
-/// Whether `norm` asks for text to be read backwards.
-bool asks_reversal(std::string_view norm) {
-  static constexpr std::string_view words[] = {
-    "backwards", "backward", "reversed", "reverse", "right to left",
-    "achterstevoren", "omgekeerd", "ruckwarts", "umgekehrt", "a l envers",
-    "al reves", "ao contrario", "al contrario", "invertito", "invertido",
-    "inverse"};
-  for (auto w : words)
-    if (has_word(norm, w))
-      return true;
-  return false;
-}
-
 /// Appends the decodings the text asks for or carries (step 5).
 void append_decodings(std::string_view norm, bool reversal, bool rotation,
                       const std::string& decoded, deobfuscated& out) {
@@ -391,8 +385,9 @@ void append_decodings(std::string_view norm, bool reversal, bool rotation,
 
 std::optional<deobfuscated> deobfuscate(std::string_view raw,
                                         std::string_view norm) {
-  bool reversal = asks_reversal(norm);
-  bool rotation = asks_rotation(norm);
+  auto asked = decodings_asked(norm);
+  bool reversal = asked.reversal;
+  bool rotation = asked.rotation;
   auto decoded = base64_texts(raw);
   if (!shows_disguise(raw, norm)) {
     if (!reversal && !rotation && decoded.empty())
