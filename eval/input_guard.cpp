@@ -214,6 +214,8 @@ other_benign_questions(const std::string& root) {
     auto v = parse_file(root + name);
     if (!v)
       return v.err();
+    if (!v->is_object())
+      return bad(root + name, "must be an object");
     const auto& o = v->as_object();
     const auto* arr = o.if_contains("questions");
     if (arr == nullptr)
@@ -221,6 +223,8 @@ other_benign_questions(const std::string& root) {
     if (arr == nullptr || !arr->is_array())
       return bad(root + name, "no questions");
     for (const auto& q : arr->as_array()) {
+      if (!q.is_object())
+        return bad(root + name, "a question must be an object");
       const auto& x = q.as_object();
       auto field = [&](const char* k) -> std::string {
         auto* f = x.if_contains(k);
@@ -243,7 +247,7 @@ domain::scorer_example example_of(std::string_view text, bool attack) {
   domain::scorer_example ex;
   ex.norm = domain::normalize(text);
   if (auto p = domain::deobfuscate(text, ex.norm))
-    ex.plain = std::move(p->text);
+    ex.plain = std::move(p->words); // what evaluate_question scores
   ex.attack = attack;
   return ex;
 }

@@ -122,11 +122,18 @@ bool shows_disguise(std::string_view raw, std::string_view norm) {
     if (raw[i] == '-' && is_letter(static_cast<char>(raw[i - 1] | 0x20))
         && is_letter(static_cast<char>(raw[i + 1] | 0x20)) && ++hyphens >= 3)
       return true;
-  auto ascii_letter = [&](size_t i) {
-    if (i >= raw.size())
-      return false;
-    char c = static_cast<char>(raw[i] | 0x20);
-    return c >= 'a' && c <= 'z';
+  // A symbol followed by a letter, read as words_of reads it: past
+  // invisible characters, through look-alike and full-width letters.
+  auto letter_follows = [&](size_t at) {
+    std::string scratch;
+    while (at < raw.size()) {
+      size_t len = 1;
+      auto m = map_at(raw, at, len, scratch);
+      if (!m.empty())
+        return is_letter(m[0]);
+      at += len;
+    }
+    return false;
   };
   for (size_t i = 0; i < raw.size(); ++i) {
     bool sym = raw[i] == '@' || raw[i] == '$' || raw[i] == '!'
@@ -135,7 +142,7 @@ bool shows_disguise(std::string_view raw, std::string_view norm) {
     if (!sym)
       continue;
     size_t after = i + (raw[i] == '\xe2' ? 3 : 1);
-    if (ascii_letter(after) && !(raw[i] == '@' && in_email(raw, i)))
+    if (letter_follows(after) && !(raw[i] == '@' && in_email(raw, i)))
       return true;
   }
   return false;
@@ -165,6 +172,10 @@ std::vector<word> words_of(std::string_view raw, unsigned& undone) {
     return k < units.size() && units[k].mapped.size() == 1
            && (is_letter(units[k].mapped[0]) || is_digit(units[k].mapped[0]));
   };
+  auto only_letter_at = [&](size_t k) {
+    return k < units.size() && !units[k].mapped.empty()
+           && is_letter(units[k].mapped[0]);
+  };
   std::vector<word> out;
   word cur;
   // A '|' that recurs every other character separates letters
@@ -182,7 +193,8 @@ std::vector<word> words_of(std::string_view raw, unsigned& undone) {
                     && in_email(raw, static_cast<size_t>(u.raw.data()
                                                          - raw.data()));
     if (char sub = symbol_letter(u.raw);
-        sub != 0 && !separating_pipe(k) && !email_at && letter_at(k + 1)) {
+        sub != 0 && !separating_pipe(k) && !email_at
+        && only_letter_at(k + 1)) {
       cur.chars.push_back(sub);
       undone |= disguise_symbols;
       continue;
@@ -307,21 +319,44 @@ int base64_value(char c) {
     return c - 'a' + 26;
   if (c >= '0' && c <= '9')
     return c - '0' + 52;
-  if (c == '+' || c == '-')
+  if (c == '+')
     return 62;
-  if (c == '/' || c == '_')
+  if (c == '/')
     return 63;
   return -1;
 }
 
+/// `run` decoded from base64, when it is text: at least 8 bytes, nine in
+/// ten of them printable ASCII.
+std::string decode_base64_text(std::string_view run) {
+  std::string bytes;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : run) {
+    acc = (acc << 6) | static_cast<uint32_t>(base64_value(c));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  size_t printable = 0;
+  for (unsigned char c : bytes)
+    printable += (c >= 0x20 && c < 0x7F) || c == '\n' || c == '\t';
+  if (bytes.size() < 8 || printable * 10 < bytes.size() * 9)
+    return {};
+  return bytes;
+}
+
 /// The text hidden in base64 runs of `raw` (16 or more characters of the
-/// alphabet, at most 4 runs of 4,000): each run decoded, kept when it is
-/// at least 8 bytes and nine in ten of them are printable ASCII, then
-/// normalized. Empty when there is none.
+/// standard alphabet, up to 4,000 each): each run is decoded from its start
+/// or, when that is not text, from one of the next three characters (a run
+/// glued to a word); up to 4 runs that decode to text are normalized and
+/// kept. Empty when there is none.
 std::string base64_texts(std::string_view raw) {
   std::string out;
-  int runs = 0;
-  for (size_t i = 0; i < raw.size() && runs < 4;) {
+  int found = 0;
+  for (size_t i = 0; i < raw.size() && found < 4;) {
     if (base64_value(raw[i]) < 0) {
       ++i;
       continue;
@@ -329,48 +364,39 @@ std::string base64_texts(std::string_view raw) {
     size_t j = i;
     while (j < raw.size() && j - i < 4000 && base64_value(raw[j]) >= 0)
       ++j;
-    if (j - i >= 16) {
-      ++runs;
-      std::string bytes;
-      uint32_t acc = 0;
-      int bits = 0;
-      for (size_t k = i; k < j; ++k) {
-        acc = (acc << 6) | static_cast<uint32_t>(base64_value(raw[k]));
-        bits += 6;
-        if (bits >= 8) {
-          bits -= 8;
-          bytes.push_back(static_cast<char>((acc >> bits) & 0xFF));
-        }
+    for (size_t skip = 0; j - i >= 16 + skip && skip < 4; ++skip) {
+      auto bytes = decode_base64_text(raw.substr(i + skip, j - i - skip));
+      if (bytes.empty())
+        continue;
+      auto text = normalize(bytes);
+      if (!text.empty()) {
+        if (!out.empty())
+          out += ' ';
+        out += text;
+        ++found;
       }
-      size_t printable = 0;
-      for (unsigned char c : bytes)
-        printable += (c >= 0x20 && c < 0x7F) || c == '\n' || c == '\t';
-      if (bytes.size() >= 8 && printable * 10 >= bytes.size() * 9) {
-        auto text = normalize(bytes);
-        if (!text.empty()) {
-          if (!out.empty())
-            out += ' ';
-          out += text;
-        }
-      }
+      break;
     }
     i = j;
   }
   return out;
 }
 
-/// Appends the decodings the text asks for or carries (step 5).
-void append_decodings(std::string_view norm, bool reversal, bool rotation,
+/// `out.text` = `out.words` followed by the decodings the text asks for
+/// or carries (step 5), made from the de-disguised words.
+void append_decodings(bool reversal, bool rotation,
                       const std::string& decoded, deobfuscated& out) {
+  const std::string& words = out.words;
+  out.text = words;
   if (reversal) {
     out.text += ' ';
-    out.text.append(norm.rbegin(), norm.rend());
+    out.text.append(words.rbegin(), words.rend());
     out.undone |= disguise_reversed;
   }
   if (rotation) {
     for (int by = 1; by < 26; ++by) {
       out.text += ' ';
-      out.text += rotated(norm, by);
+      out.text += rotated(words, by);
     }
     out.undone |= disguise_rotated;
   }
@@ -386,33 +412,30 @@ void append_decodings(std::string_view norm, bool reversal, bool rotation,
 std::optional<deobfuscated> deobfuscate(std::string_view raw,
                                         std::string_view norm) {
   auto asked = decodings_asked(norm);
-  bool reversal = asked.reversal;
-  bool rotation = asked.rotation;
   auto decoded = base64_texts(raw);
-  if (!shows_disguise(raw, norm)) {
-    if (!reversal && !rotation && decoded.empty())
-      return std::nullopt;
-    deobfuscated out{std::string{norm}, disguise_none};
-    append_decodings(norm, reversal, rotation, decoded, out);
-    return out;
-  }
   deobfuscated out;
-  auto words = join_spaced(words_of(raw, out.undone), out.undone);
-  for (auto& w : words) {
-    if (!out.text.empty())
-      out.text.push_back(' ');
-    if (auto word = expand(w.chars); word != w.chars) {
-      out.text += word; // shorthand first: "4get" is not "aget"
-      continue;
+  if (!shows_disguise(raw, norm)) {
+    if (!asked.reversal && !asked.rotation && decoded.empty())
+      return std::nullopt;
+    out.words = std::string{norm};
+  } else {
+    auto words = join_spaced(words_of(raw, out.undone), out.undone);
+    for (auto& w : words) {
+      if (!out.words.empty())
+        out.words.push_back(' ');
+      if (auto word = expand(w.chars); word != w.chars) {
+        out.words += word; // shorthand first: "4get" is not "aget"
+        continue;
+      }
+      if (digit_word(w.chars)) {
+        for (auto& c : w.chars)
+          c = digit_letter(c);
+        out.undone |= disguise_digits;
+      }
+      out.words += expand(w.chars);
     }
-    if (digit_word(w.chars)) {
-      for (auto& c : w.chars)
-        c = digit_letter(c);
-      out.undone |= disguise_digits;
-    }
-    out.text += expand(w.chars);
   }
-  append_decodings(norm, reversal, rotation, decoded, out);
+  append_decodings(asked.reversal, asked.rotation, decoded, out);
   if (out.text == norm)
     return std::nullopt;
   return out;

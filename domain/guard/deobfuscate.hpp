@@ -44,16 +44,21 @@ enum disguise : unsigned {
 /// 4. chat shorthand becomes the word ("ur" -> "your", "pls" -> "please",
 ///    "rulez" -> "rules"); its presence alone also asks for this text;
 /// 5. when the text asks to read something backwards ("read this
-///    backwards", "al revés"), the canonical text reversed is appended,
+///    backwards", "al revés"), the words of steps 1-4 reversed are appended,
 ///    so "tpmorp metsys" reads "system prompt"; when it names ROT13, ROTn,
-///    Caesar or shifting letters, the text rotated by each of 1..25 is
+///    Caesar or shifting letters, those words rotated by each of 1..25 are
 ///    appended; a run of 16 or more base64 characters that decodes to
 ///    printable text is decoded, normalized and appended.
 /// The result is lower-case a-z0-9 words separated by single spaces, like
 /// `normalize`'s. The rules run on both texts and a rule matching either
 /// counts; the original text is what the log and the ledger keep.
 struct deobfuscated {
+  /// What the rules read: `words`, then the decodings of step 5.
   std::string text;
+  /// The de-disguised words alone (steps 1-4; `norm` when only step 5
+  /// applied): what the input scorer reads, so that 25 rotations of an
+  /// ordinary question about ciphers do not add up to an attack's score.
+  std::string words;
   unsigned undone = disguise_none;
 };
 std::optional<deobfuscated> deobfuscate(std::string_view raw,

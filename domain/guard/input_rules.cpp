@@ -265,7 +265,7 @@ rule_verdict rule_set::evaluate_question(std::string_view question,
   auto plain = deobfuscate(question, norm);
   auto v = evaluate_texts(question, norm, plain ? &plain->text : nullptr,
                           plain ? plain->undone : 0u, rule_scope::input);
-  auto s = scorer.judge(norm, plain ? std::string_view{plain->text}
+  auto s = scorer.judge(norm, plain ? std::string_view{plain->words}
                                     : std::string_view{});
   v.score = s.score;
   v.score_top = std::move(s.top);

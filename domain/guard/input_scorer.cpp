@@ -222,8 +222,9 @@ score_verdict input_scorer::judge(std::string_view norm,
   score_verdict v;
   v.score = raw_score(norm, plain, &v.top);
   v.blocked = v.score > threshold_;
-  std::sort(v.top.begin(), v.top.end(),
-            [](auto& a, auto& b) { return a.second > b.second; });
+  std::sort(v.top.begin(), v.top.end(), [](auto& a, auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
   if (v.top.size() > 5)
     v.top.resize(5);
   return v;
@@ -231,6 +232,9 @@ score_verdict input_scorer::judge(std::string_view norm,
 
 input_scorer input_scorer::train(const std::vector<scorer_example>& examples,
                                  const scorer_training& t) {
+  if (!(t.benign_quantile >= 0 && t.benign_quantile <= 1) || t.epochs < 1)
+    throw std::invalid_argument("input scorer: benign_quantile must be in "
+                                "0..1 and epochs at least 1");
   auto data = encode(examples);
   const size_t n = examples.size();
   // Threshold: 5-fold cross-validation, the benign scores' quantile.

@@ -19,7 +19,7 @@ namespace candor::domain {
 /// The scorer's verdict on one question.
 struct score_verdict {
   double score = 0;      ///< bias + the weights of the features present
-  bool blocked = false;  ///< score >= threshold
+  bool blocked = false;  ///< score > threshold (strictly above)
   /// The features that pushed the score up most, strongest first (at most
   /// 5), e.g. {"system prompt", 2.1}: what a reader checks first.
   std::vector<std::pair<std::string, double>> top;
@@ -40,7 +40,7 @@ struct scorer_training {
   double l2 = 1e-4;
   uint32_t seed = 1;
   /// The threshold is the score below which this share of the benign
-  /// examples fall in 5-fold cross-validation.
+  /// examples fall in 5-fold cross-validation (0..1).
   double benign_quantile = 0.998;
   /// Weights smaller than this (in absolute value) are dropped, in the
   /// cross-validation models too (keeps the file near 150 KB).
