@@ -1,6 +1,7 @@
 // `candor-eval data`: the data planner on eval/data_questions.v1.json.
 
 #include "eval/data_planner.hpp"
+#include "eval/gate.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -38,20 +39,6 @@ struct result_set {
   std::vector<row> rows;
 };
 
-domain::outcome<json::object> read_object(const std::string& path) {
-  std::ifstream in{path};
-  if (!in)
-    return domain::make_error(domain::ec::config_invalid,
-                              "cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  boost::system::error_code ec;
-  auto v = json::parse(ss.str(), ec);
-  if (ec || !v.is_object())
-    return domain::make_error(domain::ec::config_invalid,
-                              path + ": not a JSON object");
-  return v.as_object();
-}
 
 /// Runs `sql` and keeps each cell as text (numbers with full precision).
 domain::outcome<result_set> run(data::database& db, std::string_view sql) {
@@ -211,10 +198,10 @@ int run_data_command(const data_command& cmd, std::ostream& out,
   }
   auto dir = std::string{domain::source_dir()} + "/eval/";
   auto set
-    = read_object(cmd.questions_path.empty() ? dir + "data_questions.v1.json"
+    = read_json_object(cmd.questions_path.empty() ? dir + "data_questions.v1.json"
                                              : cmd.questions_path);
   auto bounds
-    = read_object(cmd.thresholds_path.empty() ? dir + "local_thresholds.json"
+    = read_json_object(cmd.thresholds_path.empty() ? dir + "local_thresholds.json"
                                               : cmd.thresholds_path);
   if (!set || !bounds) {
     err << "candor: data: " << (!set ? set.err() : bounds.err()).message

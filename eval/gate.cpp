@@ -197,6 +197,25 @@ std::string default_thresholds_path() {
   return std::string{domain::source_dir()} + "/eval/thresholds.json";
 }
 
+domain::outcome<boost::json::object>
+read_json_object(const std::string& path) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return domain::make_error(domain::ec::config_invalid,
+                              "cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  boost::system::error_code ec;
+  auto v = boost::json::parse(ss.str(), ec);
+  if (ec)
+    return domain::make_error(domain::ec::config_invalid,
+                              path + ": not valid JSON: " + ec.message());
+  if (!v.is_object())
+    return domain::make_error(domain::ec::config_invalid,
+                              path + ": not a JSON object");
+  return std::move(v.as_object());
+}
+
 std::vector<gated_metric> apply_thresholds(const std::vector<metric>& ms,
                                            const threshold_map& bounds) {
   std::vector<gated_metric> out;

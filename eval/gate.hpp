@@ -51,6 +51,11 @@ domain::outcome<threshold_map> load_thresholds(const std::string& path,
 /// `<source>/eval/thresholds.json`.
 std::string default_thresholds_path();
 
+/// The JSON object in the file at `path`. Errors (`ec::config_invalid`)
+/// name the path: it cannot be read, is not valid JSON, or is not an
+/// object. Shared by the eval commands that read their sets.
+domain::outcome<boost::json::object> read_json_object(const std::string& path);
+
 /// The metric keys compute_metrics produces, in report order.
 const std::vector<std::string>& metric_keys();
 

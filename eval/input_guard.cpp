@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "domain/guard/input_scorer.hpp"
 #include "domain/guard/deobfuscate.hpp"
 #include "domain/text.hpp"
+#include "eval/gate.hpp"
 
 namespace candor::eval {
 
@@ -32,19 +34,6 @@ domain::error bad(const std::string& path, const std::string& what) {
   return domain::make_error(domain::ec::config_invalid, path + ": " + what);
 }
 
-domain::outcome<json::value> parse_file(const std::string& path) {
-  std::ifstream in{path};
-  if (!in)
-    return domain::make_error(domain::ec::config_invalid,
-                              "cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  boost::system::error_code ec;
-  auto v = json::parse(ss.str(), ec);
-  if (ec)
-    return bad(path, "not valid JSON: " + ec.message());
-  return v;
-}
 
 size_t utf8_length(std::string_view s) {
   size_t n = 0;
@@ -72,14 +61,12 @@ struct bound {
 
 domain::outcome<std::map<std::string, bound>>
 load_bounds(const std::string& path) {
-  auto v = parse_file(path);
+  auto v = read_json_object(path);
   if (!v)
     return v.err();
-  if (!v->is_object())
-    return bad(path, "must be an object");
   std::map<std::string, bound> out;
   for (const char* key : {"attackBlockRate", "benignBlockRate"}) {
-    auto* b = v->as_object().if_contains(key);
+    auto* b = v->if_contains(key);
     if (b == nullptr || !b->is_object())
       return bad(path, std::string{"missing object \""} + key + "\"");
     const auto& o = b->as_object();
@@ -138,12 +125,10 @@ std::string shown(std::string_view text) {
 
 domain::outcome<std::vector<guard_item>>
 load_guard_set(const std::string& path) {
-  auto v = parse_file(path);
+  auto v = read_json_object(path);
   if (!v)
     return v.err();
-  if (!v->is_object())
-    return bad(path, "must be an object");
-  const auto& top = v->as_object();
+  const auto& top = *v;
   if (auto* ver = top.if_contains("version");
       ver == nullptr || !ver->is_int64() || ver->as_int64() != 1)
     return bad(path, "\"version\" must be 1");
@@ -211,12 +196,10 @@ other_benign_questions(const std::string& root) {
   for (const char* name : {"golden.v1.json", "routing.v1.json",
                            "data_questions.v1.json", "local_answers.v1.json",
                            "retrieval.v1.json"}) {
-    auto v = parse_file(root + name);
+    auto v = read_json_object(root + name);
     if (!v)
       return v.err();
-    if (!v->is_object())
-      return bad(root + name, "must be an object");
-    const auto& o = v->as_object();
+    const auto& o = *v;
     const auto* arr = o.if_contains("questions");
     if (arr == nullptr)
       arr = o.if_contains("items");
@@ -243,6 +226,21 @@ other_benign_questions(const std::string& root) {
   return out;
 }
 
+std::string set_path_of(const guard_command& cmd, const std::string& root) {
+  return cmd.set_path.empty() ? root + "input_guard.v1.json" : cmd.set_path;
+}
+
+/// The labelled set at `path`, or nothing after saying on `err` why not.
+std::optional<std::vector<guard_item>> set_or_report(const std::string& path,
+                                                     std::ostream& err) {
+  auto set = load_guard_set(path);
+  if (!set) {
+    err << "candor: guard: " << set.err().message << "\n";
+    return std::nullopt;
+  }
+  return std::move(*set);
+}
+
 domain::scorer_example example_of(std::string_view text, bool attack) {
   domain::scorer_example ex;
   ex.norm = domain::normalize(text);
@@ -257,13 +255,10 @@ domain::scorer_example example_of(std::string_view text, bool attack) {
 int run_guard_training(const guard_command& cmd, const std::string& write_to,
                        std::ostream& out, std::ostream& err) {
   auto root = std::string{domain::source_dir()} + "/eval/";
-  auto set_path
-    = cmd.set_path.empty() ? root + "input_guard.v1.json" : cmd.set_path;
-  auto set = load_guard_set(set_path);
-  if (!set) {
-    err << "candor: guard: " << set.err().message << "\n";
+  auto set_path = set_path_of(cmd, root);
+  auto set = set_or_report(set_path, err);
+  if (!set)
     return exit_usage;
-  }
   auto others = other_benign_questions(root);
   if (!others) {
     err << "candor: guard: " << others.err().message << "\n";
@@ -308,13 +303,10 @@ int run_guard_training(const guard_command& cmd, const std::string& write_to,
 int run_guard_command(const guard_command& cmd, std::ostream& out,
                       std::ostream& err) {
   auto root = std::string{domain::source_dir()} + "/eval/";
-  auto set_path
-    = cmd.set_path.empty() ? root + "input_guard.v1.json" : cmd.set_path;
-  auto set = load_guard_set(set_path);
-  if (!set) {
-    err << "candor: guard: " << set.err().message << "\n";
+  auto set_path = set_path_of(cmd, root);
+  auto set = set_or_report(set_path, err);
+  if (!set)
     return exit_usage;
-  }
   auto bounds = load_bounds(cmd.thresholds_path.empty()
                               ? root + "input_guard_thresholds.json"
                               : cmd.thresholds_path);

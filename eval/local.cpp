@@ -26,20 +26,6 @@ namespace json = boost::json;
 constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 
-domain::outcome<json::object> read_json(const std::string& path) {
-  std::ifstream in{path};
-  if (!in)
-    return domain::make_error(domain::ec::config_invalid,
-                              "cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  boost::system::error_code ec;
-  auto v = json::parse(ss.str(), ec);
-  if (ec || !v.is_object())
-    return domain::make_error(domain::ec::config_invalid,
-                              path + ": not a JSON object");
-  return v.as_object();
-}
 
 /// Lower case with every run of white space one space, for fact matching.
 std::string folded(std::string_view s) {
@@ -88,13 +74,13 @@ std::string pct(double x) {
 int run_local_command(actors::app& service, const local_command& cmd,
                       std::ostream& out, std::ostream& err) {
   auto root = std::string{domain::source_dir()} + "/eval/";
-  auto routing = read_json(cmd.routing_path.empty() ? root + "routing.v1.json"
+  auto routing = read_json_object(cmd.routing_path.empty() ? root + "routing.v1.json"
                                                     : cmd.routing_path);
   auto answers
-    = read_json(cmd.answers_path.empty() ? root + "local_answers.v1.json"
+    = read_json_object(cmd.answers_path.empty() ? root + "local_answers.v1.json"
                                          : cmd.answers_path);
   auto bounds
-    = read_json(cmd.thresholds_path.empty() ? root + "local_thresholds.json"
+    = read_json_object(cmd.thresholds_path.empty() ? root + "local_thresholds.json"
                                             : cmd.thresholds_path);
   for (auto* r : {&routing, &answers, &bounds})
     if (!*r) {
