@@ -16,6 +16,7 @@
 
 #include <openssl/evp.h>
 
+#include "data/sales/dump.hpp"
 #include "data/sqlite.hpp"
 
 namespace candor::data {
@@ -87,58 +88,12 @@ domain::error check_sales(database& db) {
 
 namespace {
 
-class sha256 {
-public:
-  sha256() : ctx_(EVP_MD_CTX_new()) {
-    ok_ = ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1;
-  }
-
-  void add(std::string_view bytes) {
-    buffer_.append(bytes);
-    if (buffer_.size() >= (1u << 16))
-      flush();
-  }
-
-  /// Lower-case hex, or "" when OpenSSL failed.
-  std::string finish() {
-    flush();
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (!ok_ || EVP_DigestFinal_ex(ctx_.get(), digest, &size) != 1)
-      return {};
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < size; ++i) {
-      out += hex[digest[i] >> 4];
-      out += hex[digest[i] & 15];
-    }
-    return out;
-  }
-
-private:
-  void flush() {
-    if (ok_ && !buffer_.empty())
-      ok_ = EVP_DigestUpdate(ctx_.get(), buffer_.data(), buffer_.size()) == 1;
-    buffer_.clear();
-  }
-
-  struct freer {
-    void operator()(EVP_MD_CTX* ctx) const noexcept {
-      EVP_MD_CTX_free(ctx);
-    }
-  };
-
-  std::unique_ptr<EVP_MD_CTX, freer> ctx_;
-  bool ok_ = false;
-  std::string buffer_;
-};
-
 domain::outcome<std::string> fingerprint_of(database& db) {
   auto tables = user_tables(db);
   if (!tables)
     return tables.err();
-  sha256 hash;
-  hash.add("candor-sales-dump-v1\n");
+  dump::sha256 hash;
+  hash.add(dump::header);
   for (auto& table : *tables) {
     // Columns and primary key, from the table's own declaration.
     auto info = db.prepare("SELECT name, type, pk FROM pragma_table_info(?) "
@@ -147,12 +102,10 @@ domain::outcome<std::string> fingerprint_of(database& db) {
       return info.err();
     info->bind_text(1, table);
     std::vector<std::pair<int64_t, std::string>> pk;
-    hash.add("T" + std::to_string(table.size()) + ":" + table + "\n");
+    hash.add(dump::table_line(table));
     if (auto err = for_each_row(*info, [&](statement& row) {
           auto col = row.column_text(0);
-          auto type = row.column_text(1);
-          hash.add("C" + std::to_string(col.size()) + ":" + col + " "
-                   + std::to_string(type.size()) + ":" + type + "\n");
+          hash.add(dump::column_line(col, row.column_text(1)));
           if (auto k = row.column_int64(2); k > 0)
             pk.emplace_back(k, col);
         }))
@@ -169,41 +122,29 @@ domain::outcome<std::string> fingerprint_of(database& db) {
       return rows.err();
     auto* raw = rows->handle();
     std::string record;
-    char num[32];
     if (auto err = for_each_row(*rows, [&](statement&) {
           record.clear();
           for (int i = 0, n = sqlite3_column_count(raw); i < n; ++i) {
             switch (sqlite3_column_type(raw, i)) {
               case SQLITE_INTEGER:
-                std::snprintf(
-                  num, sizeof num, "i%lld;",
-                  static_cast<long long>(sqlite3_column_int64(raw, i)));
-                record += num;
+                dump::append_integer(record, sqlite3_column_int64(raw, i));
                 break;
-              case SQLITE_FLOAT: {
-                auto v = sqlite3_column_double(raw, i);
-                uint64_t bits = 0;
-                std::memcpy(&bits, &v, sizeof bits);
-                std::snprintf(num, sizeof num, "r%016llx;",
-                              static_cast<unsigned long long>(bits));
-                record += num;
+              case SQLITE_FLOAT:
+                dump::append_real(record, sqlite3_column_double(raw, i));
                 break;
-              }
               case SQLITE_TEXT:
-              case SQLITE_BLOB: {
-                auto text = sqlite3_column_type(raw, i) == SQLITE_TEXT;
-                auto* data
-                  = text ? static_cast<const void*>(sqlite3_column_text(raw, i))
-                         : sqlite3_column_blob(raw, i);
-                auto size = sqlite3_column_bytes(raw, i);
-                record += text ? 't' : 'b';
-                record += std::to_string(size);
-                record += ':';
-                record.append(static_cast<const char*>(data),
-                              static_cast<size_t>(size));
+                dump::append_text(
+                  record,
+                  {reinterpret_cast<const char*>(sqlite3_column_text(raw, i)),
+                   static_cast<size_t>(sqlite3_column_bytes(raw, i))});
                 break;
-              }
-              default: record += "n;"; break;
+              case SQLITE_BLOB:
+                dump::append_blob(
+                  record,
+                  {static_cast<const char*>(sqlite3_column_blob(raw, i)),
+                   static_cast<size_t>(sqlite3_column_bytes(raw, i))});
+                break;
+              default: dump::append_null(record); break;
             }
           }
           record += '\n';
@@ -283,5 +224,89 @@ domain::outcome<sales_summary> summarize_sales(const std::string& path) {
     return db.err();
   return summarize_sales(*db);
 }
+
+// -- the canonical dump ------------------------------------------------------
+
+namespace dump {
+
+sha256::sha256() : ctx_(EVP_MD_CTX_new()) {
+  ok_ = ctx_ != nullptr
+        && EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) == 1;
+}
+
+sha256::~sha256() {
+  EVP_MD_CTX_free(ctx_);
+}
+
+void sha256::add(std::string_view bytes) {
+  buffer_.append(bytes);
+  if (buffer_.size() >= (1u << 16))
+    flush();
+}
+
+std::string sha256::finish() {
+  flush();
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (!ok_ || EVP_DigestFinal_ex(ctx_, digest, &size) != 1)
+    return {};
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < size; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+void sha256::flush() {
+  if (ok_ && !buffer_.empty())
+    ok_ = EVP_DigestUpdate(ctx_, buffer_.data(), buffer_.size()) == 1;
+  buffer_.clear();
+}
+
+std::string table_line(std::string_view table) {
+  return "T" + std::to_string(table.size()) + ":" + std::string{table} + "\n";
+}
+
+std::string column_line(std::string_view column, std::string_view type) {
+  return "C" + std::to_string(column.size()) + ":" + std::string{column} + " "
+         + std::to_string(type.size()) + ":" + std::string{type} + "\n";
+}
+
+void append_integer(std::string& record, int64_t v) {
+  char num[32];
+  std::snprintf(num, sizeof num, "i%lld;", static_cast<long long>(v));
+  record += num;
+}
+
+void append_real(std::string& record, double v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  char num[32];
+  std::snprintf(num, sizeof num, "r%016llx;",
+                static_cast<unsigned long long>(bits));
+  record += num;
+}
+
+void append_text(std::string& record, std::string_view text) {
+  record += 't';
+  record += std::to_string(text.size());
+  record += ':';
+  record.append(text);
+}
+
+void append_blob(std::string& record, std::string_view bytes) {
+  record += 'b';
+  record += std::to_string(bytes.size());
+  record += ':';
+  record.append(bytes);
+}
+
+void append_null(std::string& record) {
+  record += "n;";
+}
+
+} // namespace dump
 
 } // namespace candor::data

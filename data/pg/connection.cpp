@@ -1,0 +1,161 @@
+// libpq behind error values: connect, exec, query, COPY FROM STDIN.
+
+#include "data/pg/connection.hpp"
+
+#include <libpq-fe.h>
+
+#include <utility>
+
+namespace candor::data::pg {
+
+namespace {
+
+domain::error failed(std::string what, PGconn* c) {
+  std::string msg = c != nullptr ? PQerrorMessage(c) : "out of memory";
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' '))
+    msg.pop_back();
+  return domain::make_error(domain::ec::storage_failed,
+                            "postgres: " + std::move(what) + ": " + msg);
+}
+
+struct result_deleter {
+  void operator()(PGresult* r) const noexcept {
+    PQclear(r);
+  }
+};
+using result = std::unique_ptr<PGresult, result_deleter>;
+
+/// The first line of a statement, for error messages.
+std::string head(std::string_view sql) {
+  auto line = sql.substr(0, sql.find('\n'));
+  if (line.size() > 80)
+    line = line.substr(0, 80);
+  return std::string{line};
+}
+
+} // namespace
+
+domain::outcome<connection> connection::open(const std::string& dsn) {
+  PGconn* c = PQconnectdb(dsn.c_str());
+  if (c == nullptr || PQstatus(c) != CONNECTION_OK) {
+    auto err = failed("cannot connect", c);
+    PQfinish(c);
+    return err;
+  }
+  // Messages in English and no notices on stderr.
+  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+  return connection{c};
+}
+
+connection::connection(connection&& o) noexcept : c_(std::exchange(o.c_, nullptr)) {}
+
+connection& connection::operator=(connection&& o) noexcept {
+  if (this != &o) {
+    if (c_ != nullptr)
+      PQfinish(c_);
+    c_ = std::exchange(o.c_, nullptr);
+  }
+  return *this;
+}
+
+connection::~connection() {
+  if (c_ != nullptr)
+    PQfinish(c_);
+}
+
+domain::error connection::exec(std::string_view sql) {
+  result r{PQexec(c_, std::string{sql}.c_str())};
+  auto st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+    return failed("'" + head(sql) + "'", c_);
+  return {};
+}
+
+domain::outcome<rows>
+connection::query(std::string_view sql,
+                  const std::vector<std::optional<std::string>>& params) {
+  std::vector<const char*> values;
+  for (const auto& p : params)
+    values.push_back(p ? p->c_str() : nullptr);
+  result r{PQexecParams(c_, std::string{sql}.c_str(),
+                        static_cast<int>(values.size()), nullptr,
+                        values.data(), nullptr, nullptr, 0)};
+  auto st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
+  if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK)
+    return failed("'" + head(sql) + "'", c_);
+  rows out;
+  const int nf = PQnfields(r.get());
+  for (int f = 0; f < nf; ++f)
+    out.columns.emplace_back(PQfname(r.get(), f));
+  const int nt = PQntuples(r.get());
+  out.values.reserve(static_cast<size_t>(nt));
+  for (int t = 0; t < nt; ++t) {
+    std::vector<std::optional<std::string>> row;
+    row.reserve(static_cast<size_t>(nf));
+    for (int f = 0; f < nf; ++f) {
+      if (PQgetisnull(r.get(), t, f))
+        row.emplace_back(std::nullopt);
+      else
+        row.emplace_back(std::string{PQgetvalue(r.get(), t, f),
+                                     static_cast<size_t>(
+                                       PQgetlength(r.get(), t, f))});
+    }
+    out.values.push_back(std::move(row));
+  }
+  return out;
+}
+
+domain::error
+connection::copy_in(std::string_view copy_sql,
+                    const std::function<bool(std::string&)>& next) {
+  result start{PQexec(c_, std::string{copy_sql}.c_str())};
+  if (!start || PQresultStatus(start.get()) != PGRES_COPY_IN)
+    return failed("'" + head(copy_sql) + "'", c_);
+  std::string chunk;
+  bool more = true;
+  while (more) {
+    chunk.clear();
+    more = next(chunk);
+    if (!chunk.empty()
+        && PQputCopyData(c_, chunk.data(), static_cast<int>(chunk.size()))
+             != 1)
+      return failed("copy data", c_);
+  }
+  if (PQputCopyEnd(c_, nullptr) != 1)
+    return failed("copy end", c_);
+  domain::error err;
+  while (PGresult* raw = PQgetResult(c_)) {
+    result r{raw};
+    if (PQresultStatus(r.get()) != PGRES_COMMAND_OK && !err)
+      err = failed("'" + head(copy_sql) + "'", c_);
+  }
+  return err;
+}
+
+int connection::server_major() const {
+  return PQserverVersion(c_) / 10000;
+}
+
+void append_copy_field(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+}
+
+std::string quote_ident(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"')
+      out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+} // namespace candor::data::pg
