@@ -298,6 +298,15 @@ app::start(const domain::config& cfg,
     return snap.err();
   p->info.embedder = (*snap)->fingerprint(mode);
   setup.snapshots = std::make_shared<snapshot_cell>(std::move(*snap));
+  // The data route runs on the SQLite file; a PostgreSQL warehouse is
+  // loaded by `candor seed --backend postgres` but not yet queried.
+  if (cfg.sql.backend != "sqlite")
+    return startup_error(domain::ec::config_invalid,
+                         "sql.backend '" + cfg.sql.backend
+                           + "': this version answers data questions from "
+                             "the SQLite warehouse only; set sql.backend to "
+                             "'sqlite' (candor seed --backend postgres "
+                             "loads a PostgreSQL warehouse)");
   // The sales database: generated on first start, then checked against
   // the catalog; a disagreement stops startup.
   auto cat = data::catalog::load_default();

@@ -21,6 +21,7 @@
 #include "app/cli.hpp"
 #include "data/retrieval/ingest.hpp"
 #include "data/sales/gen.hpp"
+#include "data/sales/postgres.hpp"
 #include "data/sqlite.hpp"
 #include "domain/api/api_json.hpp"
 #include "domain/config.hpp"
@@ -202,13 +203,22 @@ int cmd_seed(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("seed", po::value<std::string>(),
                      "generator seed, 0 to 9223372036854775807 (default: "
-                     "sql.seed, 42)")("force", "replace an existing database");
+                     "sql.seed, 42)")("force", "replace an existing database")(
+    "backend", po::value<std::string>(),
+    "sqlite or postgres (default: sql.backend); postgres copies the "
+    "generated database into schema 'sales' at sql.postgresDsn "
+    "(CANDOR_SQL_POSTGRES_DSN)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
-                      "Usage: candor seed [--seed N] [--force] [options]\n\n"
+                      "Usage: candor seed [--seed N] [--force] [--backend "
+                      "sqlite|postgres] [options]\n\n"
                       "Generates the deterministic sales database and prints "
                       "its row counts and fingerprint. With an existing "
-                      "database and no --force, prints its summary.\n",
+                      "database and no --force, prints its summary. With "
+                      "--backend postgres, also copies it into the schema "
+                      "'sales' of the PostgreSQL database at "
+                      "CANDOR_SQL_POSTGRES_DSN and prints the summary read "
+                      "back from there (the same fingerprint).\n",
                       vm);
       rc >= 0)
     return rc;
@@ -216,6 +226,8 @@ int cmd_seed(int argc, char** argv) {
   std::map<std::string, std::string> flags;
   if (vm.count("seed"))
     flags["sql.seed"] = vm["seed"].as<std::string>();
+  if (vm.count("backend"))
+    flags["sql.backend"] = vm["backend"].as<std::string>();
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
@@ -256,6 +268,40 @@ int cmd_seed(int argc, char** argv) {
     std::cerr << "candor: seed failed: sales database '" << path
               << "': " << summary.err().message << "\n";
     return exit_failure;
+  }
+  if (cfg->sql.backend == "postgres") {
+    auto existing = data::summarize_postgres_sales(cfg->sql.postgres_dsn);
+    if (!existing) {
+      std::cerr << "candor: seed failed: PostgreSQL warehouse: "
+                << existing.err().message << "\n";
+      return exit_failure;
+    }
+    if (!existing->tables.empty() && !vm.count("force")) {
+      std::cerr << "candor: the PostgreSQL warehouse exists; summarising it "
+                   "(use --force to replace it)\n";
+      summary = std::move(existing);
+    } else {
+      int last = -1;
+      data::progress_stream progress{std::cerr, data::is_terminal(std::cerr)};
+      summary = data::copy_sales_to_postgres(
+        path, cfg->sql.postgres_dsn,
+        [&last, &out = progress.get()](std::string_view stage,
+                                        double fraction) {
+          int pct = static_cast<int>(fraction * 100);
+          if (pct != last) {
+            last = pct;
+            out << "\rpostgres: " << pct << "% " << stage << "          "
+                << std::flush;
+          }
+        },
+        true);
+      progress.done();
+      if (!summary) {
+        std::cerr << "candor: seed failed: PostgreSQL warehouse: "
+                  << summary.err().message << "\n";
+        return exit_failure;
+      }
+    }
   }
   for (auto& t : summary->tables)
     std::cout << t.table << ": " << t.rows << " rows\n";

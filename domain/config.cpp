@@ -136,6 +136,14 @@ const std::vector<field>& fields() {
       make_int("sql.heapLimitMb", CANDOR_MEMBER(sql.heap_limit_mb), 1, 65536));
     t.push_back(make_int("sql.executorCpuSeconds",
                          CANDOR_MEMBER(sql.executor_cpu_seconds), 1, 3600));
+    t.push_back(make_string("sql.backend", CANDOR_MEMBER(sql.backend),
+                            {"sqlite", "postgres"}));
+    {
+      auto f
+        = make_string("sql.postgresDsn", CANDOR_MEMBER(sql.postgres_dsn));
+      f.secret = true;
+      t.push_back(std::move(f));
+    }
     t.push_back(make_string("retrieval.mode", CANDOR_MEMBER(retrieval.mode),
                             {"tfidf", "bm25", "fusion"}));
     t.push_back(
@@ -293,6 +301,16 @@ error check_consistency(config& cfg, const sources& src,
     cfg.llm.model = "candor-local";
     cfg.llm.fallback_model.clear();
   }
+  if (cfg.sql.backend == "postgres" && cfg.sql.postgres_dsn.empty())
+    return invalid(from("sql.backend")
+                   + " is 'postgres' but no connection string is set: set "
+                   + hint("sql.postgresDsn")
+                   + " (a libpq string such as 'host=/var/run/postgresql "
+                     "dbname=warehouse user=candor')");
+  if (!cfg.sql.postgres_dsn.empty() && cfg.sql.backend != "postgres")
+    return invalid(from("sql.postgresDsn") + " is set but "
+                   + from("sql.backend") + " is '" + cfg.sql.backend
+                   + "': set " + hint("sql.backend") + " to 'postgres'");
   if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider != "openai")
     return invalid(from("guardrail.mode")
                    + " is 'rules+model', which needs a real model "

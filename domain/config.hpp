@@ -106,6 +106,12 @@ struct config {
     int64_t executor_memory_mb = 256;
     int64_t heap_limit_mb = 64;        ///< sqlite3_hard_heap_limit64
     int32_t executor_cpu_seconds = 10; ///< RLIMIT_CPU of an executor
+    /// Where the sales warehouse lives: "sqlite" (the generated file in the
+    /// data directory) or "postgres" (schema `sales` at `postgres_dsn`).
+    std::string backend = "sqlite";
+    /// libpq connection string of the PostgreSQL warehouse; a secret (it
+    /// may hold a password), so from the environment only.
+    std::string postgres_dsn;
   } sql;
 
   /// The documents branch.
