@@ -20,6 +20,7 @@
 #include "actors/app.hpp"
 #include "app/cli.hpp"
 #include "data/retrieval/ingest.hpp"
+#include "data/sales/catalog.hpp"
 #include "data/sales/gen.hpp"
 #include "data/sales/postgres.hpp"
 #include "data/sqlite.hpp"
@@ -302,6 +303,25 @@ int cmd_seed(int argc, char** argv) {
         return exit_failure;
       }
     }
+    // The role candor reads as: the catalog's columns only, read-only,
+    // with the statement deadline on the server.
+    auto cat = data::catalog::load_default();
+    if (!cat) {
+      std::cerr << "candor: seed failed: sales catalog: " << cat.err().message
+                << "\n";
+      return exit_failure;
+    }
+    data::reader_limits limits;
+    limits.statement_timeout_ms = cfg->sql.deadline_ms;
+    if (auto err = data::provision_postgres_reader(
+          cfg->sql.postgres_dsn, *cat, "candor_reader", limits)) {
+      std::cerr << "candor: seed failed: PostgreSQL reader role: "
+                << err.message << "\n";
+      return exit_failure;
+    }
+    std::cerr << "candor: role candor_reader may read the catalog's columns "
+                 "of schema sales, read-only, statement_timeout "
+              << cfg->sql.deadline_ms << " ms\n";
   }
   for (auto& t : summary->tables)
     std::cout << t.table << ": " << t.rows << " rows\n";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/pg/connection.hpp"
+#include "data/sales/catalog.hpp"
 #include "data/sales/dump.hpp"
 #include "data/sqlite.hpp"
 
@@ -326,6 +327,100 @@ domain::outcome<sales_summary> summarize_postgres_sales(const std::string& dsn) 
     return fp.err();
   out.fingerprint = std::move(*fp);
   return out;
+}
+
+namespace {
+
+bool valid_role(std::string_view role) {
+  if (role.empty() || role.size() > 63)
+    return false;
+  for (size_t i = 0; i < role.size(); ++i) {
+    char c = role[i];
+    bool ok = (c >= 'a' && c <= 'z') || c == '_' || (i > 0 && c >= '0'
+                                                     && c <= '9');
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+/// The functions whose EXECUTE is taken from PUBLIC in the warehouse.
+constexpr std::string_view risky_functions_sql
+  = "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON "
+    "n.oid = p.pronamespace WHERE n.nspname = 'pg_catalog' AND (p.proname "
+    "IN ('pg_sleep', 'pg_sleep_for', 'pg_sleep_until', 'set_config', "
+    "'pg_read_file', 'pg_read_binary_file', 'pg_ls_dir', "
+    "'pg_terminate_backend', 'pg_cancel_backend', 'pg_reload_conf', "
+    "'pg_stat_file') OR p.proname LIKE 'lo\\_%')";
+
+} // namespace
+
+domain::error provision_postgres_reader(const std::string& admin_dsn,
+                                        const catalog& cat,
+                                        const std::string& role,
+                                        const reader_limits& limits) {
+  if (!valid_role(role))
+    return make_error(ec::invalid_request,
+                      "warehouse role '" + role
+                        + "' must match [a-z_][a-z0-9_]{0,62}");
+  auto c = pg::connection::open(admin_dsn);
+  if (!c)
+    return c.err();
+  auto q = pg::quote_ident(role);
+  auto sq = pg::quote_ident(schema);
+  auto exists = c->query("SELECT 1 FROM pg_roles WHERE rolname = $1", {role});
+  if (!exists)
+    return exists.err();
+  auto db = c->query("SELECT current_database()");
+  if (!db)
+    return db.err();
+  auto qdb = pg::quote_ident(*db->values[0][0]);
+  std::string sql = "BEGIN;";
+  sql += exists->values.empty()
+           ? "CREATE ROLE " + q
+               + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
+                 "NOREPLICATION NOBYPASSRLS;"
+           : "ALTER ROLE " + q
+               + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT "
+                 "NOREPLICATION NOBYPASSRLS;";
+  sql += "REVOKE ALL ON ALL TABLES IN SCHEMA " + sq + " FROM " + q + ";";
+  sql += "REVOKE ALL ON SCHEMA " + sq + " FROM " + q + ";";
+  sql += "REVOKE ALL ON ALL TABLES IN SCHEMA " + sq + " FROM PUBLIC;";
+  sql += "REVOKE CREATE ON SCHEMA public FROM PUBLIC;";
+  sql += "GRANT CONNECT ON DATABASE " + qdb + " TO " + q + ";";
+  sql += "GRANT USAGE ON SCHEMA " + sq + " TO " + q + ";";
+  for (const auto& t : cat.tables()) {
+    std::string cols;
+    for (const auto& col : t.columns)
+      cols += (cols.empty() ? "" : ", ") + pg::quote_ident(col.name);
+    if (cols.empty())
+      continue;
+    sql += "GRANT SELECT (" + cols + ") ON " + sq + "."
+           + pg::quote_ident(t.name) + " TO " + q + ";";
+  }
+  auto set = [&](std::string_view name, const std::string& value) {
+    sql += "ALTER ROLE " + q + " IN DATABASE " + qdb + " SET "
+           + std::string{name} + " = " + value + ";";
+  };
+  set("default_transaction_read_only", "on");
+  set("statement_timeout", std::to_string(limits.statement_timeout_ms));
+  set("idle_in_transaction_session_timeout",
+      std::to_string(limits.idle_in_transaction_ms));
+  set("work_mem", "'" + std::to_string(limits.work_mem_kb) + "kB'");
+  set("temp_file_limit", "'" + std::to_string(limits.temp_file_limit_kb)
+                           + "kB'");
+  set("search_path", sq);
+  auto risky = c->query(risky_functions_sql);
+  if (!risky)
+    return risky.err();
+  for (const auto& f : risky->values)
+    sql += "REVOKE EXECUTE ON FUNCTION " + *f[0] + " FROM PUBLIC;";
+  sql += "COMMIT;";
+  if (auto err = c->exec(sql)) {
+    (void) c->exec("ROLLBACK");
+    return err;
+  }
+  return {};
 }
 
 } // namespace candor::data

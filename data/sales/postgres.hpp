@@ -42,3 +42,38 @@ domain::outcome<std::string> postgres_sales_fingerprint(pg::connection& c);
 domain::outcome<sales_summary> summarize_postgres_sales(const std::string& dsn);
 
 } // namespace candor::data
+
+namespace candor::data {
+
+class catalog;
+
+/// What the warehouse's reading role may spend, set on the role itself so
+/// every session of it starts with them.
+struct reader_limits {
+  int64_t statement_timeout_ms = 5000;
+  int64_t idle_in_transaction_ms = 10000;
+  int64_t work_mem_kb = 16 * 1024;
+  int64_t temp_file_limit_kb = 256 * 1024;
+};
+
+/// Creates (or brings up to date) the role candor connects to the warehouse
+/// as, through an administrator's connection at `admin_dsn`:
+/// - LOGIN, no superuser, no inheritance of other roles' rights;
+/// - USAGE on schema `sales`, and SELECT on the catalog's allowed columns of
+///   its allowed tables only: a denied table gets nothing, a table with
+///   personal columns gets a column-level grant without them;
+/// - on the role: `default_transaction_read_only`, `statement_timeout`,
+///   `idle_in_transaction_session_timeout`, `work_mem`, `temp_file_limit`
+///   and `search_path = sales`;
+/// - in this database, EXECUTE taken from PUBLIC on the functions that
+///   sleep, change settings, read files or signal other sessions
+///   (`pg_sleep*`, `set_config`, `pg_read_*file`, `pg_ls_dir`, `lo_*`,
+///   `pg_terminate_backend`, `pg_cancel_backend`, `pg_reload_conf`).
+/// `role` must match [a-z_][a-z0-9_]{0,62}. Errors: `ec::storage_failed`
+/// or `ec::invalid_request` (a bad role name).
+domain::error provision_postgres_reader(const std::string& admin_dsn,
+                                        const catalog& cat,
+                                        const std::string& role,
+                                        const reader_limits& limits);
+
+} // namespace candor::data

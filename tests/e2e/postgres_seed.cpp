@@ -42,6 +42,7 @@ BOOST_AUTO_TEST_CASE(seed_copies_the_warehouse_with_the_same_fingerprint) {
   BOOST_TEST(fingerprint(r.out) == fingerprint(sqlite.out));
   BOOST_TEST(has(r.out, "orders: "));
   BOOST_TEST(has(r.err, "postgres: 100% done"), r.err);
+  BOOST_TEST(has(r.err, "role candor_reader may read"), r.err);
   // Again: summarised, not copied.
   auto again = run_candor({"seed", "--backend", "postgres", "--data-dir",
                            dir.file("data")},

@@ -8,6 +8,7 @@
 
 #include "data/pg/connection.hpp"
 #include "data/sqlite.hpp"
+#include "data/sales/catalog.hpp"
 #include "data/sales/gen.hpp"
 #include "tests/support/pg_cluster.hpp"
 #include "tests/support/process.hpp"
@@ -112,6 +113,74 @@ BOOST_AUTO_TEST_CASE(a_failed_copy_leaves_nothing_behind) {
   BOOST_REQUIRE(empty.ok());
   BOOST_TEST(empty->tables.empty());
   test::remove_tree(dir);
+}
+
+BOOST_AUTO_TEST_CASE(the_reader_role_reads_allowed_columns_only) {
+  const auto& file = test::shared_sales_db();
+  auto admin = cluster.dsn("warehouse");
+  BOOST_REQUIRE(data::copy_sales_to_postgres(file, admin, {}).ok());
+  auto cat = data::catalog::load_default();
+  BOOST_REQUIRE(cat.ok());
+  data::reader_limits limits;
+  limits.statement_timeout_ms = 300;
+  BOOST_REQUIRE(
+    !data::provision_postgres_reader(admin, *cat, "candor_reader", limits));
+  // Twice is fine: the role is brought up to date.
+  BOOST_REQUIRE(
+    !data::provision_postgres_reader(admin, *cat, "candor_reader", limits));
+  BOOST_TEST(data::provision_postgres_reader(admin, *cat, "Bad-Name", limits)
+               .code
+             == domain::ec::invalid_request);
+  auto c = data::pg::connection::open(
+    cluster.dsn("warehouse", "candor_reader"));
+  BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.err().message));
+  auto show = [&](const std::string& what) {
+    auto r = c->query("SHOW " + what);
+    BOOST_REQUIRE(r.ok());
+    return *r->values[0][0];
+  };
+  BOOST_TEST(show("default_transaction_read_only") == "on");
+  BOOST_TEST(show("search_path") == "sales");
+  BOOST_TEST(show("statement_timeout") == "300ms");
+  BOOST_TEST(show("work_mem") == "16MB");
+  // Allowed: the catalog's tables and columns, unqualified.
+  auto n = c->query("SELECT COUNT(*), SUM(total_cents) FROM orders");
+  BOOST_REQUIRE_MESSAGE(n.ok(), (n.ok() ? "" : n.err().message));
+  BOOST_TEST(std::stol(*n->values[0][0]) > 0);
+  BOOST_TEST(c->query("SELECT segment, COUNT(*) FROM customers GROUP BY 1")
+               .ok());
+  // Personal columns and the contacts table: refused by the server.
+  auto personal = c->query("SELECT email FROM customers LIMIT 1");
+  BOOST_REQUIRE(!personal.ok());
+  BOOST_TEST(personal.err().message.find("permission denied")
+               != std::string::npos,
+             personal.err().message);
+  BOOST_TEST(!c->query("SELECT * FROM customers LIMIT 1").ok());
+  BOOST_TEST(!c->query("SELECT phone FROM customer_contacts LIMIT 1").ok());
+  // A write: refused by the read-only default, and again by the role's
+  // privileges when the transaction is made writable.
+  auto ro = c->exec("UPDATE orders SET total_cents = 0");
+  BOOST_REQUIRE(static_cast<bool>(ro));
+  BOOST_TEST(ro.message.find("read-only transaction") != std::string::npos,
+             ro.message);
+  auto rw = c->exec("BEGIN READ WRITE; UPDATE orders SET total_cents = 0");
+  BOOST_REQUIRE(static_cast<bool>(rw));
+  BOOST_TEST(rw.message.find("permission denied") != std::string::npos,
+             rw.message);
+  BOOST_REQUIRE(!c->exec("ROLLBACK"));
+  // No sleeping, no changing settings through functions, no files.
+  for (const char* q : {"SELECT pg_sleep(1)",
+                        "SELECT set_config('statement_timeout', '0', false)",
+                        "SELECT pg_read_file('/etc/passwd')",
+                        "SELECT lo_import('/etc/passwd')"}) {
+    auto r = c->query(q);
+    BOOST_TEST(!r.ok(), q);
+  }
+  // A long statement is cancelled by the server at the role's timeout.
+  auto slow = c->query("SELECT COUNT(*) FROM generate_series(1, 1000000000)");
+  BOOST_REQUIRE(!slow.ok());
+  BOOST_TEST(slow.err().message.find("statement timeout") != std::string::npos,
+             slow.err().message);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
