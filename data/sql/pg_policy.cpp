@@ -1,0 +1,441 @@
+// The PostgreSQL statement policy: libpg_query's parse tree (JSON) walked
+// against the allowlist.
+
+#include "data/sql/pg_policy.hpp"
+
+#include <pg_query.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+
+#include <boost/json.hpp>
+
+namespace candor::data {
+
+namespace json = boost::json;
+using domain::sql::policy_config;
+using domain::sql::policy_result;
+using domain::sql::verdict_kind;
+
+std::set<std::string> postgres_sql_functions() {
+  auto out = default_sql_functions();
+  for (const char* f :
+       {"date_trunc", "date_part", "extract", "to_char", "to_date",
+        "to_number", "make_date", "btrim", "concat", "concat_ws",
+        "string_agg", "greatest", "least", "split_part", "left", "right",
+        "lpad", "rpad", "initcap", "floor", "ceil", "ceiling", "trunc", "mod",
+        "power", "sqrt", "position", "strpos", "stddev", "variance",
+        "percentile_cont", "percentile_disc", "bool_and", "bool_or",
+        "every", "age", "date", "now"})
+    out.insert(f);
+  out.erase("now"); // the clock is not data
+  return out;
+}
+
+bool postgres_risky_function(std::string_view name) {
+  static const std::set<std::string, std::less<>> exact = {
+    "set_config",      "current_setting", "version",        "dblink",
+    "dblink_exec",     "dblink_connect",  "query_to_xml",   "query_to_json",
+    "table_to_xml",    "cursor_to_xml",   "xpath",          "txid_current",
+    "inet_server_addr", "inet_client_addr", "current_database",
+    "current_schema",  "current_user",    "session_user",   "has_table_privilege",
+    "has_column_privilege", "row_security_active", "to_regclass",
+    "generate_series", "repeat",          "format"};
+  if (exact.count(name) > 0)
+    return true;
+  auto starts = [&](std::string_view p) {
+    return name.substr(0, p.size()) == p;
+  };
+  return starts("pg_") || starts("lo_") || starts("dblink") || starts("xml")
+         || starts("json_populate") || starts("jsonb_populate");
+}
+
+namespace {
+
+const std::set<std::string, std::less<>> reg_types = {
+  "regclass", "regproc",     "regprocedure", "regoper",  "regoperator",
+  "regtype",  "regnamespace", "regrole",     "regconfig", "regdictionary",
+  "regcollation"};
+
+/// The last String of a list of name nodes ({"String": {"sval": ...}}).
+std::string last_name(const json::value& list) {
+  std::string out;
+  if (!list.is_array())
+    return out;
+  for (const auto& v : list.as_array())
+    if (const auto* s = v.if_object() ? v.as_object().if_contains("String")
+                                      : nullptr)
+      if (const auto* sv = s->as_object().if_contains("sval"))
+        out = std::string{sv->as_string()};
+  return out;
+}
+
+size_t location_of(const json::object& o) {
+  if (const auto* l = o.if_contains("location"); l && l->is_int64())
+    return static_cast<size_t>(std::max<int64_t>(0, l->as_int64()));
+  return 0;
+}
+
+class walker {
+public:
+  walker(const sql_allowlist& allow, const policy_config& cfg)
+      : allow_(allow), cfg_(cfg) {
+    for (const auto& [table, cols] : allow_.tables)
+      for (const auto& c : cols)
+        known_columns_.insert(c);
+  }
+
+  /// First pass: names the query defines itself (CTEs, aliases, output
+  /// names), which a column reference may use.
+  void collect(const json::value& v) {
+    if (v.is_array()) {
+      for (const auto& x : v.as_array())
+        collect(x);
+      return;
+    }
+    if (!v.is_object())
+      return;
+    for (const auto& [key, val] : v.as_object()) {
+      if (key == "CommonTableExpr" && val.is_object()) {
+        if (const auto* n = val.as_object().if_contains("ctename"))
+          ctes_.insert(std::string{n->as_string()});
+        if (const auto* cols = val.as_object().if_contains("aliascolnames"))
+          add_names(*cols);
+      } else if (key == "ResTarget" && val.is_object()) {
+        if (const auto* n = val.as_object().if_contains("name"))
+          defined_.insert(std::string{n->as_string()});
+      } else if (key == "alias" && val.is_object()) {
+        if (const auto* n = val.as_object().if_contains("aliasname"))
+          defined_.insert(std::string{n->as_string()});
+        if (const auto* cols = val.as_object().if_contains("colnames"))
+          add_names(*cols);
+      }
+      collect(val);
+    }
+  }
+
+  /// The rules, in two walks: the sources (tables, functions in FROM,
+  /// statement shape) first, so that a forbidden table is named as such
+  /// rather than by its columns; then everything else. Returns false at
+  /// the first violation.
+  bool check_all(const json::value& v) {
+    sources_only_ = true;
+    if (!check(v, 0))
+      return false;
+    sources_only_ = false;
+    return check(v, 0);
+  }
+
+  bool check(const json::value& v, int depth) {
+    if (depth > 16 * cfg_.max_depth)
+      return fail(verdict_kind::block, "nesting_too_deep",
+                  "the statement nests too deeply", 0);
+    if (v.is_array()) {
+      for (const auto& x : v.as_array())
+        if (!check(x, depth + 1))
+          return false;
+      return true;
+    }
+    if (!v.is_object())
+      return true;
+    for (const auto& [key, val] : v.as_object()) {
+      if (!val.is_object() && !val.is_array())
+        continue;
+      if (val.is_object() && !node(key, val.as_object()))
+        return false;
+      if (!check(val, depth + 1))
+        return false;
+    }
+    return true;
+  }
+
+  policy_result result;
+
+private:
+  void add_names(const json::value& list) {
+    if (!list.is_array())
+      return;
+    for (const auto& v : list.as_array())
+      if (v.is_object())
+        if (const auto* s = v.as_object().if_contains("String"))
+          if (const auto* sv = s->as_object().if_contains("sval"))
+            defined_.insert(std::string{sv->as_string()});
+  }
+
+  bool fail(verdict_kind kind, std::string rule, std::string message,
+            size_t offset) {
+    result.verdict = kind;
+    result.rule = std::move(rule);
+    result.message = std::move(message);
+    result.offset = offset;
+    return false;
+  }
+
+  bool node(std::string_view kind, const json::object& o) {
+    bool source = kind == "SelectStmt" || kind == "RangeVar"
+                  || kind == "RangeFunction" || kind == "JoinExpr";
+    if (source != sources_only_)
+      return true;
+    if (kind == "SelectStmt") {
+      if (++selects_ > cfg_.max_selects)
+        return fail(verdict_kind::block, "too_many_selects",
+                    "too many SELECTs in one statement", 0);
+      if (o.contains("intoClause"))
+        return fail(verdict_kind::block, "forbidden_keyword",
+                    "SELECT INTO writes a table", 0);
+      if (o.contains("lockingClause"))
+        return fail(verdict_kind::block, "forbidden_keyword",
+                    "FOR UPDATE / FOR SHARE lock rows", 0);
+      if (const auto* w = o.if_contains("withClause"); w && w->is_object())
+        if (const auto* r = w->as_object().if_contains("recursive");
+            r && r->is_bool() && r->as_bool())
+          return fail(verdict_kind::block, "recursive_cte",
+                      "WITH RECURSIVE is not allowed", 0);
+      if (const auto* from = o.if_contains("fromClause");
+          from && from->is_array()
+          && static_cast<int>(from->as_array().size()) > cfg_.max_tables)
+        return fail(verdict_kind::block, "too_many_tables",
+                    "too many sources in one FROM clause", 0);
+      return true;
+    }
+    if (kind == "RangeVar") {
+      auto rel = o.if_contains("relname") ? std::string{o.at("relname").as_string()}
+                                          : std::string{};
+      auto off = location_of(o);
+      if (const auto* s = o.if_contains("schemaname")) {
+        std::string schema{s->as_string()};
+        if (schema != "sales")
+          return fail(verdict_kind::block, "schema_table",
+                      "schema '" + schema + "' may not be read", off);
+      } else if (ctes_.count(rel) > 0) {
+        return true;
+      }
+      if (rel.rfind("pg_", 0) == 0 || rel == "information_schema")
+        return fail(verdict_kind::block, "schema_table",
+                    "system catalog '" + rel + "' may not be read", off);
+      if (++tables_ > cfg_.max_table_refs)
+        return fail(verdict_kind::block, "too_many_tables",
+                    "too many table references", off);
+      auto it = allow_.tables.find(rel);
+      if (it == allow_.tables.end())
+        return fail(verdict_kind::block, "table_not_allowed",
+                    "table '" + rel + "' may not be read", off);
+      from_.push_back(rel);
+      return true;
+    }
+    if (kind == "RangeFunction")
+      return fail(verdict_kind::block, "table_valued_function",
+                  "a function may not be used as a table", 0);
+    if (kind == "JoinExpr") {
+      if (const auto* n = o.if_contains("isNatural");
+          n && n->is_bool() && n->as_bool())
+        return fail(verdict_kind::block, "natural_join",
+                    "NATURAL JOIN is not allowed; name the join columns", 0);
+      return true;
+    }
+    if (kind == "ParamRef")
+      return fail(verdict_kind::block, "parameter",
+                  "parameters ($1) are not allowed", location_of(o));
+    if (kind == "SQLValueFunction") {
+      std::string op = o.if_contains("op") ? std::string{o.at("op").as_string()}
+                                           : std::string{};
+      if (op.find("USER") != std::string::npos
+          || op.find("ROLE") != std::string::npos
+          || op.find("CATALOG") != std::string::npos
+          || op.find("SCHEMA") != std::string::npos)
+        return fail(verdict_kind::block, "risky_function",
+                    "session information may not be read", location_of(o));
+      return true;
+    }
+    if (kind == "TypeCast") {
+      if (const auto* t = o.if_contains("typeName"); t && t->is_object())
+        if (const auto* names = t->as_object().if_contains("names"))
+          if (reg_types.count(last_name(*names)) > 0)
+            return fail(verdict_kind::block, "risky_function",
+                        "casts to " + last_name(*names)
+                          + " look up the system catalogs",
+                        location_of(o));
+      return true;
+    }
+    if (kind == "FuncCall") {
+      const auto* names = o.if_contains("funcname");
+      if (names == nullptr)
+        return true;
+      auto name = last_name(*names);
+      auto off = location_of(o);
+      if (names->as_array().size() > 1) {
+        // pg_catalog.extract is what EXTRACT(... FROM ...) parses to.
+        auto first = names->as_array()[0];
+        std::string schema = first.is_object()
+                                 && first.as_object().contains("String")
+                               ? std::string{first.at("String").at("sval")
+                                               .as_string()}
+                               : std::string{};
+        if (schema != "pg_catalog")
+          return fail(verdict_kind::block, "schema_table",
+                      "functions of schema '" + schema + "' may not be called",
+                      off);
+      }
+      if (postgres_risky_function(name))
+        return fail(verdict_kind::block, "risky_function",
+                    "function " + name + "() is not allowed", off);
+      if (allow_.functions.count(name) == 0)
+        return fail(verdict_kind::block, "function_not_allowed",
+                    "function " + name + "() is not in the allowlist", off);
+      return true;
+    }
+    if (kind == "ColumnRef") {
+      const auto* fields = o.if_contains("fields");
+      if (fields == nullptr || !fields->is_array()
+          || fields->as_array().empty())
+        return true;
+      const auto& last = fields->as_array().back();
+      if (last.is_object() && last.as_object().contains("A_Star")) {
+        star_ = true;
+        star_at_ = location_of(o);
+        return true;
+      }
+      auto name = last_name(*fields);
+      if (name.empty() || known_columns_.count(name) > 0
+          || defined_.count(name) > 0)
+        return true;
+      return fail(verdict_kind::block, "denied_column",
+                  "column '" + name + "' may not be read", location_of(o));
+    }
+    return true;
+  }
+
+public:
+  /// After the walk: `*` over a table with withheld columns reads them.
+  bool check_star(const std::set<std::string>& withheld) {
+    if (!star_)
+      return true;
+    for (const auto& t : from_) {
+      if (withheld.count(t) > 0)
+        return fail(verdict_kind::block, "denied_column",
+                    "SELECT * on " + t + " would read withheld columns; name "
+                    "the columns",
+                    star_at_);
+    }
+    return true;
+  }
+
+private:
+  const sql_allowlist& allow_;
+  const policy_config& cfg_;
+  std::set<std::string> known_columns_;
+  std::set<std::string> defined_;
+  std::set<std::string> ctes_;
+  std::vector<std::string> from_;
+  int selects_ = 0;
+  int tables_ = 0;
+  bool sources_only_ = true;
+  bool star_ = false;
+  size_t star_at_ = 0;
+};
+
+/// Whether `sql` has only white space and comments.
+bool blank(std::string_view sql) {
+  PgQueryScanResult r = pg_query_scan(std::string{sql}.c_str());
+  bool empty = r.error == nullptr && r.pbuf.len <= 4;
+  pg_query_free_scan_result(r);
+  return empty;
+}
+
+} // namespace
+
+domain::sql::policy_result
+check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
+                   const std::set<std::string>& withheld,
+                   const policy_config& cfg) {
+  policy_result out;
+  auto fail = [&](verdict_kind kind, std::string rule, std::string message,
+                  size_t offset) {
+    out.verdict = kind;
+    out.rule = std::move(rule);
+    out.message = std::move(message);
+    out.offset = offset;
+    return out;
+  };
+  if (sql.size() > cfg.max_bytes)
+    return fail(verdict_kind::block, "input_too_long",
+                "the statement is longer than "
+                  + std::to_string(cfg.max_bytes) + " bytes",
+                cfg.max_bytes);
+  if (sql.find('\0') != std::string_view::npos)
+    return fail(verdict_kind::block, "control_character",
+                "the statement holds a NUL byte", sql.find('\0'));
+  std::string text{sql};
+  PgQueryParseResult parsed = pg_query_parse(text.c_str());
+  struct freer {
+    PgQueryParseResult& r;
+    ~freer() {
+      pg_query_free_parse_result(r);
+    }
+  } guard{parsed};
+  if (parsed.error != nullptr)
+    return fail(verdict_kind::correctable, "syntax_error",
+                std::string{"syntax error: "} + parsed.error->message,
+                parsed.error->cursorpos > 0
+                  ? static_cast<size_t>(parsed.error->cursorpos - 1)
+                  : 0);
+  boost::system::error_code ec;
+  json::parse_options deep;
+  deep.max_depth = 2000; // the walker bounds the depth it accepts
+  auto tree = json::parse(parsed.parse_tree, ec, {}, deep);
+  if (ec || !tree.is_object())
+    return fail(verdict_kind::block, "syntax_error",
+                "the parse tree could not be read", 0);
+  const auto* stmts = tree.as_object().if_contains("stmts");
+  if (stmts == nullptr || !stmts->is_array() || stmts->as_array().empty())
+    return fail(verdict_kind::correctable, "empty", "there is no statement",
+                0);
+  if (stmts->as_array().size() > 1)
+    return fail(verdict_kind::block, "multiple_statements",
+                "only one statement may be run", 0);
+  const auto& raw = stmts->as_array()[0].as_object();
+  const auto& stmt = raw.at("stmt").as_object();
+  if (stmt.size() != 1 || !stmt.contains("SelectStmt"))
+    return fail(verdict_kind::block, "not_select",
+                "only SELECT (or WITH ... SELECT) may run, not "
+                  + std::string{stmt.begin()->key()},
+                0);
+  walker w{allow, cfg};
+  w.collect(stmt);
+  if (!w.check_all(stmt))
+    return w.result;
+  if (!w.check_star(withheld))
+    return w.result;
+  // The outermost LIMIT.
+  const auto& top = stmt.at("SelectStmt").as_object();
+  std::string body{sql.substr(0, raw.contains("stmt_len")
+                                   && raw.at("stmt_len").as_int64() > 0
+                                 ? static_cast<size_t>(
+                                     raw.at("stmt_len").as_int64())
+                                 : sql.size())};
+  while (!body.empty()
+         && (body.back() == ';' || body.back() == ' ' || body.back() == '\n'))
+    body.pop_back();
+  out.sql = body;
+  if (const auto* lim = top.if_contains("limitCount")) {
+    const auto* c = lim->is_object() ? lim->as_object().if_contains("A_Const")
+                                     : nullptr;
+    const auto* iv = c && c->is_object() ? c->as_object().if_contains("ival")
+                                         : nullptr;
+    if (iv == nullptr)
+      return fail(verdict_kind::block, "non_literal_limit",
+                  "LIMIT must be a number", 0);
+    int64_t n = 0;
+    if (const auto* x = iv->as_object().if_contains("ival"))
+      n = x->as_int64();
+    if (n <= cfg.max_limit)
+      return out;
+  }
+  out.sql = "SELECT * FROM (" + body + ") AS candor_rows LIMIT "
+            + std::to_string(cfg.max_limit);
+  out.limit_applied = true;
+  return out;
+}
+
+} // namespace candor::data

@@ -1,0 +1,53 @@
+#pragma once
+
+// The static policy for SQL that will run on the PostgreSQL warehouse,
+// parsed by PostgreSQL's own parser (libpg_query, PostgreSQL 15), not by
+// the SQLite lexer: one SELECT (or WITH ... SELECT), allowlisted
+// relations, columns and functions, no system catalogs.
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "data/sql/authorizer.hpp"
+#include "domain/sql/policy.hpp"
+
+namespace candor::data {
+
+/// The functions a query on PostgreSQL may call: `default_sql_functions()`
+/// plus PostgreSQL's date, text and number helpers (date_trunc, to_char,
+/// extract, ...). Never one of `postgres_risky_function()`.
+std::set<std::string> postgres_sql_functions();
+
+/// Whether a function is dangerous on PostgreSQL whatever the allowlist
+/// says: sleeping, settings, files, large objects, other servers, backend
+/// signalling, catalog and session introspection.
+bool postgres_risky_function(std::string_view name);
+
+/// Judges `sql` for the PostgreSQL warehouse, with the same verdicts and,
+/// where the same thing is wrong, the same rule names as
+/// `domain::sql::check_sql`:
+/// - `input_too_long`, `empty`, `syntax_error` (correctable, with the
+///   parser's message and offset), `multiple_statements`, `not_select`
+///   (COPY, SET, DO, EXPLAIN, any write or DDL);
+/// - `forbidden_keyword` (SELECT INTO, FOR UPDATE/SHARE), `parameter`;
+/// - `schema_table` (a schema other than `sales`, `pg_*`,
+///   `information_schema`), `table_not_allowed` (a table the allowlist does
+///   not hold), `denied_column` (a column no allowed table lets be read,
+///   or `*` over a table with withheld columns);
+/// - `table_valued_function` (a function in FROM), `risky_function`
+///   (`postgres_risky_function`, casts to reg* types, CURRENT_USER and
+///   its kin), `function_not_allowed`;
+/// - `recursive_cte`, `natural_join`, `too_many_tables`, `too_many_selects`,
+///   `nesting_too_deep`, `non_literal_limit`.
+/// When allowed, `sql` is the statement with the outermost LIMIT at most
+/// `cfg.max_limit` (kept when it is a smaller literal, else the statement
+/// is wrapped: `SELECT * FROM (...) AS candor_rows LIMIT n`).
+/// `withheld`: the allowed tables that have columns the allowlist leaves
+/// out (customers: its personal columns), over which `*` is refused.
+domain::sql::policy_result
+check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
+                   const std::set<std::string>& withheld,
+                   const domain::sql::policy_config& cfg = {});
+
+} // namespace candor::data
