@@ -79,8 +79,9 @@ size_t location_of(const json::object& o) {
 
 class walker {
 public:
-  walker(const sql_allowlist& allow, const policy_config& cfg)
-      : allow_(allow), cfg_(cfg) {
+  walker(const sql_allowlist& allow, const std::set<std::string>& withheld,
+         const policy_config& cfg)
+      : allow_(allow), withheld_(withheld), cfg_(cfg) {
     for (const auto& [table, cols] : allow_.tables)
       for (const auto& c : cols)
         known_columns_.insert(c);
@@ -197,7 +198,7 @@ private:
           && static_cast<int>(from->as_array().size()) > cfg_.max_tables)
         return fail(verdict_kind::block, "too_many_tables",
                     "too many sources in one FROM clause", 0);
-      return true;
+      return star_over_withheld(o);
     }
     if (kind == "RangeVar") {
       auto rel = o.if_contains("relname") ? std::string{o.at("relname").as_string()}
@@ -221,7 +222,6 @@ private:
       if (it == allow_.tables.end())
         return fail(verdict_kind::block, "table_not_allowed",
                     "table '" + rel + "' may not be read", off);
-      from_.push_back(rel);
       return true;
     }
     if (kind == "RangeFunction")
@@ -291,11 +291,8 @@ private:
           || fields->as_array().empty())
         return true;
       const auto& last = fields->as_array().back();
-      if (last.is_object() && last.as_object().contains("A_Star")) {
-        star_ = true;
-        star_at_ = location_of(o);
-        return true;
-      }
+      if (last.is_object() && last.as_object().contains("A_Star"))
+        return true; // judged per SELECT (star_over_withheld)
       auto name = last_name(*fields);
       if (name.empty() || known_columns_.count(name) > 0
           || defined_.count(name) > 0)
@@ -306,33 +303,77 @@ private:
     return true;
   }
 
-public:
-  /// After the walk: `*` over a table with withheld columns reads them.
-  bool check_star(const std::set<std::string>& withheld) {
-    if (!star_)
-      return true;
-    for (const auto& t : from_) {
-      if (withheld.count(t) > 0)
-        return fail(verdict_kind::block, "denied_column",
-                    "SELECT * on " + t + " would read withheld columns; name "
-                    "the columns",
-                    star_at_);
+  /// The tables a FROM item reads directly (through joins, not through
+  /// subqueries, which are judged as SELECTs of their own).
+  void direct_tables(const json::value& item, std::vector<std::string>& out) {
+    if (!item.is_object())
+      return;
+    const auto& o = item.as_object();
+    if (const auto* rv = o.if_contains("RangeVar"); rv && rv->is_object()) {
+      if (const auto* n = rv->as_object().if_contains("relname"))
+        out.emplace_back(n->as_string());
+    } else if (const auto* j = o.if_contains("JoinExpr");
+               j && j->is_object()) {
+      if (const auto* l = j->as_object().if_contains("larg"))
+        direct_tables(*l, out);
+      if (const auto* r = j->as_object().if_contains("rarg"))
+        direct_tables(*r, out);
     }
+  }
+
+  /// `*` in a SELECT whose own FROM reads a table with withheld columns
+  /// would read them.
+  bool star_over_withheld(const json::object& select) {
+    const auto* targets = select.if_contains("targetList");
+    if (targets == nullptr || !targets->is_array())
+      return true;
+    size_t star_at = 0;
+    bool star = false;
+    for (const auto& t : targets->as_array()) {
+      const auto* rt = t.is_object() ? t.as_object().if_contains("ResTarget")
+                                     : nullptr;
+      const auto* val = rt && rt->is_object()
+                          ? rt->as_object().if_contains("val")
+                          : nullptr;
+      const auto* cr = val && val->is_object()
+                         ? val->as_object().if_contains("ColumnRef")
+                         : nullptr;
+      if (cr == nullptr || !cr->is_object())
+        continue;
+      const auto* fields = cr->as_object().if_contains("fields");
+      if (fields && fields->is_array() && !fields->as_array().empty()
+          && fields->as_array().back().is_object()
+          && fields->as_array().back().as_object().contains("A_Star")) {
+        star = true;
+        star_at = location_of(cr->as_object());
+      }
+    }
+    if (!star)
+      return true;
+    std::vector<std::string> tables;
+    if (const auto* from = select.if_contains("fromClause");
+        from && from->is_array())
+      for (const auto& item : from->as_array())
+        direct_tables(item, tables);
+    for (const auto& t : tables)
+      if (withheld_.count(t) > 0 && ctes_.count(t) == 0)
+        return fail(verdict_kind::block, "denied_column",
+                    "SELECT * on " + t
+                      + " would read withheld columns; name the columns",
+                    star_at);
     return true;
   }
 
 private:
   const sql_allowlist& allow_;
+  const std::set<std::string>& withheld_;
   const policy_config& cfg_;
   std::set<std::string> known_columns_;
   std::set<std::string> defined_;
   std::set<std::string> ctes_;
-  std::vector<std::string> from_;
   int selects_ = 0;
   int tables_ = 0;
   bool sources_only_ = true;
-  bool star_ = false;
-  size_t star_at_ = 0;
 };
 
 /// Whether `sql` has only white space and comments.
@@ -401,19 +442,23 @@ check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
                 "only SELECT (or WITH ... SELECT) may run, not "
                   + std::string{stmt.begin()->key()},
                 0);
-  walker w{allow, cfg};
+  walker w{allow, withheld, cfg};
   w.collect(stmt);
   if (!w.check_all(stmt))
     return w.result;
-  if (!w.check_star(withheld))
-    return w.result;
   // The outermost LIMIT.
   const auto& top = stmt.at("SelectStmt").as_object();
-  std::string body{sql.substr(0, raw.contains("stmt_len")
-                                   && raw.at("stmt_len").as_int64() > 0
-                                 ? static_cast<size_t>(
-                                     raw.at("stmt_len").as_int64())
-                                 : sql.size())};
+  // The statement's own text: from its location (after any leading ';'
+  // or comment), its length when the parser gives one.
+  size_t from = 0;
+  if (const auto* l = raw.if_contains("stmt_location"); l && l->is_int64())
+    from = std::min(sql.size(), static_cast<size_t>(
+                                  std::max<int64_t>(0, l->as_int64())));
+  size_t len = sql.size() - from;
+  if (const auto* l = raw.if_contains("stmt_len");
+      l && l->is_int64() && l->as_int64() > 0)
+    len = std::min(len, static_cast<size_t>(l->as_int64()));
+  std::string body{sql.substr(from, len)};
   while (!body.empty()
          && (body.back() == ';' || body.back() == ' ' || body.back() == '\n'))
     body.pop_back();
@@ -432,7 +477,9 @@ check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
     if (n <= cfg.max_limit)
       return out;
   }
-  out.sql = "SELECT * FROM (" + body + ") AS candor_rows LIMIT "
+  // On lines of their own: a '--' comment at the end of the statement
+  // must not swallow the closing parenthesis.
+  out.sql = "SELECT * FROM (\n" + body + "\n) AS candor_rows LIMIT "
             + std::to_string(cfg.max_limit);
   out.limit_applied = true;
   return out;

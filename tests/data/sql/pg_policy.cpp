@@ -67,6 +67,22 @@ BOOST_AUTO_TEST_CASE(analytics_queries_are_allowed_with_a_limit) {
   BOOST_TEST(trailing.sql.back() != ';');
   auto big = check("SELECT order_id FROM orders LIMIT 100000");
   BOOST_TEST(big.limit_applied);
+  // The bounded statement is allowed again, unchanged (a wrapped query
+  // over customers included: its '*' reads the subquery, not the table).
+  for (const auto& sql : allowed) {
+    auto once = check(sql);
+    auto twice = check(once.sql);
+    BOOST_TEST(twice.allowed(), once.sql << ": " << twice.rule);
+    BOOST_TEST(check(twice.sql).sql == twice.sql);
+  }
+  // '*' over a subquery or a CTE is fine; over customers itself it is not.
+  BOOST_TEST(check("SELECT * FROM (SELECT segment FROM customers) s").allowed());
+  BOOST_TEST(check("WITH c AS (SELECT segment FROM customers) SELECT * FROM c")
+               .allowed());
+  BOOST_TEST(check("SELECT * FROM orders o JOIN customers c USING "
+                   "(customer_id)")
+               .rule
+             == "denied_column");
 }
 
 BOOST_AUTO_TEST_CASE(each_rule_blocks_with_its_name) {
