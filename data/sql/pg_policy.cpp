@@ -79,9 +79,9 @@ size_t location_of(const json::object& o) {
 
 class walker {
 public:
-  walker(const sql_allowlist& allow, const std::set<std::string>& withheld,
-         const policy_config& cfg)
-      : allow_(allow), withheld_(withheld), cfg_(cfg) {
+  walker(std::string_view sql, const sql_allowlist& allow,
+         const withheld_columns& withheld, const policy_config& cfg)
+      : sql_(sql), allow_(allow), withheld_(withheld), cfg_(cfg) {
     for (const auto& [table, cols] : allow_.tables)
       for (const auto& c : cols)
         known_columns_.insert(c);
@@ -176,6 +176,17 @@ private:
   bool node(std::string_view kind, const json::object& o) {
     bool source = kind == "SelectStmt" || kind == "RangeVar"
                   || kind == "RangeFunction" || kind == "JoinExpr";
+    if (kind == "JoinExpr" && !sources_only_) {
+      // USING (col): a withheld column read through the join.
+      if (const auto* u = o.if_contains("usingClause"); u && u->is_array())
+        for (const auto& v : u->as_array())
+          if (v.is_object() && v.as_object().contains("String")) {
+            std::string col{v.at("String").at("sval").as_string()};
+            if (withheld_names_.count(col) > 0)
+              return fail(verdict_kind::block, "denied_column",
+                          "column '" + col + "' may not be read", 0);
+          }
+    }
     if (source != sources_only_)
       return true;
     if (kind == "SelectStmt") {
@@ -194,10 +205,35 @@ private:
           return fail(verdict_kind::block, "recursive_cte",
                       "WITH RECURSIVE is not allowed", 0);
       if (const auto* from = o.if_contains("fromClause");
-          from && from->is_array()
-          && static_cast<int>(from->as_array().size()) > cfg_.max_tables)
-        return fail(verdict_kind::block, "too_many_tables",
-                    "too many sources in one FROM clause", 0);
+          from && from->is_array() && from->as_array().size() > 1)
+        return fail(verdict_kind::block, "comma_join",
+                    "join tables with JOIN ... ON, not with commas", 0);
+      if (const auto* vals = o.if_contains("valuesLists");
+          vals && vals->is_array()
+          && static_cast<int>(vals->as_array().size()) > cfg_.max_in_list)
+        return fail(verdict_kind::block, "in_list_too_long",
+                    "too many rows in VALUES", 0);
+      if (const auto* w = o.if_contains("withClause"); w && w->is_object())
+        if (const auto* ctes = w->as_object().if_contains("ctes");
+            ctes && ctes->is_array())
+          for (const auto& cte : ctes->as_array()) {
+            const auto* c = cte.is_object()
+                              ? cte.as_object().if_contains("CommonTableExpr")
+                              : nullptr;
+            if (c == nullptr || !c->is_object())
+              continue;
+            std::string name{c->as_object().at("ctename").as_string()};
+            if (const auto* q = c->as_object().if_contains("ctequery");
+                q && reads(*q, name))
+              return fail(verdict_kind::block, "recursive_cte",
+                          "a WITH query may not read itself", 0);
+          }
+      if (const auto* lim = o.if_contains("limitCount"); lim && !literal(*lim))
+        return fail(verdict_kind::block, "non_literal_limit",
+                    "LIMIT must be a positive number", 0);
+      if (const auto* off = o.if_contains("limitOffset"); off && !literal(*off))
+        return fail(verdict_kind::block, "non_literal_limit",
+                    "OFFSET must be a positive number", 0);
       return star_over_withheld(o);
     }
     if (kind == "RangeVar") {
@@ -222,6 +258,8 @@ private:
       if (it == allow_.tables.end())
         return fail(verdict_kind::block, "table_not_allowed",
                     "table '" + rel + "' may not be read", off);
+      if (auto w = withheld_.find(rel); w != withheld_.end())
+        withheld_names_.insert(w->second.begin(), w->second.end());
       return true;
     }
     if (kind == "RangeFunction")
@@ -232,6 +270,29 @@ private:
           n && n->is_bool() && n->as_bool())
         return fail(verdict_kind::block, "natural_join",
                     "NATURAL JOIN is not allowed; name the join columns", 0);
+      const auto* quals = o.if_contains("quals");
+      const auto* using_cols = o.if_contains("usingClause");
+      if (quals == nullptr && using_cols == nullptr)
+        return fail(verdict_kind::block, "cross_join",
+                    "a join needs a condition (ON or USING)", 0);
+      if (quals != nullptr && trivial(*quals))
+        return fail(verdict_kind::block, "trivial_join_condition",
+                    "the join condition must compare columns of both sides",
+                    0);
+      return true;
+    }
+    if (kind == "A_Expr") {
+      if (const auto* k = o.if_contains("kind");
+          k && k->is_string() && k->as_string() == "AEXPR_IN")
+        if (const auto* r = o.if_contains("rexpr");
+            r && r->is_object() && r->as_object().contains("List"))
+          if (const auto* items = r->as_object().at("List").as_object()
+                                    .if_contains("items");
+              items && items->is_array()
+              && static_cast<int>(items->as_array().size())
+                   > cfg_.max_in_list)
+            return fail(verdict_kind::block, "in_list_too_long",
+                        "too many values in IN (...)", location_of(o));
       return true;
     }
     if (kind == "ParamRef")
@@ -294,6 +355,11 @@ private:
       if (last.is_object() && last.as_object().contains("A_Star"))
         return true; // judged per SELECT (star_over_withheld)
       auto name = last_name(*fields);
+      // A withheld column of a table the statement reads is refused even
+      // when the query also defines the name ("... AS email").
+      if (withheld_names_.count(name) > 0)
+        return fail(verdict_kind::block, "denied_column",
+                    "column '" + name + "' may not be read", location_of(o));
       if (name.empty() || known_columns_.count(name) > 0
           || defined_.count(name) > 0)
         return true;
@@ -301,6 +367,86 @@ private:
                   "column '" + name + "' may not be read", location_of(o));
     }
     return true;
+  }
+
+  /// Whether a join condition compares nothing of both sides: no column at
+  /// all ("ON 1 = 1"), or qualified columns of one table only ("ON a.id >
+  /// 0").
+  static bool trivial(const json::value& quals) {
+    std::set<std::string> qualifiers;
+    int refs = 0;
+    int unqualified = 0;
+    collect_refs(quals, qualifiers, refs, unqualified);
+    if (refs == 0)
+      return true;
+    return unqualified == 0 && qualifiers.size() < 2;
+  }
+
+  static void collect_refs(const json::value& v, std::set<std::string>& q,
+                           int& refs, int& unqualified) {
+    if (v.is_array()) {
+      for (const auto& x : v.as_array())
+        collect_refs(x, q, refs, unqualified);
+      return;
+    }
+    if (!v.is_object())
+      return;
+    for (const auto& [key, val] : v.as_object()) {
+      if (key == "ColumnRef" && val.is_object()) {
+        ++refs;
+        const auto* f = val.as_object().if_contains("fields");
+        if (f && f->is_array() && f->as_array().size() >= 2
+            && f->as_array()[0].is_object()
+            && f->as_array()[0].as_object().contains("String"))
+          q.insert(std::string{
+            f->as_array()[0].at("String").at("sval").as_string()});
+        else
+          ++unqualified;
+        continue;
+      }
+      collect_refs(val, q, refs, unqualified);
+    }
+  }
+
+  /// Whether `v` reads a relation called `name`.
+  static bool reads(const json::value& v, const std::string& name) {
+    if (v.is_array()) {
+      for (const auto& x : v.as_array())
+        if (reads(x, name))
+          return true;
+      return false;
+    }
+    if (!v.is_object())
+      return false;
+    for (const auto& [key, val] : v.as_object()) {
+      if (key == "RangeVar" && val.is_object()) {
+        const auto& rv = val.as_object();
+        if (!rv.contains("schemaname") && rv.contains("relname")
+            && rv.at("relname").as_string() == name)
+          return true;
+      }
+      if (reads(val, name))
+        return true;
+    }
+    return false;
+  }
+
+  /// A LIMIT or OFFSET that is a non-negative integer literal. (libpg_query
+  /// leaves the value out of its JSON for 0, and for a negative literal
+  /// too, so the text at the literal's location decides the sign.)
+  bool literal(const json::value& v) const {
+    const auto* c = v.is_object() ? v.as_object().if_contains("A_Const")
+                                  : nullptr;
+    if (c == nullptr || !c->is_object())
+      return false;
+    const auto* iv = c->as_object().if_contains("ival");
+    if (iv == nullptr || !iv->is_object())
+      return false;
+    const auto* x = iv->as_object().if_contains("ival");
+    if (x != nullptr)
+      return x->is_int64() && x->as_int64() >= 0;
+    auto at = location_of(c->as_object());
+    return at < sql_.size() && sql_[at] != '-';
   }
 
   /// The tables a FROM item reads directly (through joins, not through
@@ -356,7 +502,8 @@ private:
       for (const auto& item : from->as_array())
         direct_tables(item, tables);
     for (const auto& t : tables)
-      if (withheld_.count(t) > 0 && ctes_.count(t) == 0)
+      if (withheld_.count(t) > 0 && !withheld_.at(t).empty()
+          && ctes_.count(t) == 0)
         return fail(verdict_kind::block, "denied_column",
                     "SELECT * on " + t
                       + " would read withheld columns; name the columns",
@@ -365,8 +512,11 @@ private:
   }
 
 private:
+  std::string_view sql_;
   const sql_allowlist& allow_;
-  const std::set<std::string>& withheld_;
+  const withheld_columns& withheld_;
+  /// Withheld column names of the tables the statement reads.
+  std::set<std::string> withheld_names_;
   const policy_config& cfg_;
   std::set<std::string> known_columns_;
   std::set<std::string> defined_;
@@ -375,6 +525,81 @@ private:
   int tables_ = 0;
   bool sources_only_ = true;
 };
+
+struct problem {
+  std::string rule, message;
+  size_t offset = 0;
+};
+
+/// What is wrong with the text itself, before parsing: ill-formed UTF-8,
+/// control characters (other than tab, newline, carriage return),
+/// invisible and bidirectional characters anywhere (a literal included),
+/// parentheses nested deeper than `max_depth` outside literals and
+/// comments. The same rules, with the same names, as the SQLite policy.
+problem text_problem(std::string_view sql, int max_depth) {
+  int depth = 0;
+  enum { code, quote, ident, line, block } state = code;
+  for (size_t i = 0; i < sql.size();) {
+    auto b = static_cast<unsigned char>(sql[i]);
+    if (b < 0x80) {
+      if ((b < 0x20 && b != '\t' && b != '\n' && b != '\r') || b == 0x7F)
+        return {"control_character", "the statement holds a control character",
+                i};
+      char c = static_cast<char>(b);
+      char next = i + 1 < sql.size() ? sql[i + 1] : '\0';
+      switch (state) {
+        case code:
+          if (c == '\'')
+            state = quote;
+          else if (c == '"')
+            state = ident;
+          else if (c == '-' && next == '-')
+            state = line;
+          else if (c == '/' && next == '*')
+            state = block;
+          else if (c == '(' && ++depth > max_depth)
+            return {"nesting_too_deep", "parentheses nest too deeply", i};
+          else if (c == ')' && depth > 0)
+            --depth;
+          break;
+        case quote: if (c == '\'') state = code; break;
+        case ident: if (c == '"') state = code; break;
+        case line: if (c == '\n') state = code; break;
+        case block:
+          if (c == '*' && next == '/') {
+            state = code;
+            ++i;
+          }
+          break;
+      }
+      ++i;
+      continue;
+    }
+    // Multi-byte: decode, reject ill-formed and invisible code points.
+    int len = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 ? 2 : 0;
+    if (len == 0 || i + static_cast<size_t>(len) > sql.size())
+      return {"invalid_utf8", "the statement is not valid UTF-8", i};
+    uint32_t cp = b & (0xFF >> (len + 1));
+    for (int k = 1; k < len; ++k) {
+      auto cb = static_cast<unsigned char>(sql[i + static_cast<size_t>(k)]);
+      if ((cb & 0xC0) != 0x80)
+        return {"invalid_utf8", "the statement is not valid UTF-8", i};
+      cp = (cp << 6) | (cb & 0x3F);
+    }
+    bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return {"invalid_utf8", "the statement is not valid UTF-8", i};
+    bool invisible = (cp >= 0x200B && cp <= 0x200F)
+                     || (cp >= 0x202A && cp <= 0x202E)
+                     || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF
+                     || cp == 0x00AD || (cp >= 0x80 && cp <= 0x9F);
+    if (invisible)
+      return {"invisible_character",
+              "the statement holds an invisible or bidirectional character", i};
+    i += static_cast<size_t>(len);
+  }
+  return {};
+}
 
 /// Whether `sql` has only white space and comments.
 bool blank(std::string_view sql) {
@@ -388,7 +613,7 @@ bool blank(std::string_view sql) {
 
 domain::sql::policy_result
 check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
-                   const std::set<std::string>& withheld,
+                   const withheld_columns& withheld,
                    const policy_config& cfg) {
   policy_result out;
   auto fail = [&](verdict_kind kind, std::string rule, std::string message,
@@ -404,9 +629,8 @@ check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
                 "the statement is longer than "
                   + std::to_string(cfg.max_bytes) + " bytes",
                 cfg.max_bytes);
-  if (sql.find('\0') != std::string_view::npos)
-    return fail(verdict_kind::block, "control_character",
-                "the statement holds a NUL byte", sql.find('\0'));
+  if (auto bad = text_problem(sql, cfg.max_depth); !bad.rule.empty())
+    return fail(verdict_kind::block, bad.rule, bad.message, bad.offset);
   std::string text{sql};
   PgQueryParseResult parsed = pg_query_parse(text.c_str());
   struct freer {
@@ -442,7 +666,10 @@ check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
                 "only SELECT (or WITH ... SELECT) may run, not "
                   + std::string{stmt.begin()->key()},
                 0);
-  walker w{allow, withheld, cfg};
+  if (stmt.at("SelectStmt").as_object().contains("valuesLists"))
+    return fail(verdict_kind::block, "not_select",
+                "only SELECT (or WITH ... SELECT) may run, not VALUES", 0);
+  walker w{sql, allow, withheld, cfg};
   w.collect(stmt);
   if (!w.check_all(stmt))
     return w.result;

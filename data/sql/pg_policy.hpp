@@ -5,6 +5,7 @@
 // the SQLite lexer: one SELECT (or WITH ... SELECT), allowlisted
 // relations, columns and functions, no system catalogs.
 
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -27,7 +28,9 @@ bool postgres_risky_function(std::string_view name);
 /// Judges `sql` for the PostgreSQL warehouse, with the same verdicts and,
 /// where the same thing is wrong, the same rule names as
 /// `domain::sql::check_sql`:
-/// - `input_too_long`, `empty`, `syntax_error` (correctable, with the
+/// - `input_too_long`, `invalid_utf8`, `control_character`,
+///   `invisible_character`, `nesting_too_deep` (parentheses), `empty`,
+///   `syntax_error` (correctable, with the
 ///   parser's message and offset), `multiple_statements`, `not_select`
 ///   (COPY, SET, DO, EXPLAIN, any write or DDL);
 /// - `forbidden_keyword` (SELECT INTO, FOR UPDATE/SHARE), `parameter`;
@@ -38,16 +41,24 @@ bool postgres_risky_function(std::string_view name);
 /// - `table_valued_function` (a function in FROM), `risky_function`
 ///   (`postgres_risky_function`, casts to reg* types, CURRENT_USER and
 ///   its kin), `function_not_allowed`;
-/// - `recursive_cte`, `natural_join`, `too_many_tables`, `too_many_selects`,
-///   `nesting_too_deep`, `non_literal_limit`.
+/// - `recursive_cte` (RECURSIVE, or a WITH query that reads itself),
+///   `natural_join`, `cross_join` (a join without ON or USING),
+///   `comma_join`, `trivial_join_condition` (ON 1 = 1, ON a.x > 0),
+///   `too_many_tables`, `too_many_selects`, `in_list_too_long` (IN lists
+///   and VALUES), `non_literal_limit` (LIMIT or OFFSET that is not a
+///   non-negative number); a top-level VALUES is `not_select`.
 /// When allowed, `sql` is the statement with the outermost LIMIT at most
 /// `cfg.max_limit` (kept when it is a smaller literal, else the statement
 /// is wrapped: `SELECT * FROM (...) AS candor_rows LIMIT n`).
-/// `withheld`: the allowed tables that have columns the allowlist leaves
-/// out (customers: its personal columns), over which `*` is refused.
+/// The columns an allowed table has but the allowlist leaves out (the
+/// personal columns of customers): table -> column names.
+using withheld_columns = std::map<std::string, std::set<std::string>>;
+
+/// `withheld`: see `withheld_columns`; such a column is refused by name
+/// (even when the query defines an alias of that name) and through `*`.
 domain::sql::policy_result
 check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
-                   const std::set<std::string>& withheld,
+                   const withheld_columns& withheld,
                    const domain::sql::policy_config& cfg = {});
 
 } // namespace candor::data
