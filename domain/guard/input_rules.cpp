@@ -185,26 +185,32 @@ outcome<rule_set> rule_set::parse(std::string_view text) {
 }
 
 void rule_set::build_matchers() {
-  for (bool on_raw : {true, false}) {
-    RE2::Options opts;
-    opts.set_log_errors(false);
-    opts.set_max_mem(set_memory);
-    auto cs = std::make_shared<compiled_set>(opts);
-    matcher m;
-    bool ok = true;
-    for (size_t i = 0; i < rules_.size() && ok; ++i) {
-      if (rules_[i].on_raw != on_raw)
-        continue;
-      ok = cs->set.Add(rules_[i].pattern, nullptr) >= 0;
-      m.rule_of.push_back(i);
+  // One pair of sets per scope asked for, holding only the rules that scope
+  // runs: the documents' sanitizer never pays for the question-only rules.
+  for (auto scope : {rule_scope::input, rule_scope::document,
+                     rule_scope::both}) {
+    for (bool on_raw : {true, false}) {
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      opts.set_max_mem(set_memory);
+      auto cs = std::make_shared<compiled_set>(opts);
+      matcher m;
+      bool ok = true;
+      for (size_t i = 0; i < rules_.size() && ok; ++i) {
+        if (rules_[i].on_raw != on_raw || !scope_covers(rules_[i].scope, scope))
+          continue;
+        ok = cs->set.Add(rules_[i].pattern, nullptr) >= 0;
+        m.rule_of.push_back(i);
+      }
+      if (m.rule_of.empty())
+        ; // no rule reads this form of the text
+      else if (ok && cs->set.Compile())
+        m.set = std::move(cs);
+      else
+        m.broken = true;
+      auto& pair = matchers_[static_cast<size_t>(scope)];
+      (on_raw ? pair.raw : pair.norm) = std::move(m);
     }
-    if (m.rule_of.empty())
-      ; // no rule reads this form of the text
-    else if (ok && cs->set.Compile())
-      m.set = std::move(cs);
-    else
-      m.broken = true;
-    (on_raw ? raw_ : norm_) = std::move(m);
   }
 }
 
@@ -298,12 +304,15 @@ rule_verdict rule_set::evaluate_texts(std::string_view raw_text,
   // that is missing or fails at match time (DFA memory) falls back to one
   // match per rule, with the same result.
   std::vector<size_t> hits;
-  bool from_sets = match_set(raw_, raw_text, hits)
-                   && match_set(norm_, norm, hits)
-                   && (plain == nullptr || match_set(norm_, *plain, hits));
+  const auto& m = matchers_[static_cast<size_t>(scope)];
+  bool from_sets = match_set(m.raw, raw_text, hits)
+                   && match_set(m.norm, norm, hits)
+                   && (plain == nullptr || match_set(m.norm, *plain, hits));
   if (!from_sets) {
     hits.clear();
     for (size_t i = 0; i < rules_.size(); ++i) {
+      if (!scope_covers(rules_[i].scope, scope))
+        continue;
       const auto& re = *compiled_[i];
       if (rules_[i].on_raw ? RE2::PartialMatch(raw_piece, re)
                            : RE2::PartialMatch(norm_piece, re)

@@ -133,8 +133,13 @@ private:
 
   std::vector<input_rule> rules_;
   std::vector<std::shared_ptr<const re2::RE2>> compiled_;
-  matcher raw_;
-  matcher norm_;
+  /// The sets of the rules each scope runs, by `rule_scope` (input,
+  /// document, both).
+  struct matcher_pair {
+    matcher raw;
+    matcher norm;
+  };
+  matcher_pair matchers_[3];
 };
 
 } // namespace candor::domain
