@@ -26,6 +26,8 @@
 #include "domain/demo_questions.hpp"
 #include "data/ledger/store.hpp"
 #include "data/local/planner.hpp"
+#include "data/pg/connection.hpp"
+#include "data/sales/postgres.hpp"
 #include "data/sales/setup.hpp"
 #include "domain/model/contracts.hpp"
 #include "domain/json_text.hpp"
@@ -98,6 +100,62 @@ domain::outcome<snapshot_ptr> prepare_index(const domain::config& cfg,
   if (!snap)
     return snap.err();
   return snapshot_ptr{std::move(*snap)};
+}
+
+/// The SQLite sales database: generated on first start, then checked
+/// against the catalog; a disagreement stops startup.
+domain::error prepare_sqlite_sales(const domain::config& cfg,
+                                   std::shared_ptr<const data::catalog> cat,
+                                   data::sales_setup& out) {
+  int last_pct = -10;
+  std::string last_stage;
+  auto sales = data::prepare_sales(
+    cfg.data_dir, cfg.sql.seed, std::move(cat),
+    [&](std::string_view stage, double fraction) {
+      auto pct = static_cast<int>(fraction * 100);
+      if (pct - last_pct < 10 && stage == last_stage)
+        return;
+      if (last_pct < 0)
+        data::log_event(
+          data::log_level::info, "sales_db_creating",
+          {{"path", cfg.data_dir + "/sales.db"}, {"seed", cfg.sql.seed}});
+      last_pct = pct;
+      last_stage = std::string{stage};
+      data::log_event(data::log_level::info, "sales_db_progress",
+                      {{"stage", stage}, {"percent", pct}});
+    });
+  if (!sales)
+    return sales.err();
+  int64_t total = 0;
+  for (auto& t : sales->rows)
+    total += t.rows;
+  data::log_event(
+    data::log_level::info, "sales_db_ready",
+    {{"path", sales->path}, {"created", sales->created}, {"rows", total}});
+  out = std::move(*sales);
+  return {};
+}
+
+/// The planner's dimension values, read from the configured warehouse.
+domain::outcome<data::dimension_values>
+planner_values_from(const domain::config& cfg, const data::sales_setup& sales) {
+  if (sales.backend != "postgres")
+    return data::load_dimension_values(*sales.cat, sales.path);
+  auto conn = data::pg::connection::open(cfg.sql.postgres_dsn);
+  if (!conn)
+    return conn.err();
+  return data::load_dimension_values(
+    *sales.cat,
+    [&](const std::string& sql) -> domain::outcome<std::vector<std::string>> {
+      auto rows = conn->query(sql);
+      if (!rows)
+        return rows.err();
+      std::vector<std::string> out;
+      for (auto& r : rows->values)
+        if (!r.empty() && r[0])
+          out.push_back(*r[0]);
+      return out;
+    });
 }
 
 } // namespace
@@ -298,60 +356,40 @@ app::start(const domain::config& cfg,
     return snap.err();
   p->info.embedder = (*snap)->fingerprint(mode);
   setup.snapshots = std::make_shared<snapshot_cell>(std::move(*snap));
-  // The data route runs on the SQLite file; a PostgreSQL warehouse is
-  // loaded by `candor seed --backend postgres` but not yet queried.
-  if (cfg.sql.backend != "sqlite")
-    return startup_error(domain::ec::config_invalid,
-                         "sql.backend '" + cfg.sql.backend
-                           + "': this version answers data questions from "
-                             "the SQLite warehouse only; set sql.backend to "
-                             "'sqlite' (candor seed --backend postgres "
-                             "loads a PostgreSQL warehouse)");
-  // The sales database: generated on first start, then checked against
-  // the catalog; a disagreement stops startup.
   auto cat = data::catalog::load_default();
   if (!cat)
     return startup_error(domain::ec::config_invalid,
                          "sales catalog: " + cat.err().message);
-  int last_pct = -10;
-  std::string last_stage;
-  auto sales = data::prepare_sales(
-    cfg.data_dir, cfg.sql.seed,
-    std::make_shared<const data::catalog>(std::move(*cat)),
-    [&](std::string_view stage, double fraction) {
-      auto pct = static_cast<int>(fraction * 100);
-      if (pct - last_pct < 10 && stage == last_stage)
-        return;
-      if (last_pct < 0)
-        data::log_event(
-          data::log_level::info, "sales_db_creating",
-          {{"path", cfg.data_dir + "/sales.db"}, {"seed", cfg.sql.seed}});
-      last_pct = pct;
-      last_stage = std::string{stage};
-      data::log_event(data::log_level::info, "sales_db_progress",
-                      {{"stage", stage}, {"percent", pct}});
-    });
-  if (!sales)
-    return sales.err();
-  {
+  auto shared_cat = std::make_shared<const data::catalog>(std::move(*cat));
+  bool on_postgres = cfg.sql.backend == "postgres";
+  if (on_postgres) {
+    // The PostgreSQL warehouse, loaded by `candor seed --backend postgres`
+    // and read through its reading role only.
+    auto sales = data::prepare_postgres_sales(cfg.sql.postgres_dsn, shared_cat);
+    if (!sales)
+      return sales.err();
     int64_t total = 0;
     for (auto& t : sales->rows)
       total += t.rows;
-    data::log_event(
-      data::log_level::info, "sales_db_ready",
-      {{"path", sales->path}, {"created", sales->created}, {"rows", total}});
+    data::log_event(data::log_level::info, "sales_db_ready",
+                    {{"backend", "postgres"}, {"rows", total}});
+    setup.sales = std::move(*sales);
+  } else {
+    if (auto err = prepare_sqlite_sales(cfg, shared_cat, setup.sales))
+      return err;
   }
-  setup.sales = std::move(*sales);
   // A semantic layer that does not hold together stops startup, naming the
   // field, rather than leaving the planner silently out.
   data::dimension_values planner_values;
+  auto dialect = on_postgres ? data::sql_dialect::postgres
+                             : data::sql_dialect::sqlite;
   if (!setup.sales.cat->semantic_json().empty()) {
-    auto values
-      = data::load_dimension_values(*setup.sales.cat, setup.sales.path);
+    auto values = planner_values_from(cfg, setup.sales);
     if (!values)
       return values.err();
     planner_values = std::move(*values);
-    if (auto planner = data::planner::make(*setup.sales.cat, planner_values);
+    if (auto planner = data::planner::make(*setup.sales.cat, planner_values,
+                                           dialect);
         !planner)
       return planner.err();
   }
@@ -364,6 +402,7 @@ app::start(const domain::config& cfg,
     ls.mode = mode;
     ls.top_k = static_cast<size_t>(std::max(cfg.retrieval.top_k, 1));
     ls.values = std::move(planner_values);
+    ls.dialect = dialect;
     setup.local = std::make_shared<const data::local_provider>(
       *setup.sales.cat, [cell = setup.snapshots] { return cell->load(); }, ls);
   }

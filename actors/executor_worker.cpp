@@ -57,7 +57,15 @@ sandbox_settings sandbox_settings::from(const domain::config& cfg) {
   s.pool_size = cfg.sql.executor_pool;
   s.deadline_ms = cfg.sql.deadline_ms;
   s.max_rows = cfg.sql.max_rows;
+  s.backend = cfg.sql.backend;
+  s.postgres_dsn = cfg.sql.postgres_dsn;
   return s;
+}
+
+std::unique_ptr<data::statement_runner> sandbox_settings::make_runner() const {
+  if (backend == "postgres")
+    return data::make_postgres_runner(postgres_dsn, connect_timeout);
+  return data::make_process_runner(exec);
 }
 
 namespace {
@@ -86,16 +94,16 @@ void serve_soon(worker_ptr self) {
 /// Starts a process; tells the sandbox either way.
 bool start_process(worker_ptr self) {
   auto& s = self->state;
-  auto proc = data::executor_process::spawn(s.settings.exec);
-  if (!proc) {
+  if (auto err = s.runner->start()) {
     data::log_event(data::log_level::error, "sql_executor_start_failed",
-                    {{"slot", s.slot}, {"message", proc.err().message}});
+                    {{"slot", s.slot},
+                     {"backend", s.settings.backend},
+                     {"message", err.message}});
     notify(self, worker_event::spawn_failed, 0);
     return false;
   }
-  s.proc = std::move(*proc);
   notify(self, s.started_once ? worker_event::respawned : worker_event::ready,
-         static_cast<int32_t>(s.proc.pid()));
+         s.runner->pid());
   s.started_once = true;
   return true;
 }
@@ -124,9 +132,9 @@ void run_job(worker_ptr self, statement_queue::job& j) {
   auto slot = static_cast<size_t>(s.slot);
   // A process that died while idle is replaced before it is used, so
   // that this statement does not pay for it.
-  if (s.proc.running() && s.proc.check_gone())
+  if (s.runner->running() && s.runner->check_gone())
     notify(self, worker_event::crashed, 0);
-  if (!s.proc.running() && !start_process(self)) {
+  if (!s.runner->running() && !start_process(self)) {
     // A retry is scheduled, so that the slot comes back once starting
     // works again instead of staying lost.
     s.queue->done(slot, s.generation);
@@ -137,17 +145,14 @@ void run_job(worker_ptr self, statement_queue::job& j) {
                        atom::run_v);
     return;
   }
-  auto pid = s.proc.pid();
-  auto res
-    = s.proc.run(req, std::chrono::milliseconds{req.deadline_ms}, s.wake->fd());
+  auto pid = s.runner->pid();
+  auto res = s.runner->run(req, std::chrono::milliseconds{req.deadline_ms},
+                           s.wake->fd());
   s.queue->done(slot, s.generation);
   if (res) {
     reply(self, j.id, std::move(*res));
-    // RLIMIT_CPU counts the process's whole life: replace it well
-    // before a legitimate statement could hit the limit.
-    auto budget = static_cast<int64_t>(s.settings.exec.cpu_seconds) * 500000;
-    if (s.proc.cpu_us() > budget) {
-      s.proc.kill();
+    if (s.runner->worn_out()) {
+      s.runner->stop();
       notify(self, worker_event::recycled, 0);
       start_or_retry(self);
     }
@@ -162,7 +167,7 @@ void run_job(worker_ptr self, statement_queue::job& j) {
   // A timeout or one of the executor's limits is the statement's own
   // doing and is not retried; neither is a second loss.
   bool retry = code == domain::ec::sql_executor_failed
-               && !data::is_executor_limit(res.err()) && !s.proc.running()
+               && !data::is_executor_limit(res.err()) && !s.runner->running()
                && j.lost_runs == 0 && !s.queue->stopped();
   if (retry) {
     data::log_event(data::log_level::warn, "sql_statement_retried",
@@ -176,7 +181,7 @@ void run_job(worker_ptr self, statement_queue::job& j) {
   } else {
     reply(self, j.id, to_caf(code, res.err().message));
   }
-  if (!s.proc.running()) {
+  if (!s.runner->running()) {
     data::log_event(data::log_level::warn, "sql_executor_lost",
                     {{"slot", s.slot},
                      {"pid", static_cast<int64_t>(pid)},
@@ -202,7 +207,7 @@ void serve(worker_ptr self) {
   auto slot = static_cast<size_t>(s.slot);
   for (;;) {
     // Without a process the retry timer serves again once one starts.
-    if (!s.proc.running() || s.queue->stopped())
+    if (!s.runner->running() || s.queue->stopped())
       return;
     if (!self->mailbox().empty()) {
       serve_soon(self);
@@ -235,18 +240,19 @@ executor_worker_actor::behavior_type executor_worker(
   s.wake = std::move(wake);
   s.queue = std::move(queue);
   s.generation = generation;
+  s.runner = s.settings.make_runner();
   start_or_retry(self);
   self->delayed_send(self, s.settings.idle_check, atom::internal_v,
                      atom::tick_v);
   return {
     [self](atom::internal, atom::exec) { serve(self); },
     [self](atom::internal, atom::run) {
-      if (!self->state.proc.running())
+      if (!self->state.runner->running())
         start_or_retry(self);
     },
     [self](atom::internal, atom::tick) {
       auto& s = self->state;
-      if (s.proc.running() && s.proc.check_gone()) {
+      if (s.runner->check_gone()) {
         data::log_event(data::log_level::warn, "sql_executor_lost",
                         {{"slot", s.slot}, {"message", "died while idle"}});
         notify(self, worker_event::crashed, 0);

@@ -96,7 +96,8 @@ retrieve_settings retrieve_config(const services_setup& s) {
 void spawn_sandbox(self_ptr self) {
   auto& s = self->state;
   auto settings = sandbox_settings::from(s.setup.cfg);
-  if (!std::filesystem::exists(settings.exec.db_path))
+  if (settings.backend != "postgres"
+      && !std::filesystem::exists(settings.exec.db_path))
     return;
   if (!s.pool_status)
     s.pool_status = std::make_shared<sandbox_status>();
@@ -140,7 +141,7 @@ void spawn_node(self_ptr self, node n) {
       auto name = std::string{domain::to_string(n)};
       std::string version;
       auto text = prompt_text(s.setup, name, &version);
-      if (text.empty() || s.setup.sales.path.empty())
+      if (text.empty() || !s.setup.sales.present())
         break;
       if (n == node::sql_generate)
         h = self->spawn(sql_generate, s.llm, version, for_model(text),
@@ -155,9 +156,9 @@ void spawn_node(self_ptr self, node n) {
       break;
     }
     case node::sql_validate:
-      if (!s.setup.sales.path.empty())
+      if (s.setup.sales.present())
         h = self->spawn(sql_validate, s.setup.sales.path, s.setup.sales.cat,
-                        s.ledger);
+                        s.ledger, s.setup.sales.backend);
       break;
     case node::sql_execute:
       // Only through the sandbox: without one the node stays missing.
@@ -331,7 +332,7 @@ std::string health_json(self_ptr self, const index_info* kb) {
                                     {"flagged", kb->flagged}};
   else
     out["kb"] = nullptr;
-  if (s.setup.sales.path.empty()) {
+  if (!s.setup.sales.present()) {
     out["sales"] = nullptr;
   } else {
     boost::json::object sales;

@@ -20,6 +20,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "data/sql/executor.hpp"
+#include "data/sql/runner.hpp"
 #include "actors/interfaces.hpp"
 #include "data/telemetry.hpp"
 #include "domain/config.hpp"
@@ -315,8 +316,15 @@ private:
 // -- settings -----------------------------------------------------------------
 
 struct sandbox_settings {
+  /// Where statements run: "sqlite" (executor processes over the file) or
+  /// "postgres" (connections to the warehouse at `postgres_dsn`).
+  std::string backend = "sqlite";
   /// How each executor is started (executable, database, limits).
   data::executor_settings exec;
+  /// The warehouse's reading role (`sql.postgresDsn`).
+  std::string postgres_dsn;
+  /// How long opening a warehouse connection may take.
+  std::chrono::milliseconds connect_timeout{5000};
   /// Pre-started executor processes.
   int32_t pool_size = 2;
   /// Default deadline of a statement (a request may ask for its own,
@@ -337,6 +345,9 @@ struct sandbox_settings {
   /// The `sql.*` keys of the configuration, the sales database in the data
   /// directory and `default_executor_binary()`.
   static sandbox_settings from(const domain::config& cfg);
+
+  /// A runner of the configured backend (not started).
+  std::unique_ptr<data::statement_runner> make_runner() const;
 };
 
 // -- the executor worker ------------------------------------------------------
@@ -353,7 +364,8 @@ enum class worker_event : int32_t {
 };
 
 /// One EXECUTOR WORKER: a detached actor (its own thread) that owns one
-/// executor process, takes statements from the sandbox's statement_queue
+/// statement runner (an executor process, or a connection to the
+/// PostgreSQL warehouse), takes statements from the sandbox's statement_queue
 /// as soon as it is free, runs each on its process with blocking I/O and a
 /// deadline, sends the outcome to the sandbox, and replaces the process
 /// when it is killed or dies.
@@ -379,7 +391,7 @@ struct executor_worker_state {
   std::shared_ptr<statement_queue> queue;
   /// This worker's generation of its slot (see statement_queue::adopt).
   uint64_t generation = 0;
-  data::executor_process proc;
+  std::unique_ptr<data::statement_runner> runner;
   /// A process was up before (the next ready is a respawn).
   bool started_once = false;
   /// An `(internal, exec)` to itself is in the mailbox.

@@ -17,6 +17,7 @@ class output_guard;
 namespace candor::data {
 class catalog;
 class sql_guard;
+struct postgres_rules;
 enum class search_mode : uint8_t;
 } // namespace candor::data
 
@@ -126,15 +127,20 @@ struct sql_validate_state {
 
   static inline const char* name = "sql_validate";
   std::shared_ptr<data::sql_guard> guard;
+  /// On the PostgreSQL warehouse: its statement policy instead of the
+  /// SQLite policy and validation connection.
+  std::shared_ptr<const data::postgres_rules> pg;
   std::string open_error; ///< why `guard` is missing
   std::shared_ptr<const data::catalog> cat;
   ledger_actor ledger;
 };
 
+/// `sales_db`: the SQLite file, or empty on the PostgreSQL warehouse
+/// (`backend` "postgres").
 node_actor::behavior_type
 sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
              std::string sales_db, std::shared_ptr<const data::catalog> cat,
-             ledger_actor ledger);
+             ledger_actor ledger, std::string backend);
 
 /// SQL_CORRECT: gives the model the failed query and the error (prompt
 /// sql_correct), at most `max_corrections` times; then `error` with

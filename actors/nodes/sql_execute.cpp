@@ -40,7 +40,25 @@ bool correctable(const std::string& message) {
                        "misuse of aggregate", "wrong number of arguments"})
     if (message.find(needle) != std::string::npos)
       return true;
+  // PostgreSQL's SQLSTATE (data::pg::session's "postgres CODE: ..."): an
+  // unknown column, table or function, a syntax, grouping or type error.
+  for (auto* code : {"42703", "42P01", "42883", "42601", "42702", "42803",
+                     "42804", "42725"})
+    if (message.rfind(std::string{"postgres "} + code + ":", 0) == 0)
+      return true;
   return false;
+}
+
+/// The rule of a statement the PostgreSQL warehouse refused as a policy
+/// matter (the role's grants, the READ ONLY transaction); empty otherwise.
+/// Such a refusal blocks, like the SQLite authorizer's: it is never sent
+/// back for correction.
+std::string server_policy_rule(const std::string& message) {
+  if (message.rfind("postgres 42501:", 0) == 0)
+    return "role_privilege";
+  if (message.rfind("postgres 25006:", 0) == 0)
+    return "read_only_transaction";
+  return {};
 }
 
 void fail(ask_state& st, std::string warning, std::string last_error,
@@ -111,6 +129,19 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
                      "groups).");
                 break;
               case domain::ec::sql_failed:
+                if (auto rule = server_policy_rule(e.message);
+                    !rule.empty()) {
+                  audit(self, st, "block", reason, 0, micros());
+                  domain::block(st, domain::layer_kind::sql_authorizer,
+                                {"sql_authorizer:" + rule},
+                                "This data question was blocked: the "
+                                "database refused the query as outside "
+                                "what candor may read or do ("
+                                  + rule
+                                  + "). The query was not sent back to the "
+                                    "model.");
+                  break;
+                }
                 if (correctable(e.message)) {
                   audit(self, st, "correctable", reason, 0, micros());
                   st.pending_error = e.message;

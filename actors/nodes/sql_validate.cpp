@@ -10,6 +10,7 @@
 #include "data/sales/catalog.hpp"
 #include "data/sql/domain_check.hpp"
 #include "data/sql/guard.hpp"
+#include "data/sql/pg_policy.hpp"
 #include "domain/sql/policy.hpp"
 
 namespace candor::actors {
@@ -52,11 +53,14 @@ std::string authorizer_block_text(const data::guard_result& r) {
 node_actor::behavior_type
 sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
              std::string sales_db, std::shared_ptr<const data::catalog> cat,
-             ledger_actor ledger) {
+             ledger_actor ledger, std::string backend) {
   auto& s = self->state;
   s.cat = std::move(cat);
   s.ledger = std::move(ledger);
-  if (s.cat) {
+  if (s.cat && backend == "postgres") {
+    s.pg = std::make_shared<const data::postgres_rules>(
+      data::postgres_rules::from(*s.cat));
+  } else if (s.cat) {
     data::sql_allowlist allow{s.cat->allowed_columns(),
                               data::default_sql_functions()};
     // Nothing writes the sales database while the server runs: open it
@@ -73,15 +77,19 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
     [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
       auto& st = *box;
-      if (!s.guard)
+      if (!s.guard && !s.pg)
         return to_caf(domain::ec::internal,
                       "sql_validate has no validation connection: "
                         + s.open_error);
       if (!st.has_sql || st.sql.query.empty())
         return to_caf(domain::ec::internal, "sql_validate got no query");
       st.pending_error.clear();
-      // Layer 1: the static policy (pure).
-      auto policy = domain::sql::check_sql(st.sql.query);
+      // Layer 1: the static policy (pure). On PostgreSQL it parses with
+      // the server's own parser; the server's layers (the role's grants,
+      // the READ ONLY transaction, statement_timeout) stand where the
+      // SQLite validation connection stands.
+      auto policy = s.pg ? s.pg->check(st.sql.query)
+                         : domain::sql::check_sql(st.sql.query);
       if (policy.verdict == verdict_kind::block) {
         audit(self, st, st.sql.query, "block", "sql_policy",
               policy.rule + ": " + policy.message);
@@ -98,7 +106,8 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
       st.sql.query = policy.sql;
       st.sql.limit_applied = policy.limit_applied;
       // Layer 2: the validation connection (authorizer and bytecode audit).
-      auto guarded = s.guard->check(st.sql.query);
+      auto guarded = s.guard ? s.guard->check(st.sql.query)
+                             : data::guard_result{};
       if (guarded.verdict == verdict_kind::block) {
         audit(self, st, st.sql.query, "block", "sql_authorizer",
               guarded.rule + ": " + guarded.message);

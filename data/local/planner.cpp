@@ -127,7 +127,8 @@ std::string query_plan::summary() const {
 }
 
 domain::outcome<planner> planner::make(const catalog& cat,
-                                       const dimension_values& loaded) {
+                                       const dimension_values& loaded,
+                                       sql_dialect dialect) {
   auto layer = semantic_layer::parse(cat);
   if (!layer)
     return layer.err();
@@ -148,6 +149,7 @@ domain::outcome<planner> planner::make(const catalog& cat,
     }
   }
   planner p;
+  p.dialect_ = dialect;
   p.layer_ = std::make_shared<const semantic_layer>(std::move(*layer));
   p.lex_ = build_lexicon(*p.layer_);
   return p;

@@ -4,6 +4,7 @@
 // word onto the catalog's semantic layer, compiled to one SELECT, or
 // refused with what was understood and what was not.
 
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -195,6 +196,9 @@ struct plan_result {
   }
 };
 
+/// The SQL dialect a plan compiles to.
+enum class sql_dialect : uint8_t { sqlite, postgres };
+
 /// Dimension name -> values read from the database (`values_from`).
 using dimension_values = std::map<std::string, std::vector<std::string>>;
 
@@ -202,6 +206,16 @@ using dimension_values = std::map<std::string, std::vector<std::string>>;
 /// the SQLite database at `db_path` (read-only). A dimension with more than
 /// `max_values` values, or a value longer than 120 bytes, is an error: a
 /// lexicon of every order number would be neither small nor useful.
+/// Runs one `SELECT DISTINCT` of `load_dimension_values` and returns the
+/// first column as text.
+using distinct_reader = std::function<domain::outcome<std::vector<std::string>>(
+  const std::string& sql)>;
+
+/// The same, read through `read` (the PostgreSQL warehouse).
+domain::outcome<dimension_values>
+load_dimension_values(const catalog& cat, const distinct_reader& read,
+                      size_t max_values = 2000);
+
 domain::outcome<dimension_values>
 load_dimension_values(const catalog& cat, const std::string& db_path,
                       size_t max_values = 2000);
@@ -213,8 +227,16 @@ class planner {
 public:
   /// `loaded`: the values of `values_from` dimensions (each becomes a value
   /// with its own name and plural as phrases).
+  /// `dialect`: the SQL it writes, for SQLite or PostgreSQL (the same
+  /// statements but for the week bucket).
   static domain::outcome<planner> make(const catalog& cat,
-                                       const dimension_values& loaded = {});
+                                       const dimension_values& loaded = {},
+                                       sql_dialect dialect
+                                       = sql_dialect::sqlite);
+
+  sql_dialect dialect() const noexcept {
+    return dialect_;
+  }
 
   /// Plans `question`: every word must map to the semantic layer, a known
   /// time expression or a function word, and the mapping must be
@@ -244,6 +266,7 @@ public:
 private:
   std::shared_ptr<const semantic_layer> layer_;
   std::shared_ptr<const lexicon> lex_;
+  sql_dialect dialect_ = sql_dialect::sqlite;
 };
 
 } // namespace candor::data

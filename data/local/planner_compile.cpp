@@ -116,7 +116,30 @@ bool try_grain(reading& r, const semantic_grain& g,
   return true;
 }
 
-std::string bucket_sql(time_grain g, const std::string& col) {
+std::string bucket_sql(time_grain g, const std::string& col,
+                       sql_dialect dialect) {
+  if (g == time_grain::week && dialect == sql_dialect::postgres) {
+    // SQLite's %W: the week of the year, weeks starting on Monday, days
+    // before the first Monday in week 00.
+    auto d = "CAST(" + col + " AS DATE)";
+    auto part = [&](const char* field) {
+      return "CAST(EXTRACT(" + std::string{field} + " FROM " + d
+             + ") AS INTEGER)";
+    };
+    return "to_char(" + d + ", 'YYYY') || '-W' || lpad(CAST((" + part("DOY")
+           + " + 7 - " + part("ISODOW") + ") / 7 AS TEXT), 2, '0')";
+  }
+  if (dialect == sql_dialect::postgres) {
+    // The dates are ISO text ("2025-03-14"): the buckets are its prefixes.
+    switch (g) {
+      case time_grain::month: return "substr(" + col + ", 1, 7)";
+      case time_grain::quarter:
+        return "substr(" + col + ", 1, 4) || '-Q' || ((CAST(substr(" + col
+               + ", 6, 2) AS INTEGER) + 2) / 3)";
+      case time_grain::year: return "substr(" + col + ", 1, 4)";
+      default: break;
+    }
+  }
   switch (g) {
     case time_grain::day: return col;
     case time_grain::week: return "strftime('%Y-W%W', " + col + ")";
@@ -174,7 +197,7 @@ void select_columns(reading& r, clauses& c) {
   auto grain_bucket
     = r.p.average_over != time_grain::none ? r.p.average_over : r.p.time_group;
   if (grain_bucket != time_grain::none) {
-    c.bucket = bucket_sql(grain_bucket, time_col);
+    c.bucket = bucket_sql(grain_bucket, time_col, r.owner.dialect());
     c.select.push_back(c.bucket + " AS "
                        + std::string{to_string(grain_bucket)});
     r.p.columns.emplace_back(to_string(grain_bucket));
@@ -264,9 +287,9 @@ std::string share_of_part(reading& r, const clauses& c) {
   if (!c.bucket.empty()) {
     r.p.columns.push_back(time);
     sql = "SELECT " + time + ", " + ratio + " AS share FROM (" + inner
-          + ") GROUP BY 1 ORDER BY 1";
+          + ") AS parts GROUP BY 1 ORDER BY 1";
   } else {
-    sql = "SELECT " + ratio + " AS share FROM (" + inner + ")";
+    sql = "SELECT " + ratio + " AS share FROM (" + inner + ") AS parts";
   }
   r.p.columns.emplace_back("share");
   return sql;
@@ -291,7 +314,7 @@ std::string shape(reading& r, const clauses& c, std::string sql) {
                         + std::string{to_string(r.p.average_over)}
                         + "s of the period.");
     return "SELECT " + (dims.empty() ? "" : join_list(dims) + ", ")
-           + join_list(avgs) + " FROM (" + sql + ")"
+           + join_list(avgs) + " FROM (" + sql + ") AS buckets"
            + (dims.empty() ? "" : " GROUP BY " + join_list(dims));
   }
   bool by_time = r.p.time_group != time_grain::none;
@@ -308,7 +331,7 @@ std::string shape(reading& r, const clauses& c, std::string sql) {
     r.p.columns = keys;
     r.p.columns.emplace_back("share");
     return "SELECT " + join_list(keys) + ", 1.0 * " + mcol + " / SUM(" + mcol
-           + ") OVER (" + part + ") AS share FROM (" + sql + ") ORDER BY "
+           + ") OVER (" + part + ") AS share FROM (" + sql + ") AS totals ORDER BY "
            + (by_time ? "1, " : "") + "share DESC";
   }
   if (r.p.sorted)

@@ -24,10 +24,11 @@ static_assert(local_fallback_data_note.find(domain::texts::no_model_reachable)
 namespace {
 
 std::shared_ptr<const planner> make_planner(const catalog& cat,
-                                            const dimension_values& values) {
+                                            const dimension_values& values,
+                                            sql_dialect dialect) {
   if (cat.semantic_json().empty())
     return nullptr;
-  auto p = planner::make(cat, values);
+  auto p = planner::make(cat, values, dialect);
   if (!p) {
     // The server checks the semantic layer at startup (actors::app); a
     // catalog given here without one plans nothing.
@@ -55,7 +56,7 @@ std::string abstention(std::string reason) {
 
 local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
                                local_settings settings)
-    : router_(cat, settings.router), planner_(make_planner(cat, settings.values)),
+    : router_(cat, settings.router), planner_(make_planner(cat, settings.values, settings.dialect)),
       snapshots_(std::move(snapshots)), settings_(settings) {
   // nop
 }

@@ -71,6 +71,8 @@ struct local_settings {
   extract_options extract;
   /// The planner's values read from the database (`values_from`).
   dimension_values values;
+  /// The warehouse's dialect the planner writes.
+  sql_dialect dialect = sql_dialect::sqlite;
 };
 
 /// One model call the local provider answers.

@@ -364,7 +364,7 @@ std::set<std::string> expression_aliases(std::string_view expr,
 }
 
 domain::outcome<dimension_values>
-load_dimension_values(const catalog& cat, const std::string& db_path,
+load_dimension_values(const catalog& cat, const distinct_reader& read,
                       size_t max_values) {
   dimension_values out;
   if (cat.semantic_json().empty())
@@ -372,18 +372,13 @@ load_dimension_values(const catalog& cat, const std::string& db_path,
   auto layer = semantic_layer::parse(cat);
   if (!layer)
     return layer.err();
-  std::optional<database> db;
   for (auto& d : layer->dimensions) {
     if (d.values_from.empty())
       continue;
-    if (!db) {
-      auto opened = database::open(db_path, SQLITE_OPEN_READONLY);
-      if (!opened)
-        return opened.err();
-      db.emplace(std::move(*opened));
-    }
     // Names checked against the catalog's allowlist at parse time, and
-    // quoted as identifiers here.
+    // quoted as identifiers here. The same text runs on SQLite and
+    // PostgreSQL; the values are put in byte order here, not by the
+    // database's collation.
     auto dot = d.values_from.find('.');
     auto ident = [](std::string_view name) {
       std::string q = "\"";
@@ -396,27 +391,50 @@ load_dimension_values(const catalog& cat, const std::string& db_path,
                + ident(d.values_from.substr(0, dot)) + " WHERE " + column
                + " IS NOT NULL ORDER BY 1 LIMIT "
                + std::to_string(max_values + 1);
-    auto st = db->prepare(sql);
-    if (!st)
-      return st.err();
+    auto got = read(sql);
+    if (!got)
+      return got.err();
+    if (got->size() > max_values)
+      return bad("dimensions." + d.name + ".values_from",
+                 "more than " + std::to_string(max_values)
+                   + " distinct values in " + d.values_from);
+    std::sort(got->begin(), got->end());
     auto& values = out[d.name];
-    for (;;) {
-      auto r = st->step();
-      if (!r)
-        return r.err();
-      if (*r != step_result::row)
-        break;
-      auto v = st->column_text(0);
-      if (values.size() == max_values)
-        return bad("dimensions." + d.name + ".values_from",
-                   "more than " + std::to_string(max_values)
-                     + " distinct values in " + d.values_from);
-      if (v.empty() || v.size() > 120)
-        continue; // not something a user would type
-      values.push_back(std::move(v));
-    }
+    for (auto& v : *got)
+      if (!v.empty() && v.size() <= 120) // else not something one would type
+        values.push_back(std::move(v));
   }
   return out;
+}
+
+domain::outcome<dimension_values>
+load_dimension_values(const catalog& cat, const std::string& db_path,
+                      size_t max_values) {
+  std::optional<database> db;
+  return load_dimension_values(
+    cat,
+    [&](const std::string& sql) -> domain::outcome<std::vector<std::string>> {
+      if (!db) {
+        auto opened = database::open(db_path, SQLITE_OPEN_READONLY);
+        if (!opened)
+          return opened.err();
+        db.emplace(std::move(*opened));
+      }
+      auto st = db->prepare(sql);
+      if (!st)
+        return st.err();
+      std::vector<std::string> values;
+      for (;;) {
+        auto r = st->step();
+        if (!r)
+          return r.err();
+        if (*r != step_result::row)
+          break;
+        values.push_back(st->column_text(0));
+      }
+      return values;
+    },
+    max_values);
 }
 
 const semantic_metric* semantic_layer::metric(std::string_view name) const {

@@ -480,4 +480,8 @@ domain::outcome<sales_summary> generate_sales(const std::string& path,
   return summary;
 }
 
+const char* sales_schema_sql() noexcept {
+  return schema_sql;
+}
+
 } // namespace candor::data

@@ -82,6 +82,10 @@ struct sales_summary {
 using sales_progress
   = std::function<void(std::string_view stage, double fraction)>;
 
+/// The DDL of the generated tables (the indexes come later): what
+/// `generate_sales` creates and `copy_sales_to_postgres` copies.
+const char* sales_schema_sql() noexcept;
+
 /// Generates the sales database at `path`.
 ///
 /// The file is built as `<path>.tmp` (a stale one is removed first) in one

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "data/sales/gen.hpp"
+#include "data/sales/setup.hpp"
 
 namespace candor::data {
 
@@ -75,5 +76,16 @@ domain::error provision_postgres_reader(const std::string& admin_dsn,
                                         const catalog& cat,
                                         const std::string& role,
                                         const reader_limits& limits);
+
+/// Startup of the data branch on the PostgreSQL warehouse, through the
+/// reading role's `dsn`: every allowed catalog column must be readable and
+/// nothing else (an administrator's connection, or a role with personal
+/// columns, is refused), rows are counted per allowed table, and the
+/// schema text is the SQLite one's (rebuilt from the same DDL) headed by
+/// the dialect's rules. Errors: `config_invalid` (a mismatch, saying how
+/// to fix it), `storage_failed` (cannot connect or query).
+domain::outcome<sales_setup>
+prepare_postgres_sales(const std::string& dsn,
+                       std::shared_ptr<const catalog> cat);
 
 } // namespace candor::data

@@ -19,8 +19,10 @@ namespace candor::data {
 /// What the data branch needs once the server runs. Immutable after
 /// `prepare_sales` returns; shared between actors.
 struct sales_setup {
-  /// `<data-dir>/sales.db`.
+  /// `<data-dir>/sales.db`; empty on the PostgreSQL warehouse.
   std::string path;
+  /// "sqlite", or "postgres" (`prepare_postgres_sales`).
+  std::string backend = "sqlite";
   /// The catalog the database was checked against.
   std::shared_ptr<const catalog> cat;
   /// `catalog::schema_prompt` of the database: the model's schema text.
@@ -29,6 +31,11 @@ struct sales_setup {
   std::vector<table_rows> rows;
   /// True when this start generated the database.
   bool created = false;
+
+  /// A warehouse to answer data questions from.
+  bool present() const noexcept {
+    return !path.empty() || backend == "postgres";
+  }
 };
 
 /// Creates `<data_dir>/sales.db` with `seed` when it is absent (reporting

@@ -2,6 +2,8 @@
 // against the allowlist.
 
 #include "data/sql/pg_policy.hpp"
+
+#include "data/sales/catalog.hpp"
 #include "data/sql/pg_text_check.hpp"
 
 #include <pg_query.h>
@@ -636,6 +638,16 @@ check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
             + std::to_string(cfg.max_limit);
   out.limit_applied = true;
   return out;
+}
+
+postgres_rules postgres_rules::from(const catalog& cat) {
+  postgres_rules r;
+  r.allow.tables = cat.allowed_columns();
+  r.allow.functions = postgres_sql_functions();
+  for (const auto& t : cat.tables())
+    for (const auto& d : t.denied_columns)
+      r.withheld[t.name].insert(d.name);
+  return r;
 }
 
 } // namespace candor::data

@@ -61,4 +61,21 @@ check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
                    const withheld_columns& withheld,
                    const domain::sql::policy_config& cfg = {});
 
+class catalog;
+
+/// The PostgreSQL policy's inputs taken from the catalog: its allowed
+/// tables and columns, `postgres_sql_functions()`, and the denied columns
+/// of the allowed tables as withheld.
+struct postgres_rules {
+  sql_allowlist allow;
+  withheld_columns withheld;
+
+  static postgres_rules from(const catalog& cat);
+
+  domain::sql::policy_result
+  check(std::string_view sql, const domain::sql::policy_config& cfg = {}) const {
+    return check_postgres_sql(sql, allow, withheld, cfg);
+  }
+};
+
 } // namespace candor::data

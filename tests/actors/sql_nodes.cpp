@@ -320,7 +320,8 @@ struct route_fixture : fixture {
     g.at(node::sql_generate)
       = sys.spawn(sql_generate, llm, "v1", prompts["sql_generate"], schema);
     g.at(node::sql_validate)
-      = sys.spawn(sql_validate, sales().path, sales().cat, ledger);
+      = sys.spawn(sql_validate, sales().path, sales().cat, ledger,
+                std::string{"sqlite"});
     g.at(node::sql_correct)
       = sys.spawn(sql_correct, llm, "v1", prompts["sql_correct"], schema, 3);
     g.at(node::sql_execute) = sys.spawn(sql_execute, sandbox, ledger, 200);

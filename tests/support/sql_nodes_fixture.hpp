@@ -156,7 +156,8 @@ struct fixture {
   }
 
   node_actor validator() {
-    return sys.spawn(sql_validate, sales().path, sales().cat, ledger);
+    return sys.spawn(sql_validate, sales().path, sales().cat, ledger,
+                std::string{"sqlite"});
   }
 
   /// Waits until the fake ledger holds `n` rows (sends are asynchronous).

@@ -24,21 +24,16 @@ using domain::sql::verdict_kind;
 namespace {
 
 struct policy_fixture {
-  data::sql_allowlist allow;
-  data::withheld_columns withheld;
+  data::postgres_rules rules;
 
   policy_fixture() {
     auto cat = data::catalog::load_default();
     BOOST_REQUIRE(cat.ok());
-    allow.tables = cat->allowed_columns();
-    allow.functions = data::postgres_sql_functions();
-    for (const auto& t : cat->tables())
-      for (const auto& d : t.denied_columns)
-        withheld[t.name].insert(d.name);
+    rules = data::postgres_rules::from(*cat);
   }
 
   domain::sql::policy_result check(const std::string& sql) const {
-    return data::check_postgres_sql(sql, allow, withheld);
+    return rules.check(sql);
   }
 };
 
