@@ -538,7 +538,12 @@ int cmd_data(int argc, char** argv) {
     "P50/P99 of one plan")("list", "print every question, not only misses")(
     "gate", po::value<std::string>(),
     "comma-separated figures whose bound sets the exit status "
-    "(dataExecAccuracy,dataRefusalRate; default: both)");
+    "(dataExecAccuracy,dataRefusalRate; default: both)")(
+    "backend", po::value<std::string>(),
+    "sqlite or postgres (default: sql.backend): with postgres the planner "
+    "writes PostgreSQL, the pg_query policy judges it and it runs on the "
+    "warehouse at CANDOR_SQL_POSTGRES_DSN (the reading role) through the "
+    "sandbox's session; the references still run on the SQLite file");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor-eval data [--split test|calibration|all] "
@@ -582,9 +587,14 @@ int cmd_data(int argc, char** argv) {
       pos = end + 1;
     }
   }
-  auto cfg = configure(vm, {{"log.level", "warn"}});
+  std::map<std::string, std::string> flags{{"log.level", "warn"}};
+  if (vm.count("backend"))
+    flags["sql.backend"] = vm["backend"].as<std::string>();
+  auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
+  cmd.backend = cfg->sql.backend;
+  cmd.postgres_dsn = cfg->sql.postgres_dsn;
   if (cmd.question.empty()) {
     auto sales = prepare_sales_db(*cfg);
     if (!sales) {

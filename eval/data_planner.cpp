@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <sqlite3.h>
@@ -16,6 +17,8 @@
 #include <boost/json.hpp>
 
 #include "data/local/planner.hpp"
+#include "data/pg/session.hpp"
+#include "data/sql/pg_policy.hpp"
 #include "data/sales/catalog.hpp"
 #include "data/sql/authorizer.hpp"
 #include "data/sql/guard.hpp"
@@ -73,6 +76,37 @@ domain::outcome<result_set> run(data::database& db, std::string_view sql) {
     out.rows.push_back(std::move(cells));
     if (out.rows.size() > 5000)
       break;
+  }
+  return out;
+}
+
+/// The same through the sandbox's PostgreSQL session (READ ONLY, with a
+/// deadline), each cell as `run` writes SQLite's.
+domain::outcome<result_set> run(data::pg::session& s, const std::string& sql) {
+  domain::sql_exec_request req;
+  req.sql = sql;
+  req.max_rows = 5001;
+  auto res = s.run(req, std::chrono::seconds{30});
+  if (!res)
+    return res.err();
+  result_set out;
+  out.columns = res->columns;
+  for (auto& cells : res->rows) {
+    row r;
+    for (auto& c : cells) {
+      switch (c.kind) {
+        case domain::cell::integer: r.push_back(std::to_string(c.i)); break;
+        case domain::cell::real: {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.10g", c.r);
+          r.emplace_back(buf);
+          break;
+        }
+        case domain::cell::null: r.emplace_back("NULL"); break;
+        default: r.push_back(c.s);
+      }
+    }
+    out.rows.push_back(std::move(r));
   }
   return out;
 }
@@ -176,7 +210,9 @@ int run_data_command(const data_command& cmd, std::ostream& out,
     err << "candor: data: " << loaded.err().message << "\n";
     return exit_usage;
   }
-  auto planner = data::planner::make(*cat, values);
+  bool on_pg = cmd.backend == "postgres";
+  auto planner = data::planner::make(
+    *cat, values, on_pg ? data::sql_dialect::postgres : data::sql_dialect::sqlite);
   if (!planner) {
     err << "candor: data: " << planner.err().message << "\n";
     return exit_usage;
@@ -220,6 +256,19 @@ int run_data_command(const data_command& cmd, std::ostream& out,
     err << "candor: data: cannot open " << cmd.sales_db << ": "
         << (!db ? db.err() : guard.err()).message << "\n";
     return exit_failure;
+  }
+  std::optional<data::pg::session> pg;
+  std::optional<data::postgres_rules> pg_rules;
+  if (on_pg) {
+    auto opened = data::pg::session::open(cmd.postgres_dsn,
+                                          std::chrono::seconds{10});
+    if (!opened) {
+      err << "candor: data: PostgreSQL warehouse: " << opened.err().message
+          << "\n";
+      return exit_failure;
+    }
+    pg.emplace(std::move(*opened));
+    pg_rules = data::postgres_rules::from(*cat);
   }
   auto* qs = set->if_contains("questions");
   if (qs == nullptr || !qs->is_array()) {
@@ -272,20 +321,21 @@ int run_data_command(const data_command& cmd, std::ostream& out,
       continue;
     }
     // What runs is what the policy lets through (it may add a LIMIT).
-    auto policy = domain::sql::check_sql(r.p.sql);
+    auto policy = on_pg ? pg_rules->check(r.p.sql)
+                        : domain::sql::check_sql(r.p.sql);
     if (!policy.allowed()) {
       misses.push_back(line + "the policy did not allow the planned SQL ("
                        + policy.rule + ": " + policy.message + "): " + r.p.sql);
       continue;
     }
-    auto verdict = guard->check(policy.sql);
+    auto verdict = on_pg ? data::guard_result{} : guard->check(policy.sql);
     if (!verdict.allowed()) {
       misses.push_back(line + "the validation connection did not allow it ("
                        + verdict.rule + ": " + verdict.message
                        + "): " + r.p.sql);
       continue;
     }
-    auto got = run(*db, policy.sql);
+    auto got = on_pg ? run(*pg, policy.sql) : run(*db, policy.sql);
     auto want = run(*db, std::string(q.at("sql").as_string()));
     if (!want) {
       misses.push_back(line + "the reference SQL fails: " + want.err().message);

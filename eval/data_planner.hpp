@@ -25,6 +25,11 @@ struct data_command {
   /// Figures whose bound sets the exit status (dataExecAccuracy,
   /// dataRefusalRate); empty: both.
   std::vector<std::string> gated;
+  /// "postgres": plan in PostgreSQL's dialect, judge with the pg_query
+  /// policy and run on the warehouse at `postgres_dsn` (references still
+  /// run on `sales_db`).
+  std::string backend = "sqlite";
+  std::string postgres_dsn;
 };
 
 /// Plans every question of `cmd.split`; an answerable one counts when its
