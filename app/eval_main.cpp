@@ -89,7 +89,12 @@ int cmd_sql_guard(int argc, char** argv) {
                      "sales database (default: <data-dir>/sales.db, created "
                      "from sql.seed when absent, as serve does)")(
     "no-executor", "skip the executor layer (by default every statement "
-                   "also runs in a sandboxed executor process)");
+                   "also runs in a sandboxed executor process)")(
+    "backend", po::value<std::string>(),
+    "sqlite or postgres (default: sql.backend); postgres judges with the "
+    "pg_query policy, the reading role's privileges (a READ WRITE "
+    "transaction, always rolled back) and the READ ONLY executor "
+    "session, on the warehouse at CANDOR_SQL_POSTGRES_DSN");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor-eval sql-guard [--db FILE] [options] < "
@@ -103,9 +108,29 @@ int cmd_sql_guard(int argc, char** argv) {
                       vm);
       rc >= 0)
     return rc;
-  auto cfg = configure(vm, {});
+  std::map<std::string, std::string> flags;
+  if (vm.count("backend"))
+    flags["sql.backend"] = vm["backend"].as<std::string>();
+  auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
+  auto report = [](const domain::outcome<eval::guard_tool_summary>& summary) {
+    if (!summary) {
+      std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
+      return exit_code_of(summary.err());
+    }
+    std::cerr << "sql-guard: " << summary->allowed << " allowed, "
+              << summary->blocked << " blocked, " << summary->errors
+              << " errors\n";
+    return summary->blocked + summary->errors > 0 ? exit_failure : exit_ok;
+  };
+  if (cfg->sql.backend == "postgres") {
+    eval::guard_tool_options opts;
+    opts.postgres_dsn = cfg->sql.postgres_dsn;
+    opts.deadline_ms = cfg->sql.deadline_ms;
+    opts.max_rows = cfg->sql.max_rows;
+    return report(eval::run_sql_guard_tool_postgres(std::cin, std::cout, opts));
+  }
   std::string db;
   if (vm.count("db")) {
     db = vm["db"].as<std::string>();
@@ -141,15 +166,7 @@ int cmd_sql_guard(int argc, char** argv) {
     opts.deadline_ms = cfg->sql.deadline_ms;
     opts.max_rows = cfg->sql.max_rows;
   }
-  auto summary = eval::run_sql_guard_tool(std::cin, std::cout, db, opts);
-  if (!summary) {
-    std::cerr << "candor: sql-guard: " << summary.err().message << "\n";
-    return exit_code_of(summary.err());
-  }
-  std::cerr << "sql-guard: " << summary->allowed << " allowed, "
-            << summary->blocked << " blocked, " << summary->errors
-            << " errors\n";
-  return summary->blocked + summary->errors > 0 ? exit_failure : exit_ok;
+  return report(eval::run_sql_guard_tool(std::cin, std::cout, db, opts));
 }
 
 int cmd_calibrate(int argc, char** argv) {

@@ -3,7 +3,10 @@
 
 #include "eval/sql_guard_tool.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <functional>
 #include <istream>
 #include <optional>
 #include <ostream>
@@ -13,7 +16,9 @@
 #include <boost/json.hpp>
 
 #include "data/sales/catalog.hpp"
+#include "data/pg/session.hpp"
 #include "data/sql/guard.hpp"
+#include "data/sql/pg_policy.hpp"
 #include "domain/json_text.hpp"
 #include "domain/sql/policy.hpp"
 #include "eval/layers/executor_layer.hpp"
@@ -109,6 +114,31 @@ json::object executor_json(const executor_verdict& v) {
   return obj;
 }
 
+/// Sets the overall verdict of `obj` from the first layer that does not
+/// allow (`layer` empty: every layer allowed).
+void decide(json::object& obj, guard_tool_summary& summary,
+            verdict_kind verdict, std::string_view layer,
+            std::string_view rule, std::string_view message) {
+  if (layer.empty()) {
+    obj["verdict"] = "allow";
+    obj["layer"] = nullptr;
+    obj["rule"] = nullptr;
+    obj["reason"] = nullptr;
+    ++summary.allowed;
+    return;
+  }
+  if (verdict == verdict_kind::block) {
+    obj["verdict"] = "block";
+    ++summary.blocked;
+  } else {
+    obj["verdict"] = "error";
+    ++summary.errors;
+  }
+  obj["layer"] = layer;
+  obj["rule"] = rule;
+  obj["reason"] = message;
+}
+
 /// Judges one statement with every layer and builds its output line.
 json::object judge(json::value id, int64_t line, std::string_view sql,
                    data::sql_guard& guard, executor_layer& exec,
@@ -144,33 +174,18 @@ json::object judge(json::value id, int64_t line, std::string_view sql,
   json::object obj;
   obj["id"] = std::move(id);
   obj["line"] = line;
-  auto decide = [&](verdict_kind verdict, std::string_view layer,
-                    std::string_view rule, std::string_view message) {
-    if (verdict == verdict_kind::block) {
-      obj["verdict"] = "block";
-      ++summary.blocked;
-    } else {
-      obj["verdict"] = "error";
-      ++summary.errors;
-    }
-    obj["layer"] = layer;
-    obj["rule"] = rule;
-    obj["reason"] = message;
-  };
   if (!policy.allowed()) {
-    decide(policy.verdict, "sql_policy", policy.rule, policy.message);
+    decide(obj, summary, policy.verdict, "sql_policy", policy.rule,
+           policy.message);
   } else if (!guarded.allowed()) {
-    decide(guarded.verdict, "sql_authorizer", guarded.rule, guarded.message);
+    decide(obj, summary, guarded.verdict, "sql_authorizer", guarded.rule,
+           guarded.message);
   } else if (executor_blocks) {
-    decide(verdict_kind::block, "sql_executor",
+    decide(obj, summary, verdict_kind::block, "sql_executor",
            executor_reason["rule"].as_string(),
            executor_reason["message"].as_string());
   } else {
-    obj["verdict"] = "allow";
-    obj["layer"] = nullptr;
-    obj["rule"] = nullptr;
-    obj["reason"] = nullptr;
-    ++summary.allowed;
+    decide(obj, summary, verdict_kind::allow, {}, {}, {});
   }
   obj["layers"] = std::move(layers);
   return obj;
@@ -217,9 +232,13 @@ std::optional<json::value> id_from_prefix(std::string_view text) {
   return id;
 }
 
+/// Judges one valid statement: (id, line, sql) -> the output line.
+using judge_fn
+  = std::function<json::object(json::value, int64_t, std::string_view)>;
+
 /// Validates one non-blank line and judges its statement.
 json::object handle_line(const input_line& in, int64_t line,
-                         data::sql_guard& guard, executor_layer& exec,
+                         const judge_fn& judge_one,
                          guard_tool_summary& summary) {
   auto fail = [&](json::value id, std::string reason) {
     ++summary.errors;
@@ -258,7 +277,107 @@ json::object handle_line(const input_line& in, int64_t line,
     return fail(std::move(id), "\"sql\" must be a string");
   if (is_blank(*text))
     return fail(std::move(id), "\"sql\" is empty");
-  return judge(std::move(id), line, *text, guard, exec, summary);
+  return judge_one(std::move(id), line, *text);
+}
+
+/// Reads the lines of `in` and prints each one's judgement.
+domain::outcome<guard_tool_summary>
+judge_lines(std::istream& in, std::ostream& out, const judge_fn& judge_one,
+            guard_tool_summary& summary) {
+  int64_t line = 0;
+  while (auto next = read_line(in)) {
+    ++line;
+    if (!next->too_long && is_blank(next->text))
+      continue;
+    auto obj = handle_line(*next, line, judge_one, summary);
+    out << json::serialize(obj) << '\n';
+    out.flush();
+    if (!out)
+      return domain::make_error(domain::ec::internal,
+                                "cannot write the sql-guard output");
+  }
+  if (in.bad())
+    return domain::make_error(domain::ec::internal,
+                              "cannot read the sql-guard input");
+  return summary;
+}
+
+/// A run on the warehouse as a layer: "allow" with the row count when it
+/// ran; "block" with the SQLSTATE's rule when the server refused it.
+json::object server_layer(const domain::outcome<domain::sql_exec_result>& r) {
+  json::object obj;
+  if (r) {
+    obj["verdict"] = "allow";
+    obj["rule"] = nullptr;
+    obj["message"] = nullptr;
+    obj["rowCount"] = r->row_count;
+    obj["truncated"] = r->truncated;
+    obj["elapsedUs"] = r->elapsed_us;
+    return obj;
+  }
+  auto& m = r.err().message;
+  std::string rule = std::string{domain::to_string(r.err().code)};
+  if (m.rfind("postgres 42501:", 0) == 0)
+    rule = "role_privilege";
+  else if (m.rfind("postgres 25006:", 0) == 0)
+    rule = "read_only_transaction";
+  obj["verdict"] = "block";
+  obj["rule"] = rule;
+  obj["message"] = m;
+  return obj;
+}
+
+/// Judges one statement on the PostgreSQL warehouse: the pg_query policy;
+/// the role's privileges alone (the statement run in a READ WRITE
+/// transaction that is rolled back); the executor as on the request path
+/// (READ ONLY, statement_timeout, deadline).
+json::object judge_postgres(json::value id, int64_t line, std::string_view sql,
+                            const data::postgres_rules& rules,
+                            data::pg::session& probe,
+                            data::pg::session& reader,
+                            const guard_tool_options& opts,
+                            guard_tool_summary& summary) {
+  auto policy = rules.check(sql);
+  json::object layers;
+  auto static_layer = layer_json(policy.verdict, policy.rule, policy.message);
+  if (policy.allowed()) {
+    static_layer["sql"] = policy.sql;
+    static_layer["limit_applied"] = policy.limit_applied;
+  }
+  layers["static_policy"] = std::move(static_layer);
+  domain::sql_exec_request req;
+  req.sql = policy.allowed() ? policy.sql : std::string{sql};
+  req.max_rows = opts.max_rows;
+  auto deadline = std::chrono::milliseconds{opts.deadline_ms};
+  auto reopen = [&](data::pg::session& s) {
+    if (!s.running())
+      if (auto again = data::pg::session::open(opts.postgres_dsn, deadline))
+        s = std::move(*again);
+  };
+  reopen(probe);
+  auto role = server_layer(probe.run_read_write_probe(req, deadline));
+  reopen(reader);
+  auto executor = server_layer(reader.run(req, deadline));
+  bool role_blocks = role["rule"] == "role_privilege";
+  bool executor_blocks = executor["verdict"] == "block";
+  json::object obj;
+  obj["id"] = std::move(id);
+  obj["line"] = line;
+  if (!policy.allowed())
+    decide(obj, summary, policy.verdict, "sql_policy", policy.rule,
+           policy.message);
+  else if (role_blocks)
+    decide(obj, summary, verdict_kind::block, "role_privileges",
+           role["rule"].as_string(), role["message"].as_string());
+  else if (executor_blocks)
+    decide(obj, summary, verdict_kind::block, "sql_executor",
+           executor["rule"].as_string(), executor["message"].as_string());
+  else
+    decide(obj, summary, verdict_kind::allow, {}, {}, {});
+  layers["role_privileges"] = std::move(role);
+  layers["executor"] = std::move(executor);
+  obj["layers"] = std::move(layers);
+  return obj;
 }
 
 } // namespace
@@ -282,22 +401,36 @@ run_sql_guard_tool(std::istream& in, std::ostream& out,
     settings->db_path = sales_db_path;
   executor_layer exec{std::move(settings), opts.deadline_ms, opts.max_rows};
   guard_tool_summary summary;
-  int64_t line = 0;
-  while (auto next = read_line(in)) {
-    ++line;
-    if (!next->too_long && is_blank(next->text))
-      continue;
-    auto obj = handle_line(*next, line, *guard, exec, summary);
-    out << json::serialize(obj) << '\n';
-    out.flush();
-    if (!out)
-      return domain::make_error(domain::ec::internal,
-                                "cannot write the sql-guard output");
-  }
-  if (in.bad())
-    return domain::make_error(domain::ec::internal,
-                              "cannot read the sql-guard input");
-  return summary;
+  return judge_lines(
+    in, out,
+    [&](json::value id, int64_t line, std::string_view sql) {
+      return judge(std::move(id), line, sql, *guard, exec, summary);
+    },
+    summary);
+}
+
+domain::outcome<guard_tool_summary>
+run_sql_guard_tool_postgres(std::istream& in, std::ostream& out,
+                            const guard_tool_options& opts) {
+  auto cat = data::catalog::load_default();
+  if (!cat)
+    return cat.err();
+  auto rules = data::postgres_rules::from(*cat);
+  auto timeout = std::chrono::milliseconds{std::max<int64_t>(opts.deadline_ms, 1000)};
+  auto probe = data::pg::session::open(opts.postgres_dsn, timeout);
+  if (!probe)
+    return probe.err();
+  auto reader = data::pg::session::open(opts.postgres_dsn, timeout);
+  if (!reader)
+    return reader.err();
+  guard_tool_summary summary;
+  return judge_lines(
+    in, out,
+    [&](json::value id, int64_t line, std::string_view sql) {
+      return judge_postgres(std::move(id), line, sql, rules, *probe, *reader,
+                            opts, summary);
+    },
+    summary);
 }
 
 } // namespace candor::eval

@@ -33,6 +33,8 @@ struct guard_tool_options {
   /// The executor's deadline per statement.
   int64_t deadline_ms = 5000;
   int32_t max_rows = 200;
+  /// The warehouse's reading role (run_sql_guard_tool_postgres).
+  std::string postgres_dsn;
 };
 
 /// Longest accepted input line, in bytes (without the newline).
@@ -77,5 +79,20 @@ domain::outcome<guard_tool_summary>
 run_sql_guard_tool(std::istream& in, std::ostream& out,
                    const std::string& sales_db_path,
                    const guard_tool_options& opts = {});
+
+/// The same on the PostgreSQL warehouse at `opts.postgres_dsn` (the
+/// reading role), with the layers that stand there: `static_policy` (the
+/// pg_query policy), `role_privileges` (the statement run in a READ WRITE
+/// transaction that is always rolled back: "block" with rule
+/// `role_privilege` when the role's grants refuse it) and `executor` (as
+/// the sandbox runs it: READ ONLY, statement_timeout, the deadline;
+/// "block" with `read_only_transaction`, `role_privilege`, `sql_failed` or
+/// `sql_timeout`). The overall verdict follows that order. TOOLS ONLY:
+/// the role layer runs statements read-write to show what the grants alone
+/// stop. Errors: the catalog's, and `sql_executor_failed` when the
+/// warehouse cannot be reached.
+domain::outcome<guard_tool_summary>
+run_sql_guard_tool_postgres(std::istream& in, std::ostream& out,
+                            const guard_tool_options& opts);
 
 } // namespace candor::eval

@@ -321,6 +321,18 @@ bool session::check_gone() {
 domain::outcome<domain::sql_exec_result>
 session::run(const domain::sql_exec_request& req,
              std::chrono::milliseconds deadline, int wake_fd) {
+  return run_in("BEGIN TRANSACTION READ ONLY", req, deadline, wake_fd);
+}
+
+domain::outcome<domain::sql_exec_result>
+session::run_read_write_probe(const domain::sql_exec_request& req,
+                              std::chrono::milliseconds deadline) {
+  return run_in("BEGIN TRANSACTION READ WRITE", req, deadline, -1);
+}
+
+domain::outcome<domain::sql_exec_result>
+session::run_in(const char* transaction, const domain::sql_exec_request& req,
+                std::chrono::milliseconds deadline, int wake_fd) {
   using domain::make_error;
   if (req.sql.empty() || req.sql.size() > executor_max_sql
       || req.sql.find('\0') != std::string::npos)
@@ -373,7 +385,7 @@ session::run(const domain::sql_exec_request& req,
   };
   // 1. The transaction, with the server's own deadline.
   auto ms = std::max<int64_t>(deadline.count(), 1);
-  auto begin = "BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = "
+  auto begin = std::string{transaction} + "; SET LOCAL statement_timeout = "
                + std::to_string(ms);
   if (PQsendQuery(c, begin.c_str()) == 0 || !flush(c, until))
     return drop(lost(c, "starting the transaction"));

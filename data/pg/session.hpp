@@ -69,6 +69,14 @@ public:
   run(const domain::sql_exec_request& req, std::chrono::milliseconds deadline,
       int wake_fd = -1);
 
+  /// TOOLS AND TESTS ONLY (`candor-eval sql-guard`'s role layer): the same
+  /// in a READ WRITE transaction, still always rolled back, so that what
+  /// the role's privileges alone refuse can be seen. Never on the request
+  /// path.
+  domain::outcome<domain::sql_exec_result>
+  run_read_write_probe(const domain::sql_exec_request& req,
+                       std::chrono::milliseconds deadline);
+
   /// Closes the connection (no-op when closed).
   void close() noexcept;
 
@@ -77,6 +85,9 @@ public:
 
 private:
   explicit session(pg_conn* c) : conn_(c) {}
+  domain::outcome<domain::sql_exec_result>
+  run_in(const char* transaction, const domain::sql_exec_request& req,
+         std::chrono::milliseconds deadline, int wake_fd);
   pg_conn* conn_ = nullptr;
 };
 

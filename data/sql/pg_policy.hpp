@@ -69,13 +69,19 @@ class catalog;
 struct postgres_rules {
   sql_allowlist allow;
   withheld_columns withheld;
+  /// The tables the catalog denies whole (customer_contacts).
+  std::set<std::string> denied_tables;
 
   static postgres_rules from(const catalog& cat);
 
+  /// `check_postgres_sql`, and a second opinion on what PostgreSQL's
+  /// parser cannot read (SQLite's dialect, a statement cut short): such a
+  /// statement is blocked, not sent back for correction, when the SQLite
+  /// lexer's policy (`domain::sql::check_sql`) blocks it, or when one of
+  /// its words names a withheld column or a denied table. Otherwise it
+  /// stays a correctable `syntax_error`.
   domain::sql::policy_result
-  check(std::string_view sql, const domain::sql::policy_config& cfg = {}) const {
-    return check_postgres_sql(sql, allow, withheld, cfg);
-  }
+  check(std::string_view sql, const domain::sql::policy_config& cfg = {}) const;
 };
 
 } // namespace candor::data
