@@ -149,6 +149,13 @@ void run_job(worker_ptr self, statement_queue::job& j) {
   auto res = s.runner->run(req, std::chrono::milliseconds{req.deadline_ms},
                            s.wake->fd());
   s.queue->done(slot, s.generation);
+  if (s.runner->running() && s.runner->pid() != pid) {
+    // The runner replaced a connection lost before the statement was sent
+    // and ran it on the new one: the loss and the replacement are counted
+    // like any other.
+    notify(self, worker_event::crashed, 0);
+    notify(self, worker_event::respawned, s.runner->pid());
+  }
   if (res) {
     reply(self, j.id, std::move(*res));
     if (s.runner->worn_out()) {

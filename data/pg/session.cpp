@@ -154,7 +154,10 @@ domain::error result_error(const PGresult* r) {
                               "its deadline");
   auto msg = "postgres " + (code.empty() ? std::string{"error"} : code) + ": "
              + primary;
-  if (code.rfind("08", 0) == 0)
+  // Connection exceptions (08) and the server ending the session
+  // (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect
+  // now): the connection is gone, not the statement's fault.
+  if (code.rfind("08", 0) == 0 || code.rfind("57P", 0) == 0)
     return domain::make_error(ec::sql_executor_failed, std::move(msg));
   return domain::make_error(ec::sql_failed, std::move(msg));
 }
@@ -270,7 +273,8 @@ domain::outcome<session> session::open(const std::string& dsn,
 }
 
 session::session(session&& other) noexcept
-    : conn_(std::exchange(other.conn_, nullptr)) {
+    : conn_(std::exchange(other.conn_, nullptr)),
+      statement_sent_(other.statement_sent_) {
   // nop
 }
 
@@ -278,6 +282,7 @@ session& session::operator=(session&& other) noexcept {
   if (this != &other) {
     close();
     conn_ = std::exchange(other.conn_, nullptr);
+    statement_sent_ = other.statement_sent_;
   }
   return *this;
 }
@@ -343,15 +348,28 @@ session::run_in(const char* transaction, const domain::sql_exec_request& req,
   auto start = clock_type::now();
   auto until = start + deadline;
   auto* c = conn_;
+  statement_sent_ = false;
   // Any outcome but the statement's own failure leaves the connection in an
   // unknown state: it is closed, and the worker opens another.
   auto drop = [&](domain::error err) {
     close();
     return err;
   };
+  // Asks the server to stop what this connection runs (a connection of
+  // its own, on the server's socket: quick, and safe from this thread).
+  auto send_cancel = [&] {
+    char why[256] = {0};
+    if (PGcancel* pc = PQgetCancel(c)) {
+      PQcancel(pc, why, sizeof why);
+      PQfreeCancel(pc);
+    }
+  };
   auto on_wait = [&](wait_end w, std::string_view what) -> domain::error {
     switch (w) {
       case wait_end::woken:
+        // Closing alone would leave the statement running on the server
+        // until it next writes to the socket.
+        send_cancel();
         return drop(make_error(ec::shutting_down, "the sandbox is stopping"));
       case wait_end::deadline:
         return drop(make_error(ec::sql_timeout,
@@ -363,11 +381,7 @@ session::run_in(const char* transaction, const domain::sql_exec_request& req,
   // Cancels the statement on the server and waits (a little) for the
   // server to end it, draining what it sends.
   auto cancel = [&]() -> domain::error {
-    char why[256] = {0};
-    if (PGcancel* pc = PQgetCancel(c)) {
-      PQcancel(pc, why, sizeof why);
-      PQfreeCancel(pc);
-    }
+    send_cancel();
     auto grace = clock_type::now() + cancel_grace;
     for (;;) {
       result_ptr r;
@@ -376,6 +390,21 @@ session::run_in(const char* transaction, const domain::sql_exec_request& req,
                                "the statement passed its deadline of "
                                  + std::to_string(deadline.count())
                                  + " ms and the server did not stop it"));
+      if (!r)
+        break;
+    }
+    // The cancelled statement aborted the transaction: end it, so that the
+    // session serves the next statement.
+    if (PQsendQuery(c, "ROLLBACK") == 0 || !flush(c, grace))
+      return drop(lost(c, "ending a cancelled transaction"));
+    for (;;) {
+      result_ptr r;
+      if (next_result(c, grace, wake_fd, r) != wait_end::ready)
+        return drop(make_error(ec::sql_timeout,
+                               "the statement passed its deadline of "
+                                 + std::to_string(deadline.count())
+                                 + " ms and the server did not end its "
+                                   "transaction"));
       if (!r)
         break;
     }
@@ -401,6 +430,7 @@ session::run_in(const char* transaction, const domain::sql_exec_request& req,
   // 2. The statement alone, rows one by one.
   domain::sql_exec_result out;
   domain::error failure;
+  statement_sent_ = true;
   if (PQsendQueryParams(c, req.sql.c_str(), 0, nullptr, nullptr, nullptr,
                         nullptr, 0)
         == 0

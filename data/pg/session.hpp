@@ -77,6 +77,13 @@ public:
   run_read_write_probe(const domain::sql_exec_request& req,
                        std::chrono::milliseconds deadline);
 
+  /// Whether the last `run` got as far as sending the statement. A
+  /// connection lost before that (a session ended on the server while
+  /// idle) cost the statement nothing: it may run on a new connection.
+  bool statement_sent() const noexcept {
+    return statement_sent_;
+  }
+
   /// Closes the connection (no-op when closed).
   void close() noexcept;
 
@@ -89,6 +96,7 @@ private:
   run_in(const char* transaction, const domain::sql_exec_request& req,
          std::chrono::milliseconds deadline, int wake_fd);
   pg_conn* conn_ = nullptr;
+  bool statement_sent_ = false;
 };
 
 /// A row cell from PostgreSQL's text form and the column's type OID, as

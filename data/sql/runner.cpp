@@ -90,7 +90,20 @@ public:
   domain::outcome<domain::sql_exec_result>
   run(const domain::sql_exec_request& req, std::chrono::milliseconds deadline,
       int wake_fd) override {
-    return session_.run(req, deadline, wake_fd);
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = session_.run(req, deadline, wake_fd);
+    // Lost before the statement was sent (the server ended the idle
+    // session; the socket said so only now): once more on a new
+    // connection, within what is left of the deadline.
+    if (!r && r.err().code == domain::ec::sql_executor_failed
+        && !session_.running() && !session_.statement_sent()) {
+      auto left = deadline
+                  - std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now() - t0);
+      if (left.count() > 0 && !start())
+        r = session_.run(req, left, wake_fd);
+    }
+    return r;
   }
 
   bool worn_out() const noexcept override {
