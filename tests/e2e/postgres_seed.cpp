@@ -1,7 +1,8 @@
 // End-to-end: `candor seed --backend postgres` against a throw-away
 // PostgreSQL cluster: the same fingerprint as the file, a second run that
-// summarises, --force, and the configuration errors and the server's
-// refusal that name what to set.
+// summarises, --force, `ask` answering from it as the reading role (and
+// refusing an administrator's connection), and the configuration errors
+// that name what to set.
 
 #include <string>
 
@@ -56,13 +57,33 @@ BOOST_AUTO_TEST_CASE(seed_copies_the_warehouse_with_the_same_fingerprint) {
                            env, std::chrono::seconds{120});
   BOOST_REQUIRE_EQUAL(forced.exit_code, 0);
   BOOST_TEST(fingerprint(forced.out) == fingerprint(sqlite.out));
-  // The server does not query PostgreSQL yet, and says so.
-  auto serve = run_candor({"ask", "How many orders were placed in 2025?",
-                           "--data-dir", dir.file("data")},
+  // The server answers from the warehouse as the reading role ...
+  auto q = std::string{"How many orders were placed in 2025?"};
+  auto on_sqlite = run_candor({"ask", q, "--json", "--data-dir",
+                               dir.file("data")},
+                              {{"CANDOR_LLM_PROVIDER", "local"}});
+  BOOST_REQUIRE_MESSAGE(on_sqlite.exit_code == 0, on_sqlite.err);
+  auto on_pg = run_candor({"ask", q, "--json", "--data-dir", dir.file("data")},
+                          {{"CANDOR_SQL_POSTGRES_DSN",
+                            cluster.dsn("postgres", "candor_reader")},
+                           {"CANDOR_SQL_BACKEND", "postgres"},
+                           {"CANDOR_LLM_PROVIDER", "local"}});
+  BOOST_REQUIRE_MESSAGE(on_pg.exit_code == 0, on_pg.err);
+  auto rows = [](const std::string& out) {
+    auto at = out.find("\"rows\":");
+    return at == std::string::npos ? std::string{}
+                                   : out.substr(at, out.find(']', at) - at);
+  };
+  BOOST_TEST(!rows(on_pg.out).empty(), on_pg.out);
+  BOOST_TEST(rows(on_pg.out) == rows(on_sqlite.out));
+  BOOST_TEST(has(on_pg.out, "\"status\":\"answered\""), on_pg.out);
+  // ... and refuses to start as a role that can read more than the
+  // catalog allows (here the administrator).
+  auto admin = run_candor({"ask", q, "--data-dir", dir.file("data")},
                           {{"CANDOR_SQL_POSTGRES_DSN", cluster.dsn()},
                            {"CANDOR_SQL_BACKEND", "postgres"}});
-  BOOST_TEST(serve.exit_code == 2);
-  BOOST_TEST(has(serve.err, "SQLite warehouse only"), serve.err);
+  BOOST_TEST(admin.exit_code == 2);
+  BOOST_TEST(has(admin.err, "which the catalog does not allow"), admin.err);
 }
 
 BOOST_AUTO_TEST_CASE(configuration_names_what_is_missing) {
