@@ -104,11 +104,15 @@ free_port() {
 # -- the candor processes --------------------------------------------------------
 args=()
 [[ -n $config ]] && args+=(--config "$config")
+# Each child runs in a session of its own (setsid execs in place: a
+# background job of a script is no group leader, so $! stays its pid): a
+# Ctrl-C at the terminal reaches this script only, which then stops them
+# once; a second signal would cut candor's drain short.
 for ((i = 1; i <= n; ++i)); do
   mkdir -p "$data_root/$i"
   log=$data_root/logs/candor-$i.log
   [[ -f $log ]] && mv -f "$log" "$log.prev"
-  "$candor" serve --data-dir "$data_root/$i" --port 0 "${args[@]}" \
+  setsid "$candor" serve --data-dir "$data_root/$i" --port 0 "${args[@]}" \
     </dev/null 2>"$log" &
   pids+=($!)
 done
@@ -145,7 +149,7 @@ awk -v bind="$bind" -v port="$port" -v servers="${servers%$'\n'}" '
 ' "$here/haproxy.cfg.in" >"$run/haproxy.cfg"
 lb_log=$data_root/logs/haproxy.log
 "$haproxy" -c -q -f "$run/haproxy.cfg" >&2 || die "invalid HAProxy configuration ($run/haproxy.cfg)"
-"$haproxy" -db -f "$run/haproxy.cfg" </dev/null 2>"$lb_log" &
+setsid "$haproxy" -db -f "$run/haproxy.cfg" </dev/null 2>"$lb_log" &
 lb_pid=$!
 pids+=("$lb_pid")
 
