@@ -41,9 +41,11 @@ namespace {
 
 constexpr auto out_of_scope_q = "What is the weather in Lisbon tomorrow?";
 
-/// HAProxy from PATH, else where Debian puts it (/usr/sbin is not on every
-/// user's PATH). Empty when absent.
+/// HAProxy: CANDOR_TEST_HAPROXY when set, else from PATH, else where
+/// Debian puts it (/usr/sbin is not on every user's PATH). Empty when absent.
 std::string find_haproxy() {
+  if (const char* p = std::getenv("CANDOR_TEST_HAPROXY"); p && *p)
+    return ::access(p, X_OK) == 0 ? std::string{p} : std::string{};
   std::vector<std::string> dirs;
   if (const char* path = std::getenv("PATH")) {
     std::stringstream ss{path};
@@ -86,24 +88,25 @@ std::string slurp(const std::string& path) {
 
 /// conf/haproxy.cfg.in with its placeholders replaced the way
 /// conf/scaleout.sh replaces them (outside comments; @SERVERS@ is a line).
-std::string render_config(uint16_t port, const std::vector<uint16_t>& backends) {
+std::string render_config(uint16_t port,
+                          const std::vector<uint16_t>& backends) {
   std::ifstream in{std::string{CANDOR_SOURCE_DIR} + "/conf/haproxy.cfg.in"};
   std::string out;
-  auto replace_all = [](std::string s, std::string_view from,
-                        const std::string& to) {
-    for (auto at = s.find(from); at != std::string::npos;
-         at = s.find(from, at + to.size()))
-      s.replace(at, from.size(), to);
-    return s;
-  };
+  auto replace_all
+    = [](std::string s, std::string_view from, const std::string& to) {
+        for (auto at = s.find(from); at != std::string::npos;
+             at = s.find(from, at + to.size()))
+          s.replace(at, from.size(), to);
+        return s;
+      };
   for (std::string line; std::getline(in, line);) {
     auto first = line.find_first_not_of(" \t");
     if (first != std::string::npos && line[first] == '#') {
       out += line + "\n";
     } else if (line == "@SERVERS@") {
       for (size_t i = 0; i < backends.size(); ++i)
-        out += "    server candor" + std::to_string(i + 1) + " 127.0.0.1:"
-               + std::to_string(backends[i]) + "\n";
+        out += "    server candor" + std::to_string(i + 1)
+               + " 127.0.0.1:" + std::to_string(backends[i]) + "\n";
     } else {
       line = replace_all(line, "@BIND@", "127.0.0.1");
       out += replace_all(line, "@PORT@", std::to_string(port)) + "\n";
@@ -147,22 +150,23 @@ public:
     posix_spawn_file_actions_addopen(&fa, 1, log.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    int rc = posix_spawn(&pid_, bin_.c_str(), &fa, nullptr, argv.data(),
-                         environ);
+    int rc
+      = posix_spawn(&pid_, bin_.c_str(), &fa, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
       pid_ = -1;
       return false;
     }
     return eventually(
-      [&] {
-        if (exited())
-          return true;
-        http_client c{port_, 1s};
-        auto r = c.connected() ? c.request("GET", "/health") : std::nullopt;
-        return r && r->status == 200;
-      },
-      10s * time_scale())
+             [&] {
+               if (exited())
+                 return true;
+               http_client c{port_, 1s};
+               auto r
+                 = c.connected() ? c.request("GET", "/health") : std::nullopt;
+               return r && r->status == 200;
+             },
+             10s * time_scale())
            && !exited();
   }
 
@@ -269,11 +273,12 @@ BOOST_AUTO_TEST_CASE(two_processes_behind_haproxy_and_one_killed) {
   // (its own ledger), some by each.
   int on_a = 0, on_b = 0;
   for (int i = 0; i < 8; ++i) {
-    auto id = "scaleout-test-" + std::to_string(i) + "-" + std::to_string(::getpid());
+    auto id
+      = "scaleout-test-" + std::to_string(i) + "-" + std::to_string(::getpid());
     BOOST_CHECK(ask_ok(lb.port(), id));
     bool in_a = has_run(a.port(), id), in_b = has_run(b.port(), id);
-    BOOST_CHECK_MESSAGE(in_a != in_b, id << " stored by " << in_a + in_b
-                                         << " processes");
+    BOOST_CHECK_MESSAGE(in_a != in_b,
+                        id << " stored by " << in_a + in_b << " processes");
     on_a += in_a;
     on_b += in_b;
   }
@@ -291,8 +296,9 @@ BOOST_AUTO_TEST_CASE(two_processes_behind_haproxy_and_one_killed) {
   }
   // The active check marks it down (inter 1s, fall 2).
   BOOST_REQUIRE_MESSAGE(
-    eventually([&] { return lb.log().find("candor2 is DOWN") != std::string::npos; },
-               15s * time_scale()),
+    eventually(
+      [&] { return lb.log().find("candor2 is DOWN") != std::string::npos; },
+      15s * time_scale()),
     "haproxy did not mark the killed process down:\n"
       << lb.log());
   // From then on every request is answered by the survivor.
@@ -303,7 +309,8 @@ BOOST_AUTO_TEST_CASE(two_processes_behind_haproxy_and_one_killed) {
     BOOST_CHECK_NE(pid, killed);
   }
   for (int i = 0; i < 6; ++i) {
-    auto id = "scaleout-after-" + std::to_string(i) + "-" + std::to_string(::getpid());
+    auto id = "scaleout-after-" + std::to_string(i) + "-"
+              + std::to_string(::getpid());
     BOOST_CHECK(ask_ok(lb.port(), id));
     BOOST_CHECK(has_run(a.port(), id));
   }
