@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include <unistd.h>
+
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
@@ -350,6 +352,9 @@ std::string health_json(self_ptr self, const index_info* kb) {
   out["services"] = std::move(services);
   out["nodes"] = std::move(nodes);
   out["restarts"] = s.restarts;
+  // Which process answered: several candor processes behind one balancer
+  // (docs/scaleout.md) are told apart by it.
+  out["pid"] = static_cast<int64_t>(::getpid());
   return domain::json_text(out);
 }
 

@@ -234,6 +234,8 @@ BOOST_AUTO_TEST_CASE(ops_endpoints) {
   BOOST_CHECK_EQUAL(o.at("guardrailMode").as_string(), "rules");
   BOOST_CHECK(o.at("ready").as_bool());
   BOOST_CHECK(o.at("models").as_array().at(0).is_string());
+  // Which process answered (several behind one balancer: e2e_scaleout).
+  BOOST_CHECK_EQUAL(o.at("pid").as_int64(), s.proc.pid());
 
   // The scripted provider's demo questions are its scenarios.
   r = c.request("GET", "/demo/questions");
