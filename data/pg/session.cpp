@@ -117,6 +117,18 @@ wait_end next_result(PGconn* c, clock_type::time_point deadline, int wake_fd,
   return wait_end::ready;
 }
 
+/// Reads and drops the results of the command in flight until it is
+/// complete; false when `deadline` passed or the wait ended otherwise.
+bool drain(PGconn* c, clock_type::time_point deadline, int wake_fd) {
+  for (;;) {
+    result_ptr r;
+    if (next_result(c, deadline, wake_fd, r) != wait_end::ready)
+      return false;
+    if (!r)
+      return true;
+  }
+}
+
 /// Sends the queued output (a non-blocking connection may leave some).
 bool flush(PGconn* c, clock_type::time_point deadline) {
   for (;;) {
@@ -383,31 +395,20 @@ session::run_in(const char* transaction, const domain::sql_exec_request& req,
   auto cancel = [&]() -> domain::error {
     send_cancel();
     auto grace = clock_type::now() + cancel_grace;
-    for (;;) {
-      result_ptr r;
-      if (next_result(c, grace, wake_fd, r) != wait_end::ready)
-        return drop(make_error(ec::sql_timeout,
-                               "the statement passed its deadline of "
-                                 + std::to_string(deadline.count())
-                                 + " ms and the server did not stop it"));
-      if (!r)
-        break;
-    }
+    auto late = [&](const char* what) {
+      return drop(make_error(ec::sql_timeout,
+                             "the statement passed its deadline of "
+                               + std::to_string(deadline.count())
+                               + " ms and the server did not " + what));
+    };
+    if (!drain(c, grace, wake_fd))
+      return late("stop it");
     // The cancelled statement aborted the transaction: end it, so that the
     // session serves the next statement.
     if (PQsendQuery(c, "ROLLBACK") == 0 || !flush(c, grace))
       return drop(lost(c, "ending a cancelled transaction"));
-    for (;;) {
-      result_ptr r;
-      if (next_result(c, grace, wake_fd, r) != wait_end::ready)
-        return drop(make_error(ec::sql_timeout,
-                               "the statement passed its deadline of "
-                                 + std::to_string(deadline.count())
-                                 + " ms and the server did not end its "
-                                   "transaction"));
-      if (!r)
-        break;
-    }
+    if (!drain(c, grace, wake_fd))
+      return late("end its transaction");
     return make_error(ec::sql_timeout, "the statement passed its deadline of "
                                          + std::to_string(deadline.count())
                                          + " ms and was cancelled");

@@ -102,14 +102,8 @@ for port in "$sqlite_port" "$pg_port"; do
 done
 
 run_wrk() {
-  local port=$1 out line
-  out=$(BENCH_BODY=$body wrk -t"$threads" -c"$conns" -d"${secs}s" --latency \
-          -s "$here/wrk_post.lua" "http://127.0.0.1:$port/ask" 2>&1) ||
-    die "wrk failed: $out"
-  line=$(grep '^BENCH_RESULT' <<<"$out") || die "no result from wrk"
-  awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
-         print v["rps"], v["p50_us"], v["p99_us"], v["non2xx"] + v["socket_errors"] }' \
-    <<<"$line"
+  bench_wrk "http://127.0.0.1:$1/ask" "$body" "$threads" "$conns" "$secs" \
+    "$here/wrk_post.lua" || die "wrk failed"
 }
 
 echo "data_local on both warehouses: wrk -t$threads -c$conns -d${secs}s" \
@@ -122,17 +116,13 @@ for ((round = 1; round <= rounds; ++round)); do
     samples[$name]+="$(run_wrk "$port")"$'\n'
   done
 done
-median() {
-  awk -v c="$1" 'NF { print $c }' | sort -g | awk '{ v[NR] = $1 } END {
-    if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-base=$(median 1 <<<"${samples[sqlite]}")
+base=$(bench_median 1 <<<"${samples[sqlite]}")
 printf '%-10s %12s %9s %9s %10s %7s\n' backend 'requests/s' 'P50 ms' 'P99 ms' \
   'vs sqlite' errors
 for name in sqlite postgres; do
   s=${samples[$name]}
-  awk -v n="$name" -v r="$(median 1 <<<"$s")" -v b="$base" \
-      -v p50="$(median 2 <<<"$s")" -v p99="$(median 3 <<<"$s")" \
+  awk -v n="$name" -v r="$(bench_median 1 <<<"$s")" -v b="$base" \
+      -v p50="$(bench_median 2 <<<"$s")" -v p99="$(bench_median 3 <<<"$s")" \
       -v e="$(awk '{ s += $4 } END { print s + 0 }' <<<"$s")" \
       'BEGIN { printf "%-10s %12.1f %9.2f %9.2f %10.2f %7d\n",
                n, r, p50 / 1000, p99 / 1000, (b > 0 ? r / b : 0), e }'

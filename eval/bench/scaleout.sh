@@ -96,14 +96,8 @@ wait_stack() {
 
 # run_wrk NAME PORT BODY: prints "rps p50_us p99_us errors".
 run_wrk() {
-  local name=$1 port=$2 body=$3 out line
-  out=$(BENCH_BODY=$body wrk -t"$threads" -c"$conns" -d"${secs}s" --latency \
-          -s "$here/wrk_post.lua" "http://127.0.0.1:$port/ask" 2>&1) ||
-    die "wrk failed for $name: $out"
-  line=$(grep '^BENCH_RESULT' <<<"$out") || die "no result from wrk for $name"
-  awk '{ for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] }
-         print v["rps"], v["p50_us"], v["p99_us"], v["non2xx"] + v["socket_errors"] }' \
-    <<<"$line"
+  bench_wrk "http://127.0.0.1:$2/ask" "$3" "$threads" "$conns" "$secs" \
+    "$here/wrk_post.lua" || die "wrk failed for $1"
 }
 
 start_stack 1
@@ -139,23 +133,17 @@ for ((round = 1; round <= rounds; ++round)); do
   echo "$summary"
 done
 
-median() {
-  awk -v c="$1" 'NF { print $c }' | sort -g | awk '{ v[NR] = $1 } END {
-    if (NR == 0) { print 0; exit }
-    if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2
-  }'
-}
 
 ((rounds > 1)) && echo "median over $rounds rounds:"
 printf '%-10s %-10s %12s %9s %9s %8s %7s\n' path line 'requests/s' 'P50 ms' \
   'P99 ms' 'vs 1' errors
 for p in "${paths[@]}"; do
-  base=$(median 1 <<<"${samples[$p direct/1]}")
+  base=$(bench_median 1 <<<"${samples[$p direct/1]}")
   for l in "${lines[@]}"; do
     s=${samples[$p $l]}
-    rps=$(median 1 <<<"$s")
-    awk -v p="$p" -v l="$l" -v r="$rps" -v b="$base" -v p50="$(median 2 <<<"$s")" \
-        -v p99="$(median 3 <<<"$s")" -v e="$(awk '{ s += $4 } END { print s + 0 }' <<<"$s")" \
+    rps=$(bench_median 1 <<<"$s")
+    awk -v p="$p" -v l="$l" -v r="$rps" -v b="$base" -v p50="$(bench_median 2 <<<"$s")" \
+        -v p99="$(bench_median 3 <<<"$s")" -v e="$(awk '{ s += $4 } END { print s + 0 }' <<<"$s")" \
         'BEGIN { printf "%-10s %-10s %12.1f %9.2f %9.2f %8.2f %7d\n",
                  p, l, r, p50 / 1000, p99 / 1000, (b > 0 ? r / b : 0), e }'
   done
