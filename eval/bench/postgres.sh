@@ -88,9 +88,10 @@ port_of() {
   tail -n 20 "$log" >&2
   return 1
 }
+# One after the other: the first builds the retrieval index they share.
 start sqlite
-start postgres CANDOR_SQL_BACKEND=postgres CANDOR_SQL_POSTGRES_DSN="$reader"
 sqlite_port=$(port_of "$work/sqlite.log") || die "the SQLite server did not start"
+start postgres CANDOR_SQL_BACKEND=postgres CANDOR_SQL_POSTGRES_DSN="$reader"
 pg_port=$(port_of "$work/postgres.log") || die "the PostgreSQL server did not start"
 
 body=${bench_body[data_local]}
