@@ -354,7 +354,12 @@ int cmd_layers(int argc, char** argv) {
     "sales database (default: <data-dir>/sales.db, generated when absent)")(
     "budget-ms", po::value<int64_t>()->default_value(1000),
     "time the connection layer alone may run a statement (100..60000); "
-    "one still running counts as passed");
+    "one still running counts as passed")(
+    "backend", po::value<std::string>(),
+    "sqlite or postgres (default: sql.backend); postgres runs the SQL "
+    "columns on the warehouse at CANDOR_SQL_POSTGRES_DSN: the pg_query "
+    "policy, the role's privileges (a READ WRITE transaction, always "
+    "rolled back) and the READ ONLY executor session");
   po::variables_map vm;
   if (auto rc = parse(
         argc, argv, desc, nullptr,
@@ -381,8 +386,11 @@ int cmd_layers(int argc, char** argv) {
   }
   // The attacks' model replies are recorded fixtures: the scripted
   // provider unless an endpoint is configured.
-  auto cfg
-    = configure(vm, {{"llm.provider", "fake"}, {"llm.localFallback", "false"}});
+  std::map<std::string, std::string> flags{{"llm.provider", "fake"},
+                                           {"llm.localFallback", "false"}};
+  if (vm.count("backend"))
+    flags["sql.backend"] = vm["backend"].as<std::string>();
+  auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
   eval::layers_command_options opts;

@@ -355,7 +355,13 @@ json::object judge_postgres(json::value id, int64_t line, std::string_view sql,
         s = std::move(*again);
   };
   reopen(probe);
-  auto role = server_layer(probe.run_read_write_probe(req, deadline));
+  auto probed = probe.run_read_write_probe(req, deadline);
+  auto role = server_layer(probed);
+  if (probed && data::pg::skipped_for_privileges(probe.notices())) {
+    role["verdict"] = "block";
+    role["rule"] = "role_privilege";
+    role["message"] = "ran but skipped every table: " + probe.notices().front();
+  }
   reopen(reader);
   auto executor = server_layer(reader.run(req, deadline));
   bool role_blocks = role["rule"] == "role_privilege";

@@ -278,15 +278,26 @@ domain::outcome<session> session::open(const std::string& dsn,
     if (n > 0)
       state = PQconnectPoll(c);
   }
-  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
   if (PQsetnonblocking(c, 1) != 0)
     return fail("non-blocking mode");
-  return session{c};
+  session out{c};
+  out.notices_ = std::make_unique<std::vector<std::string>>();
+  // Kept for the last statement (a few, for tools); never on stderr.
+  PQsetNoticeReceiver(
+    c,
+    [](void* arg, const PGresult* r) {
+      auto* kept = static_cast<std::vector<std::string>*>(arg);
+      if (kept->size() < 16)
+        kept->push_back(trimmed(PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)));
+    },
+    out.notices_.get());
+  return out;
 }
 
 session::session(session&& other) noexcept
     : conn_(std::exchange(other.conn_, nullptr)),
-      statement_sent_(other.statement_sent_) {
+      statement_sent_(other.statement_sent_),
+      notices_(std::move(other.notices_)) {
   // nop
 }
 
@@ -295,6 +306,7 @@ session& session::operator=(session&& other) noexcept {
     close();
     conn_ = std::exchange(other.conn_, nullptr);
     statement_sent_ = other.statement_sent_;
+    notices_ = std::move(other.notices_);
   }
   return *this;
 }
@@ -361,6 +373,8 @@ session::run_in(const char* transaction, const domain::sql_exec_request& req,
   auto until = start + deadline;
   auto* c = conn_;
   statement_sent_ = false;
+  if (notices_)
+    notices_->clear();
   // Any outcome but the statement's own failure leaves the connection in an
   // unknown state: it is closed, and the worker opens another.
   auto drop = [&](domain::error err) {

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "domain/error.hpp"
 #include "domain/sql/exec.hpp"
@@ -84,6 +86,14 @@ public:
     return statement_sent_;
   }
 
+  /// The server's notices and warnings during the last `run` (their
+  /// primary text, at most 16), e.g. ANALYZE skipping a table the role
+  /// does not own.
+  const std::vector<std::string>& notices() const noexcept {
+    static const std::vector<std::string> none;
+    return notices_ ? *notices_ : none;
+  }
+
   /// Closes the connection (no-op when closed).
   void close() noexcept;
 
@@ -97,7 +107,20 @@ private:
          std::chrono::milliseconds deadline, int wake_fd);
   pg_conn* conn_ = nullptr;
   bool statement_sent_ = false;
+  std::unique_ptr<std::vector<std::string>> notices_;
 };
+
+/// True when the server ran a statement but its privileges kept it from
+/// doing anything: ANALYZE or VACUUM skip, with a warning, every table the
+/// role does not own (PostgreSQL 15 gives that warning no SQLSTATE of its
+/// own, so its English text is what there is to read).
+inline bool skipped_for_privileges(const std::vector<std::string>& notices) {
+  for (const auto& n : notices)
+    if (n.find("only table or database owner can") != std::string::npos
+        || n.find("only superuser can") != std::string::npos)
+      return true;
+  return false;
+}
 
 /// A row cell from PostgreSQL's text form and the column's type OID, as
 /// the SQLite executor would report it: booleans and integer types as

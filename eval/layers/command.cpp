@@ -102,6 +102,8 @@ int run_layers_command(const layers_command_options& opts, std::ostream& out,
   ro.executor.cpu_seconds = cfg.sql.executor_cpu_seconds;
   ro.deadline_ms = cfg.sql.deadline_ms;
   ro.max_rows = cfg.sql.max_rows;
+  if (cfg.sql.backend == "postgres")
+    ro.postgres_dsn = cfg.sql.postgres_dsn;
   auto runner = layer_runner::open(std::move(ro));
   if (!runner) {
     // A broken fixture file or catalog is configuration; the rest is not.

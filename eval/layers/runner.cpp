@@ -21,6 +21,8 @@
 #include "domain/sql/policy.hpp"
 #include "domain/text.hpp"
 #include "eval/layers/executor_layer.hpp"
+#include "data/pg/session.hpp"
+#include "data/sql/pg_policy.hpp"
 
 namespace candor::eval {
 
@@ -172,12 +174,38 @@ domain::outcome<cell> run_connection_layer(const std::string& sales_db,
                 + std::to_string(rows) + " row(s)");
 }
 
+/// The cell of a statement run on the warehouse: stopped when the server
+/// refused it (the SQLSTATE's message), passed with the row count when it
+/// ran.
+cell server_cell(const domain::outcome<domain::sql_exec_result>& r) {
+  if (r)
+    return passed("ran: " + std::to_string(r->row_count) + " row(s)");
+  return stopped(std::string{domain::to_string(r.err().code)} + ": "
+                 + short_detail(r.err().message));
+}
+
+/// The PostgreSQL warehouse's layers.
+struct pg_layers {
+  data::postgres_rules rules;
+  data::pg::session probe;
+  data::pg::session reader;
+  std::string dsn;
+
+  data::pg::session& fresh(data::pg::session& s) {
+    if (!s.running())
+      if (auto again = data::pg::session::open(dsn, std::chrono::seconds{10}))
+        s = std::move(*again);
+    return s;
+  }
+};
+
 struct layer_runner::impl {
   layer_runner_options opts;
   data::sql_guard guard;
   data::fixture_store fixtures;
   domain::output_guard output;
   executor_layer exec;
+  std::unique_ptr<pg_layers> pg;
 
   impl(layer_runner_options o, data::sql_guard g, data::fixture_store f,
        domain::output_guard og, executor_layer e)
@@ -210,8 +238,34 @@ struct layer_runner::impl {
     return stopped(reason);
   }
 
+  void pg_sql_cells(attack_row& row, std::string_view sql) {
+    row.at(layer::sql_policy) = verdict_cell(pg->rules.check(sql));
+    domain::sql_exec_request req;
+    req.sql = std::string{sql};
+    req.max_rows = opts.max_rows;
+    auto deadline = std::chrono::milliseconds{opts.deadline_ms};
+    auto& session = pg->fresh(pg->probe);
+    auto probe = session.run_read_write_probe(req, deadline);
+    // The grants' own refusal; any other failure is the server's too.
+    row.at(layer::sql_authorizer)
+      = probe && data::pg::skipped_for_privileges(session.notices())
+          ? stopped("role_privilege: ran but skipped every table: "
+                    + short_detail(session.notices().front()))
+          : server_cell(probe);
+    row.at(layer::sql_connection)
+      = {cell_kind::not_applicable,
+         "on PostgreSQL the role (sql_authorizer) and the READ ONLY "
+         "session (sql_executor) stand here"};
+    row.at(layer::sql_executor)
+      = server_cell(pg->fresh(pg->reader).run(req, deadline));
+  }
+
   domain::error sql_cells(attack_row& row, std::string_view sql,
                           const std::string& id) {
+    if (pg) {
+      pg_sql_cells(row, sql);
+      return {};
+    }
     row.at(layer::sql_policy) = policy_cell(sql);
     row.at(layer::sql_authorizer) = authorizer_cell(guard, sql);
     auto conn = run_connection_layer(opts.sales_db, sql, opts.heap_limit_mb,
@@ -251,9 +305,26 @@ domain::outcome<layer_runner> layer_runner::open(layer_runner_options opts) {
   settings.db_path = opts.sales_db;
   settings.unguarded = true;
   executor_layer exec{settings, opts.deadline_ms, opts.max_rows};
-  return layer_runner{std::make_unique<impl>(std::move(opts), std::move(*guard),
-                                             std::move(*fixtures),
-                                             std::move(og), std::move(exec))};
+  std::unique_ptr<pg_layers> pg;
+  if (!opts.postgres_dsn.empty()) {
+    pg = std::make_unique<pg_layers>();
+    pg->rules = data::postgres_rules::from(*cat);
+    pg->dsn = opts.postgres_dsn;
+    auto timeout = std::chrono::seconds{10};
+    auto probe = data::pg::session::open(pg->dsn, timeout);
+    if (!probe)
+      return probe.err();
+    auto reader = data::pg::session::open(pg->dsn, timeout);
+    if (!reader)
+      return reader.err();
+    pg->probe = std::move(*probe);
+    pg->reader = std::move(*reader);
+  }
+  auto runner = std::make_unique<impl>(std::move(opts), std::move(*guard),
+                                       std::move(*fixtures), std::move(og),
+                                       std::move(exec));
+  runner->pg = std::move(pg);
+  return layer_runner{std::move(runner)};
 }
 
 layer_runner::layer_runner(std::unique_ptr<impl> p) noexcept

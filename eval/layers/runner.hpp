@@ -42,6 +42,13 @@ struct layer_runner_options {
   data::executor_settings executor;
   int64_t deadline_ms = 5000;
   int32_t max_rows = 200;
+  /// When set: the SQL columns are the PostgreSQL warehouse's layers at
+  /// this DSN (the reading role). sql_policy is the pg_query policy,
+  /// sql_authorizer the role's privileges (the statement in a READ WRITE
+  /// transaction, always rolled back), sql_executor the sandbox's READ
+  /// ONLY session with its deadline; sql_connection has no counterpart
+  /// there (not applicable).
+  std::string postgres_dsn;
 };
 
 /// Reports progress: attacks done so far, the total, the attack just done.
