@@ -176,6 +176,14 @@ const std::vector<field>& fields() {
     t.push_back(make_int("ledger.maxBacklogRecords",
                          CANDOR_MEMBER(ledger.max_backlog_records), 100,
                          100000000));
+    t.push_back(make_string("ledger.backend", CANDOR_MEMBER(ledger.backend),
+                            {"sqlite", "postgres"}));
+    {
+      auto f = make_string("ledger.postgresDsn",
+                           CANDOR_MEMBER(ledger.postgres_dsn));
+      f.secret = true;
+      t.push_back(std::move(f));
+    }
     t.push_back(make_string("log.level", CANDOR_MEMBER(log.level),
                             {"debug", "info", "warn", "error"}));
     return t;
@@ -311,6 +319,16 @@ error check_consistency(config& cfg, const sources& src,
     return invalid(from("sql.postgresDsn") + " is set but "
                    + from("sql.backend") + " is '" + cfg.sql.backend
                    + "': set " + hint("sql.backend") + " to 'postgres'");
+  if (cfg.ledger.backend == "postgres" && cfg.ledger.postgres_dsn.empty())
+    return invalid(from("ledger.backend")
+                   + " is 'postgres' but no connection string is set: set "
+                   + hint("ledger.postgresDsn")
+                   + " (a libpq string such as 'host=/var/run/postgresql "
+                     "dbname=candor user=candor')");
+  if (!cfg.ledger.postgres_dsn.empty() && cfg.ledger.backend != "postgres")
+    return invalid(from("ledger.postgresDsn") + " is set but "
+                   + from("ledger.backend") + " is '" + cfg.ledger.backend
+                   + "': set " + hint("ledger.backend") + " to 'postgres'");
   if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider != "openai")
     return invalid(from("guardrail.mode")
                    + " is 'rules+model', which needs a real model "
