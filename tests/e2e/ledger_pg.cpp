@@ -195,6 +195,8 @@ BOOST_FIXTURE_TEST_CASE(two_servers_share_the_ledger_and_sigterm_loses_no_row,
   on_b.stop();
   auto sent_a = on_a.answered();
   auto sent_b = on_b.answered();
+  BOOST_TEST_MESSAGE("responses: " << sent_a.size() << " from a (stopped), "
+                                    << sent_b.size() << " from b");
   BOOST_TEST(sent_a.size() > 10u);
   BOOST_TEST(sent_b.size() > 10u);
   // b's own rows are committed before its /stats answers.
