@@ -23,15 +23,35 @@ using namespace candor::test::ledger_rows;
 
 namespace {
 
+/// One cluster for the suite (started by its first test, stopped at exit:
+/// initdb costs more than the tests), and a fresh database per test.
+test::pg_cluster& shared_cluster() {
+  static test::pg_cluster cluster;
+  return cluster;
+}
+
 struct ledger_cluster {
-  test::pg_cluster cluster;
+  test::pg_cluster& cluster = shared_cluster();
+  std::string db;
   std::string dsn;
 
   ledger_cluster() {
-    auto c = pg::connection::open(cluster.dsn());
-    BOOST_REQUIRE_MESSAGE(c.ok(), (c.ok() ? "" : c.err().message));
-    BOOST_REQUIRE(!c->exec("CREATE DATABASE ledger"));
-    dsn = cluster.dsn("ledger");
+    static int n = 0;
+    db = "ledger_" + std::to_string(++n);
+    auto c = admin();
+    BOOST_REQUIRE(!c.exec("CREATE DATABASE " + pg::quote_ident(db)));
+    dsn = cluster.dsn(db);
+  }
+
+  /// Ends the ledger's sessions on this test's database, as a server
+  /// restart would; returns how many.
+  int64_t end_ledger_sessions(pg::connection& admin) const {
+    auto r = admin.query("SELECT count(pg_terminate_backend(pid)) FROM "
+                         "pg_stat_activity WHERE datname = $1 AND "
+                         "application_name = 'candor-ledger'",
+                         {db});
+    BOOST_REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.err().message));
+    return std::stoll(*r->values.at(0).at(0));
   }
 
   pg::connection admin() const {
@@ -262,23 +282,21 @@ BOOST_AUTO_TEST_CASE(a_lost_connection_is_opened_again_and_no_row_is_lost) {
   BOOST_REQUIRE(!writer.write(batch("before-1")));
   // The server ends both sessions (a restart, a failover): the next write
   // and the next read open new ones.
-  BOOST_TEST(rows_of(admin, "SELECT count(pg_terminate_backend(pid)) FROM "
-                            "pg_stat_activity WHERE application_name = "
-                            "'candor-ledger'")
-             == 2);
+  BOOST_TEST(end_ledger_sessions(admin) == 2);
   auto err = writer.write(batch("after-1"));
   BOOST_TEST(!err, err.message);
   BOOST_TEST(count(reader) == 2);
   // No connection possible: a storage fault, the batch is kept by the
   // caller and written once the database is back.
-  BOOST_REQUIRE(!admin.exec("ALTER DATABASE ledger ALLOW_CONNECTIONS false"));
-  rows_of(admin, "SELECT count(pg_terminate_backend(pid)) FROM "
-                 "pg_stat_activity WHERE application_name = 'candor-ledger'");
+  BOOST_REQUIRE(!admin.exec("ALTER DATABASE " + pg::quote_ident(db)
+                            + " ALLOW_CONNECTIONS false"));
+  end_ledger_sessions(admin);
   err = writer.write(batch("during-1"));
   BOOST_TEST(static_cast<bool>(err));
   BOOST_TEST(writer.last_write_storage_fault());
   BOOST_TEST(!reader.count_requests().ok());
-  BOOST_REQUIRE(!admin.exec("ALTER DATABASE ledger ALLOW_CONNECTIONS true"));
+  BOOST_REQUIRE(!admin.exec("ALTER DATABASE " + pg::quote_ident(db)
+                            + " ALLOW_CONNECTIONS true"));
   err = writer.write(batch("during-1"));
   BOOST_TEST(!err, err.message);
   BOOST_TEST(!writer.last_write_storage_fault());
