@@ -5,6 +5,8 @@
 // row faults.
 
 #include <atomic>
+#include <chrono>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +14,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "data/ledger/store.hpp"
+#include "data/ledger/writer.hpp"
+#include "data/telemetry.hpp"
 #include "data/pg/connection.hpp"
 #include "tests/support/ledger_rows.hpp"
 #include "tests/support/pg_cluster.hpp"
@@ -301,6 +305,48 @@ BOOST_AUTO_TEST_CASE(a_lost_connection_is_opened_again_and_no_row_is_lost) {
   BOOST_TEST(!err, err.message);
   BOOST_TEST(!writer.last_write_storage_fault());
   BOOST_TEST(count(reader) == 3);
+}
+
+BOOST_AUTO_TEST_CASE(the_writer_keeps_its_rows_through_an_outage) {
+  auto metrics = std::make_shared<actors::telemetry>();
+  actors::ledger_settings ls;
+  ls.where = ledger_location::postgres(dsn);
+  ls.retry_delay = std::chrono::milliseconds{20};
+  ls.writer_nice = 0;
+  auto rows = [](const std::string& prefix) {
+    ledger_batch b;
+    for (int i = 0; i < 5; ++i)
+      b.requests.push_back(
+        request(prefix + std::to_string(i), t0, "docs", "answered", 200, 10));
+    return b;
+  };
+  auto admin = this->admin();
+  {
+    actors::ledger_writer writer{open_pg(dsn, true), metrics, ls};
+    // The database goes away: the batch fails, again and again, and waits.
+    BOOST_REQUIRE(!admin.exec("ALTER DATABASE " + pg::quote_ident(db)
+                              + " ALLOW_CONNECTIONS false"));
+    end_ledger_sessions(admin);
+    writer.submit(rows("outage-"), nullptr);
+    for (int i = 0; i < 250 && metrics->ledger_failure().empty(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    BOOST_TEST(!metrics->ledger_failure().empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds{200});
+    BOOST_TEST(metrics->ledger_backlog_records() == 5);
+    // Back: the kept batch is written, then the next one.
+    BOOST_REQUIRE(!admin.exec("ALTER DATABASE " + pg::quote_ident(db)
+                              + " ALLOW_CONNECTIONS true"));
+    std::promise<int64_t> written;
+    writer.submit(rows("after-"), [&](int64_t n) { written.set_value(n); });
+    auto done = written.get_future();
+    BOOST_REQUIRE(done.wait_for(std::chrono::seconds{10})
+                  == std::future_status::ready);
+    BOOST_TEST(done.get() == 10);
+  }
+  BOOST_TEST(metrics->ledger_failure().empty());
+  auto reader = open_pg(dsn, false);
+  BOOST_TEST(count(reader) == 10);
+  BOOST_TEST(parse(reader.run_json("outage-4")).at("request").is_object());
 }
 
 BOOST_AUTO_TEST_CASE(a_refused_row_is_a_row_fault_and_writes_nothing) {
