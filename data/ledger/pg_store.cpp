@@ -163,8 +163,12 @@ public:
   }
 
   /// Creates the schema when missing, once whatever the number of writers
-  /// starting at the same time; refuses a newer version.
+  /// starting at the same time; refuses a newer version. A schema already
+  /// at this version is only read: CREATE SCHEMA checks its privilege even
+  /// with IF NOT EXISTS, and a role that only writes rows need not have it.
   domain::error create_schema() {
+    if (auto version = read_version(); version && *version == schema_version)
+      return {};
     return in_transaction("BEGIN", [this]() -> domain::error {
       if (auto r = conn_.query("SELECT pg_advisory_xact_lock($1::bigint)",
                                {std::string{schema_lock_key}});

@@ -4,6 +4,7 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace candor::data::pg {
@@ -27,6 +28,7 @@ using result = std::unique_ptr<PGresult, result_deleter>;
 
 /// The first line of a statement, for error messages.
 std::string head(std::string_view sql) {
+  sql.remove_prefix(std::min(sql.size(), sql.find_first_not_of(" \n")));
   auto line = sql.substr(0, sql.find('\n'));
   if (line.size() > 80)
     line = line.substr(0, 80);

@@ -370,6 +370,33 @@ BOOST_AUTO_TEST_CASE(a_refused_row_is_a_row_fault_and_writes_nothing) {
     == "ab");
 }
 
+BOOST_AUTO_TEST_CASE(a_role_that_only_writes_rows_needs_no_create) {
+  auto admin = this->admin();
+  (void)admin.exec("CREATE ROLE candor_rows LOGIN");
+  auto rows_dsn = cluster.dsn(db, "candor_rows");
+  // Without the schema it cannot create it, and says so.
+  auto early = ledger_store::open_postgres(rows_dsn, true);
+  BOOST_REQUIRE(!early.ok());
+  BOOST_TEST(early.err().message.find("permission denied") != std::string::npos,
+             early.err().message);
+  // Created by an administrator, then rows only: USAGE, SELECT, INSERT.
+  open_pg(dsn, true);
+  auto owner = pg::connection::open(dsn);
+  BOOST_REQUIRE(owner.ok());
+  BOOST_REQUIRE(
+    !owner->exec("GRANT USAGE ON SCHEMA candor_ledger TO candor_rows; "
+                 "GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA candor_ledger "
+                 "TO candor_rows"));
+  auto writer = open_pg(rows_dsn, true);
+  ledger_batch b;
+  b.requests.push_back(request("rows-only-1", t0, "docs", "answered", 200, 1));
+  b.traces.push_back(trace_of("rows-only-1", t0, {"ok"}));
+  auto err = writer.write(b);
+  BOOST_TEST(!err, err.message);
+  auto reader = open_pg(rows_dsn, false);
+  BOOST_TEST(count(reader) == 1);
+}
+
 BOOST_AUTO_TEST_CASE(the_reader_needs_the_schema) {
   auto reader = ledger_store::open_postgres(dsn, false);
   BOOST_REQUIRE(!reader.ok());
