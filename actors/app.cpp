@@ -337,11 +337,14 @@ app::start(const domain::config& cfg,
   (void)setup.output_guard->check("Warm-up: the answer ![x](y).", {});
   // Create (or migrate) the ledger schema now, so a broken database is a
   // startup error rather than a dead actor.
-  auto ledger_path = cfg.data_dir + "/ledger.db";
-  if (auto store = data::ledger_store::open(ledger_path, true); !store)
+  auto ledger_at = data::ledger_location::from(cfg);
+  if (auto store = data::ledger_store::open(ledger_at, true); !store)
     return startup_error(domain::ec::storage_failed,
-                         "ledger database '" + ledger_path
-                           + "': " + store.err().message);
+                         "ledger database (" + ledger_at.describe()
+                           + "): " + store.err().message);
+  data::log_event(data::log_level::info, "ledger_ready",
+                  {{"backend", ledger_at.backend},
+                   {"ledger", ledger_at.describe()}});
   // The retrieval index: built on first start, then loaded.
   data::search_mode mode{};
   if (!data::parse_search_mode(cfg.retrieval.mode, mode))

@@ -57,7 +57,7 @@ void spawn_llm(self_ptr self) {
 void spawn_ledger(self_ptr self) {
   auto& s = self->state;
   ledger_settings ls;
-  ls.path = s.setup.cfg.data_dir + "/ledger.db";
+  ls.where = data::ledger_location::from(s.setup.cfg);
   ls.flush_interval
     = std::chrono::milliseconds{s.setup.cfg.ledger.flush_interval_ms};
   ls.max_batch = static_cast<size_t>(s.setup.cfg.ledger.max_batch);
@@ -73,9 +73,9 @@ void spawn_ledger(self_ptr self) {
 
 void spawn_reader(self_ptr self) {
   auto& s = self->state;
-  s.reader = self->spawn<caf::detached>(ledger_reader,
-                                        s.setup.cfg.data_dir + "/ledger.db",
-                                        s.setup.info.cost_is_fictional);
+  s.reader = self->spawn<caf::detached>(
+    ledger_reader, data::ledger_location::from(s.setup.cfg),
+    s.setup.info.cost_is_fictional);
   watch(self, s.reader, "reader");
 }
 

@@ -55,11 +55,12 @@ ledger_actor::behavior_type
 ledger(ledger_actor::stateful_pointer<ledger_state> self,
        ledger_settings settings, std::shared_ptr<telemetry> metrics) {
   self->state.settings = std::move(settings);
-  auto store = data::ledger_store::open(self->state.settings.path, true);
+  const auto& where = self->state.settings.where;
+  auto store = data::ledger_store::open(where, true);
   if (!store) {
     data::log_event(
       data::log_level::error, "ledger_open_failed",
-      {{"path", self->state.settings.path}, {"message", store.err().message}});
+      {{"path", where.describe()}, {"message", store.err().message}});
     self->quit(to_caf(store.err().code, store.err().message));
     return ledger_actor::behavior_type::make_empty_behavior();
   }
@@ -153,12 +154,13 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
 
 ledger_reader_actor::behavior_type
 ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
-              std::string path, bool cost_is_fictional) {
+              data::ledger_location where, bool cost_is_fictional) {
   self->state.cost_is_fictional = cost_is_fictional;
-  auto store = data::ledger_store::open(path, false);
+  auto store = data::ledger_store::open(where, false);
   if (!store) {
     data::log_event(data::log_level::error, "ledger_open_failed",
-                    {{"path", path}, {"message", store.err().message}});
+                    {{"path", where.describe()},
+                     {"message", store.err().message}});
     self->quit(to_caf(store.err().code, store.err().message));
     return ledger_reader_actor::behavior_type::make_empty_behavior();
   }

@@ -63,9 +63,9 @@ struct ledger_reader_state {
 };
 
 /// The LEDGER READER: a read-only connection for /stats and /runs. Runs
-/// detached, since SQLite blocks.
+/// detached, since both backends' calls block.
 ledger_reader_actor::behavior_type
 ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
-              std::string path, bool cost_is_fictional);
+              data::ledger_location where, bool cost_is_fictional);
 
 } // namespace candor::actors

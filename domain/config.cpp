@@ -139,8 +139,7 @@ const std::vector<field>& fields() {
     t.push_back(make_string("sql.backend", CANDOR_MEMBER(sql.backend),
                             {"sqlite", "postgres"}));
     {
-      auto f
-        = make_string("sql.postgresDsn", CANDOR_MEMBER(sql.postgres_dsn));
+      auto f = make_string("sql.postgresDsn", CANDOR_MEMBER(sql.postgres_dsn));
       f.secret = true;
       t.push_back(std::move(f));
     }
@@ -176,6 +175,14 @@ const std::vector<field>& fields() {
     t.push_back(make_int("ledger.maxBacklogRecords",
                          CANDOR_MEMBER(ledger.max_backlog_records), 100,
                          100000000));
+    t.push_back(make_string("ledger.backend", CANDOR_MEMBER(ledger.backend),
+                            {"sqlite", "postgres"}));
+    {
+      auto f
+        = make_string("ledger.postgresDsn", CANDOR_MEMBER(ledger.postgres_dsn));
+      f.secret = true;
+      t.push_back(std::move(f));
+    }
     t.push_back(make_string("log.level", CANDOR_MEMBER(log.level),
                             {"debug", "info", "warn", "error"}));
     return t;
@@ -301,16 +308,32 @@ error check_consistency(config& cfg, const sources& src,
     cfg.llm.model = "candor-local";
     cfg.llm.fallback_model.clear();
   }
-  if (cfg.sql.backend == "postgres" && cfg.sql.postgres_dsn.empty())
-    return invalid(from("sql.backend")
-                   + " is 'postgres' but no connection string is set: set "
-                   + hint("sql.postgresDsn")
-                   + " (a libpq string such as 'host=/var/run/postgresql "
-                     "dbname=warehouse user=candor')");
-  if (!cfg.sql.postgres_dsn.empty() && cfg.sql.backend != "postgres")
-    return invalid(from("sql.postgresDsn") + " is set but "
-                   + from("sql.backend") + " is '" + cfg.sql.backend
-                   + "': set " + hint("sql.backend") + " to 'postgres'");
+  // A PostgreSQL backend needs its connection string, and a connection
+  // string its backend: "<group>.backend" and "<group>.postgresDsn".
+  auto postgres_pair
+    = [&](const std::string& group, const std::string& backend,
+          const std::string& dsn, const char* dbname) -> error {
+    auto backend_key = group + ".backend";
+    auto dsn_key = group + ".postgresDsn";
+    if (backend == "postgres" && dsn.empty())
+      return invalid(from(backend_key)
+                     + " is 'postgres' but no connection string is set: set "
+                     + hint(dsn_key)
+                     + " (a libpq string such as 'host=/var/run/postgresql "
+                       "dbname="
+                     + dbname + " user=candor')");
+    if (!dsn.empty() && backend != "postgres")
+      return invalid(from(dsn_key) + " is set but " + from(backend_key)
+                     + " is '" + backend + "': set " + hint(backend_key)
+                     + " to 'postgres'");
+    return {};
+  };
+  if (auto err = postgres_pair("sql", cfg.sql.backend, cfg.sql.postgres_dsn,
+                               "warehouse"))
+    return err;
+  if (auto err = postgres_pair("ledger", cfg.ledger.backend,
+                               cfg.ledger.postgres_dsn, "candor"))
+    return err;
   if (cfg.guardrail.mode == "rules+model" && cfg.llm.provider != "openai")
     return invalid(from("guardrail.mode")
                    + " is 'rules+model', which needs a real model "

@@ -135,6 +135,14 @@ struct config {
     /// questions are answered 503 until the writer catches up: the queue
     /// of rows kept for a failed disk is bounded, and no row is dropped.
     int64_t max_backlog_records = 1000000;
+    /// Where the ledger lives: "sqlite" (`<dataDir>/ledger.db`) or
+    /// "postgres" (schema `candor_ledger` at `postgres_dsn`, which several
+    /// candor processes may share).
+    std::string backend = "sqlite";
+    /// libpq connection string of the ledger's PostgreSQL database; a
+    /// secret (it may hold a password), so from the environment only
+    /// (CANDOR_LEDGER_POSTGRES_DSN).
+    std::string postgres_dsn;
   } ledger;
 
   struct log_t {

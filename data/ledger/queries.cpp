@@ -1,5 +1,6 @@
 // data::ledger_store's reads: /stats (totals, latency percentiles, model
-// calls over a window) and /runs (one request's stored trace).
+// calls over a window) and /runs (one request's stored trace), built from
+// the backend's rows, so that both backends give the same JSON.
 
 #include "data/ledger/store.hpp"
 
@@ -16,7 +17,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
-#include "data/ledger/store_impl.hpp"
+#include "data/ledger/backend.hpp"
 #include "domain/json_text.hpp"
 #include "domain/records.hpp"
 #include "domain/types.hpp"
@@ -50,21 +51,12 @@ json::array warnings_from_json(const std::string& text) {
   return std::move(val.as_array());
 }
 
-/// Binds ?2 and, when the query has it, ?3 of the /runs queries: a
-/// request's window, or NULL for every row of the id. A bind error is
-/// reported by the next step().
-void bind_window(statement& q, std::optional<int64_t> from_us,
-                 std::optional<int64_t> to_us) {
-  bool end = q.parameter_count() >= 3;
-  if (from_us && to_us) {
-    (void)q.bind_int64(2, *from_us);
-    if (end)
-      (void)q.bind_int64(3, *to_us);
-  } else {
-    (void)q.bind_null(2);
-    if (end)
-      (void)q.bind_null(3);
-  }
+/// The /runs window parameter: a request's bound, or NULL for every row of
+/// the id.
+ledger_param window_param(std::optional<int64_t> us) {
+  if (us)
+    return *us;
+  return std::monostate{};
 }
 
 } // namespace
@@ -79,11 +71,6 @@ ledger_store::stats_json(const std::string& window_label,
   window_seconds = std::clamp<int64_t>(window_seconds, 0, max_window_s);
   auto window_us = window_seconds * 1'000'000;
   auto from_us = now_us < min_us + window_us ? min_us : now_us - window_us;
-  auto& m = *impl_;
-  // One snapshot for both tables.
-  auto tx = transaction::begin(m.db, tx_mode::deferred);
-  if (!tx)
-    return tx.err();
   // -- requests
   std::map<std::string, int64_t> by_route{
     {"docs", 0}, {"data", 0}, {"out_of_scope", 0}, {"none", 0}};
@@ -95,67 +82,66 @@ ledger_store::stats_json(const std::string& window_label,
   int64_t errors = 0;
   int64_t client_errors = 0;
   std::vector<double> latencies_ms;
-  {
-    auto& q = m.stats_requests;
-    auto guard = q.reset_on_exit();
-    q.bind_int64(1, from_us);
-    q.bind_int64(2, now_us);
-    auto err = for_each_row(q, [&](statement& row) {
-      auto route = row.column_text(0);
-      auto status = row.column_text(1);
-      auto http = row.column_int64(2);
-      ++requests;
-      ++by_route[route.empty() ? "none" : route];
-      ++by_status[status.empty() ? "http_error" : status];
-      ++by_http[http];
-      // The server's failures (a missing fixture too) against a client's
-      // bad requests.
-      if (domain::server_failure(status, static_cast<int>(http),
-                                 row.column_text(4)))
-        ++errors;
-      else if (http >= 400 && http <= 499)
-        ++client_errors;
-      latencies_ms.push_back(static_cast<double>(row.column_int64(3)) / 1000.0);
-    });
-    if (err)
-      return err;
-  }
-  // -- model calls
   json::object llm;
-  {
-    auto& q = m.stats_llm;
-    auto guard = q.reset_on_exit();
-    q.bind_int64(1, from_us);
-    q.bind_int64(2, now_us);
-    auto res = q.step();
-    if (!res)
-      return res.err();
-    if (*res != step_result::row)
-      return storage_error("stats query returned no row");
-    // TOTAL() is a REAL; integer sums stay exact far beyond any ledger.
-    auto total = [&](int col) {
-      return static_cast<int64_t>(std::llround(q.column_double(col)));
-    };
-    auto tokens_in = total(4);
-    auto tokens_out = total(5);
-    llm["calls"] = q.column_int64(0);
-    llm["failures"] = total(1);
-    llm["retries"] = total(2);
-    llm["fallbacks"] = total(3);
-    llm["localFallbacks"] = total(7);
-    // Who wrote the data questions' SQL (or declined to): the local
-    // planner (llm.provider local, llm.planFirst, or a local fallback) or
-    // a model.
-    llm["sqlByPlanner"] = total(8);
-    llm["sqlByModel"] = total(9);
-    llm["tokensIn"] = tokens_in;
-    llm["tokensOut"] = tokens_out;
-    llm["tokens"] = tokens_in + tokens_out;
-    llm["costUsd"] = domain::round_usd(q.column_double(6));
-    llm["costIsFictional"] = cost_is_fictional;
-  }
-  if (auto err = tx->commit())
+  auto read_requests = [&]() -> domain::error {
+    return impl_->read(
+      ledger_read::stats_requests, {from_us, now_us},
+      [&](const ledger_row& row) {
+        auto route = row.text(0);
+        auto status = row.text(1);
+        auto http = row.int64(2);
+        ++requests;
+        ++by_route[route.empty() ? "none" : route];
+        ++by_status[status.empty() ? "http_error" : status];
+        ++by_http[http];
+        // The server's failures (a missing fixture too) against a client's
+        // bad requests.
+        if (domain::server_failure(status, static_cast<int>(http), row.text(4)))
+          ++errors;
+        else if (http >= 400 && http <= 499)
+          ++client_errors;
+        latencies_ms.push_back(static_cast<double>(row.int64(3)) / 1000.0);
+      });
+  };
+  // -- model calls
+  bool llm_row = false;
+  auto read_llm = [&]() -> domain::error {
+    return impl_->read(
+      ledger_read::stats_llm, {from_us, now_us}, [&](const ledger_row& q) {
+        llm_row = true;
+        // TOTAL() is a REAL; integer sums stay exact far beyond any ledger.
+        auto total = [&](int col) {
+          return static_cast<int64_t>(std::llround(q.real(col)));
+        };
+        auto tokens_in = total(4);
+        auto tokens_out = total(5);
+        llm["calls"] = q.int64(0);
+        llm["failures"] = total(1);
+        llm["retries"] = total(2);
+        llm["fallbacks"] = total(3);
+        llm["localFallbacks"] = total(7);
+        // Who wrote the data questions' SQL (or declined to): the local
+        // planner (llm.provider local, llm.planFirst, or a local fallback) or
+        // a model.
+        llm["sqlByPlanner"] = total(8);
+        llm["sqlByModel"] = total(9);
+        llm["tokensIn"] = tokens_in;
+        llm["tokensOut"] = tokens_out;
+        llm["tokens"] = tokens_in + tokens_out;
+        llm["costUsd"] = domain::round_usd(q.real(6));
+        llm["costIsFictional"] = cost_is_fictional;
+      });
+  };
+  // One snapshot for both tables.
+  if (auto err = impl_->snapshot([&]() -> domain::error {
+        if (auto e = read_requests())
+          return e;
+        return read_llm();
+      }))
     return err;
+  if (!llm_row)
+    return domain::make_error(domain::ec::storage_failed,
+                              "stats query returned no row");
   // -- the document
   std::sort(latencies_ms.begin(), latencies_ms.end());
   json::object totals;
@@ -198,21 +184,7 @@ ledger_store::stats_json(const std::string& window_label,
 
 domain::outcome<std::string>
 ledger_store::run_json(const std::string& request_id) {
-  auto& m = *impl_;
-  auto tx = transaction::begin(m.db, tx_mode::deferred);
-  if (!tx)
-    return tx.err();
   int64_t requests_with_id = 0;
-  {
-    auto& q = m.run_request_count;
-    auto guard = q.reset_on_exit();
-    q.bind_text(1, request_id);
-    auto res = q.step();
-    if (!res)
-      return res.err();
-    if (*res == step_result::row)
-      requests_with_id = q.column_int64(0);
-  }
   json::value request = nullptr;
   // When the id was reused, the latest request's window: its trace rows
   // carry its arrival time, its model calls and statements fall between
@@ -220,106 +192,106 @@ ledger_store::run_json(const std::string& request_id) {
   // stepped back during the request cannot hide one).
   std::optional<int64_t> from_us;
   std::optional<int64_t> to_us;
-  {
-    auto& q = m.run_request;
-    auto guard = q.reset_on_exit();
-    q.bind_text(1, request_id);
-    auto err = for_each_row(q, [&](statement& row) {
-      json::object r;
-      r["requestId"] = row.column_text(0);
-      r["tsUs"] = row.column_int64(1);
-      r["method"] = row.column_text(2);
-      r["path"] = row.column_text(3);
-      r["route"] = row.column_text(4);
-      r["status"] = row.column_text(5);
-      r["blockedBy"] = row.column_text(6);
-      r["httpStatus"] = row.column_int64(7);
-      r["error"] = row.column_text(8);
-      r["latencyUs"] = row.column_int64(9);
-      r["question"] = row.column_text(10);
-      r["llmCalls"] = row.column_int64(11);
-      r["tokens"] = row.column_int64(12);
-      r["costUsd"] = row.column_double(13);
-      r["warnings"] = warnings_from_json(row.column_text(14));
-      if (requests_with_id > 1) {
-        from_us = row.column_int64(1);
-        to_us = *from_us + std::max<int64_t>(row.column_int64(9), 0);
-      }
-      request = std::move(r);
-    });
-    if (err)
-      return err;
-  }
   json::array trace;
-  {
-    auto& q = m.run_trace;
-    auto guard = q.reset_on_exit();
-    q.bind_text(1, request_id);
-    bind_window(q, from_us, to_us);
-    auto err = for_each_row(q, [&](statement& row) {
-      json::object s;
-      s["seq"] = row.column_int64(0);
-      s["node"] = row.column_text(1);
-      s["outcome"] = row.column_text(2);
-      s["micros"] = row.column_int64(3);
-      trace.emplace_back(std::move(s));
-    });
-    if (err)
+  json::array llm_calls;
+  json::array audits;
+  std::string_view id = request_id;
+  auto read_request = [&]() -> domain::error {
+    if (auto err = impl_->read(
+          ledger_read::run_request_count, {id},
+          [&](const ledger_row& row) { requests_with_id = row.int64(0); }))
       return err;
-  }
-  if (request.is_null() && trace.empty())
+    return impl_->read(
+      ledger_read::run_request, {id}, [&](const ledger_row& row) {
+        json::object r;
+        r["requestId"] = row.text(0);
+        r["tsUs"] = row.int64(1);
+        r["method"] = row.text(2);
+        r["path"] = row.text(3);
+        r["route"] = row.text(4);
+        r["status"] = row.text(5);
+        r["blockedBy"] = row.text(6);
+        r["httpStatus"] = row.int64(7);
+        r["error"] = row.text(8);
+        r["latencyUs"] = row.int64(9);
+        r["question"] = row.text(10);
+        r["llmCalls"] = row.int64(11);
+        r["tokens"] = row.int64(12);
+        r["costUsd"] = row.real(13);
+        r["warnings"] = warnings_from_json(row.text(14));
+        if (requests_with_id > 1) {
+          from_us = row.int64(1);
+          to_us = *from_us + std::max<int64_t>(row.int64(9), 0);
+        }
+        request = std::move(r);
+      });
+  };
+  auto read_trace = [&]() -> domain::error {
+    return impl_->read(ledger_read::run_trace, {id, window_param(from_us)},
+                       [&](const ledger_row& row) {
+                         json::object s;
+                         s["seq"] = row.int64(0);
+                         s["node"] = row.text(1);
+                         s["outcome"] = row.text(2);
+                         s["micros"] = row.int64(3);
+                         trace.emplace_back(std::move(s));
+                       });
+  };
+  auto read_llm_calls = [&]() -> domain::error {
+    return impl_->read(ledger_read::run_llm_calls,
+                       {id, window_param(from_us), window_param(to_us)},
+                       [&](const ledger_row& row) {
+                         json::object c;
+                         c["tsUs"] = row.int64(0);
+                         c["prompt"] = row.text(1);
+                         c["promptVersion"] = row.text(2);
+                         c["provider"] = row.text(3);
+                         c["model"] = row.text(4);
+                         c["attempts"] = row.int64(5);
+                         c["retries"] = row.int64(6);
+                         c["fallbackUsed"] = row.int64(7) != 0;
+                         c["outcome"] = row.text(8);
+                         c["tokensIn"] = row.int64(9);
+                         c["tokensOut"] = row.int64(10);
+                         c["tokensEstimated"] = row.int64(11) != 0;
+                         c["costUsd"] = row.real(12);
+                         c["latencyUs"] = row.int64(13);
+                         c["localFallback"] = row.int64(14) != 0;
+                         llm_calls.emplace_back(std::move(c));
+                       });
+  };
+  auto read_audits = [&]() -> domain::error {
+    return impl_->read(ledger_read::run_sql_audit,
+                       {id, window_param(from_us), window_param(to_us)},
+                       [&](const ledger_row& row) {
+                         json::object a;
+                         a["tsUs"] = row.int64(0);
+                         a["sql"] = row.text(1);
+                         a["verdict"] = row.text(2);
+                         a["layer"] = row.text(3);
+                         a["reason"] = row.text(4);
+                         a["rows"] = row.int64(5);
+                         a["latencyUs"] = row.int64(6);
+                         audits.emplace_back(std::move(a));
+                       });
+  };
+  bool found = true;
+  if (auto err = impl_->snapshot([&]() -> domain::error {
+        if (auto e = read_request())
+          return e;
+        if (auto e = read_trace())
+          return e;
+        found = !request.is_null() || !trace.empty();
+        if (!found)
+          return {};
+        if (auto e = read_llm_calls())
+          return e;
+        return read_audits();
+      }))
+    return err;
+  if (!found)
     return domain::make_error(domain::ec::not_found,
                               "no run with id " + request_id);
-  json::array llm_calls;
-  {
-    auto& q = m.run_llm_calls;
-    auto guard = q.reset_on_exit();
-    q.bind_text(1, request_id);
-    bind_window(q, from_us, to_us);
-    auto err = for_each_row(q, [&](statement& row) {
-      json::object c;
-      c["tsUs"] = row.column_int64(0);
-      c["prompt"] = row.column_text(1);
-      c["promptVersion"] = row.column_text(2);
-      c["provider"] = row.column_text(3);
-      c["model"] = row.column_text(4);
-      c["attempts"] = row.column_int64(5);
-      c["retries"] = row.column_int64(6);
-      c["fallbackUsed"] = row.column_int64(7) != 0;
-      c["outcome"] = row.column_text(8);
-      c["tokensIn"] = row.column_int64(9);
-      c["tokensOut"] = row.column_int64(10);
-      c["tokensEstimated"] = row.column_int64(11) != 0;
-      c["costUsd"] = row.column_double(12);
-      c["latencyUs"] = row.column_int64(13);
-      c["localFallback"] = row.column_int64(14) != 0;
-      llm_calls.emplace_back(std::move(c));
-    });
-    if (err)
-      return err;
-  }
-  json::array audits;
-  {
-    auto& q = m.run_sql_audit;
-    auto guard = q.reset_on_exit();
-    q.bind_text(1, request_id);
-    bind_window(q, from_us, to_us);
-    auto err = for_each_row(q, [&](statement& row) {
-      json::object a;
-      a["tsUs"] = row.column_int64(0);
-      a["sql"] = row.column_text(1);
-      a["verdict"] = row.column_text(2);
-      a["layer"] = row.column_text(3);
-      a["reason"] = row.column_text(4);
-      a["rows"] = row.column_int64(5);
-      a["latencyUs"] = row.column_int64(6);
-      audits.emplace_back(std::move(a));
-    });
-    if (err)
-      return err;
-  }
-  if (auto err = tx->commit())
-    return err;
   json::object doc;
   doc["requestId"] = request_id;
   // More than 1 when a client reused the id: only the latest is shown.
@@ -332,14 +304,14 @@ ledger_store::run_json(const std::string& request_id) {
 }
 
 domain::outcome<int64_t> ledger_store::count_requests() {
-  auto& q = impl_->count_requests;
-  auto guard = q.reset_on_exit();
-  auto res = q.step();
-  if (!res)
-    return res.err();
-  if (*res != step_result::row)
-    return storage_error("count query returned no row");
-  return q.column_int64(0);
+  std::optional<int64_t> n;
+  if (auto err = impl_->read(ledger_read::count_requests, {},
+                             [&](const ledger_row& row) { n = row.int64(0); }))
+    return err;
+  if (!n)
+    return domain::make_error(domain::ec::storage_failed,
+                              "count query returned no row");
+  return *n;
 }
 
 } // namespace candor::data

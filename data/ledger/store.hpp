@@ -11,11 +11,35 @@
 #include "domain/error.hpp"
 #include "domain/records.hpp"
 
-/// The ledger database (`<dataDir>/ledger.db`): one row per request, per model
-/// call, per graph step and per SQL statement. The ledger actor owns the only
+namespace candor::domain {
+struct config;
+}
+
+/// The ledger database (`<dataDir>/ledger.db`, or the schema `candor_ledger`
+/// of a PostgreSQL database): one row per request, per model call, per graph
+/// step and per SQL statement. The ledger actor owns the process's only
 /// writer; `/stats` and `/runs/{id}` read through their own connections (WAL
 /// lets them read while the writer writes).
 namespace candor::data {
+
+class ledger_backend;
+
+/// Where the ledger lives: a SQLite file (`backend` "sqlite", `path`) or a
+/// PostgreSQL database (`backend` "postgres", `dsn`, a secret).
+struct ledger_location {
+  std::string backend = "sqlite";
+  std::string path;
+  std::string dsn;
+
+  static ledger_location sqlite(std::string path);
+  static ledger_location postgres(std::string dsn);
+  /// `ledger.backend` of `cfg`: `<dataDir>/ledger.db` or
+  /// `ledger.postgresDsn`.
+  static ledger_location from(const domain::config& cfg);
+
+  /// For logs and errors: "sqlite <path>" or "postgres" (never the DSN).
+  std::string describe() const;
+};
 
 /// Records waiting to be written together, in one transaction.
 struct ledger_batch {
@@ -38,8 +62,9 @@ double nearest_rank(const std::vector<double>& sorted, double p);
 /// The schema version this build writes (`PRAGMA user_version`).
 inline constexpr int64_t ledger_schema_version = 3;
 
-/// One connection to the ledger. Statements are prepared once: at open, and
-/// the multi-row trace inserts on first use.
+/// One connection to the ledger, on either backend (data/ledger/backend.hpp);
+/// both give the same JSON for the same rows. SQLite statements are
+/// prepared once: at open, and the multi-row inserts on first use.
 /// Move-only and not thread-safe: one owner per instance, or threads that
 /// take turns under a lock of their own (the ledger writer's two threads).
 class ledger_store {
@@ -50,6 +75,19 @@ public:
   /// mode, synchronous=NORMAL. `writer=false`: a read connection with
   /// `query_only` on, for /stats and /runs; the schema must already exist.
   static domain::outcome<ledger_store> open(const std::string& path,
+                                            bool writer);
+
+  /// The ledger in the schema `candor_ledger` of the PostgreSQL database at
+  /// `dsn`. `writer=true` creates the schema when missing (safe when
+  /// several processes start at once: under a transaction-scoped advisory
+  /// lock); `writer=false` needs it to exist and reads in read-only
+  /// transactions. A connection lost between two calls is re-opened by the
+  /// next one.
+  static domain::outcome<ledger_store> open_postgres(const std::string& dsn,
+                                                     bool writer);
+
+  /// `open` or `open_postgres`, as `where` says.
+  static domain::outcome<ledger_store> open(const ledger_location& where,
                                             bool writer);
 
   ledger_store(ledger_store&&) noexcept;
@@ -64,7 +102,11 @@ public:
   /// After a failed write(): true when SQLite's extended result code says
   /// the storage failed (a full disk, an I/O error, a database that is or
   /// became read-only, a file that cannot be opened, a lock held too long)
-  /// rather than a row (a constraint, a trigger). The writer keeps a batch
+  /// rather than a row (a constraint, a trigger). On PostgreSQL, decided on
+  /// the SQLSTATE's class: a lost connection (08, or none at all),
+  /// insufficient resources (53), operator intervention (57), a system
+  /// error (58) or a rolled-back transaction (40: deadlock, serialization)
+  /// is the storage; any other (23 integrity, 22 data) is a row. The writer keeps a batch
   /// queued through a storage fault and splits it only for a row fault.
   /// Decided on the code, not on the message text.
   bool last_write_storage_fault() const noexcept;
@@ -84,12 +126,13 @@ public:
   /// Rows in `requests` (tests, /health).
   domain::outcome<int64_t> count_requests();
 
+  /// "sqlite" or "postgres".
+  const char* backend_name() const noexcept;
+
 private:
-  struct impl;
+  explicit ledger_store(std::unique_ptr<ledger_backend> ptr) noexcept;
 
-  explicit ledger_store(std::unique_ptr<impl> ptr) noexcept;
-
-  std::unique_ptr<impl> impl_;
+  std::unique_ptr<ledger_backend> impl_;
 };
 
 } // namespace candor::data

@@ -48,7 +48,8 @@ private:
 using ledger_inbox_ptr = std::shared_ptr<ledger_inbox>;
 
 struct ledger_settings {
-  std::string path;
+  /// The ledger's database (a SQLite file or PostgreSQL).
+  data::ledger_location where;
   std::chrono::milliseconds flush_interval{50};
   size_t max_batch = 512;
   /// Request rows queued outside the mailbox (null: rows only arrive as

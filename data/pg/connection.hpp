@@ -13,7 +13,8 @@
 
 #include "domain/error.hpp"
 
-struct pg_conn; // libpq's PGconn
+struct pg_conn;   // libpq's PGconn
+struct pg_result; // libpq's PGresult
 
 namespace candor::data::pg {
 
@@ -23,6 +24,24 @@ struct rows {
   std::vector<std::string> columns;
   std::vector<std::vector<std::optional<std::string>>> values;
 };
+
+/// One row of a result being read, borrowed from libpq: valid only during
+/// the call that is given it.
+class row_view {
+public:
+  row_view(const pg_result* r, int row) noexcept : r_(r), row_(row) {}
+  int size() const noexcept;
+  bool is_null(int col) const noexcept;
+  /// The value's text form (empty for NULL).
+  std::string_view value(int col) const noexcept;
+
+private:
+  const pg_result* r_;
+  int row_;
+};
+
+/// Parameters of a statement ($1, $2, ... as text; nullopt for NULL).
+using params = std::vector<std::optional<std::string>>;
 
 /// One open connection. Blocking: for set-up, seeding and tests; the
 /// request path will use libpq's asynchronous calls in the sql-sandbox
@@ -43,9 +62,26 @@ public:
 
   /// Runs one statement with `params` ($1, $2, ... as text) and returns its
   /// rows.
-  domain::outcome<rows>
-  query(std::string_view sql,
-        const std::vector<std::optional<std::string>>& params = {});
+  domain::outcome<rows> query(std::string_view sql, const params& ps = {});
+
+  /// Runs one statement with `ps` and calls `each` for every row as it
+  /// arrives (libpq's single-row mode: a large result is never held whole).
+  /// The rows read before an error have been given to `each`.
+  domain::error query_each(std::string_view sql, const params& ps,
+                           const std::function<void(const row_view&)>& each);
+
+  /// The SQLSTATE of the last failed call ("23505"), empty when the server
+  /// sent none (the connection was lost, or libpq failed on its side).
+  const std::string& last_sqlstate() const noexcept {
+    return sqlstate_;
+  }
+
+  /// Whether the connection is up (false once the server went away).
+  bool connected() const noexcept;
+
+  /// Connects again with the same parameters (PQreset); the session's
+  /// settings are those of a new connection. The error says why not.
+  domain::error reset();
 
   /// Runs `copy_sql` (a `COPY ... FROM STDIN` statement) and feeds it the
   /// chunks `next` writes into its argument until it returns false (the
@@ -58,7 +94,10 @@ public:
 
 private:
   explicit connection(pg_conn* c) : c_(c) {}
+  /// Records the SQLSTATE of `r` (empty when null) and returns the error.
+  domain::error failed_with(const pg_result* r, std::string what);
   pg_conn* c_ = nullptr;
+  std::string sqlstate_;
 };
 
 /// `text` as a COPY text-format field: backslash, tab, newline and

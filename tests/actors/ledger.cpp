@@ -71,7 +71,7 @@ struct fixture {
     // The schema exists before the reader below opens the file.
     BOOST_REQUIRE(data::ledger_store::open(path, true).ok());
     ledger_settings ls;
-    ls.path = path;
+    ls.where = data::ledger_location::sqlite(path);
     ls.flush_interval = interval;
     ls.max_batch = max_batch;
     ls.inbox = inbox;

@@ -48,7 +48,7 @@ BOOST_AUTO_TEST_CASE(batches_from_four_threads_are_all_written_in_order) {
   BOOST_REQUIRE(store.ok());
   auto metrics = std::make_shared<telemetry>();
   ledger_settings ls;
-  ls.path = path;
+  ls.where = data::ledger_location::sqlite(path);
   ls.retry_delay = std::chrono::milliseconds{1};
   // A low catch-up mark, so that both threads commit batches.
   ls.writer_nice = 10;

@@ -1,8 +1,7 @@
 #pragma once
 
-// The state behind data::ledger_store, shared by its two source files:
-// data/ledger/store.cpp (opening, the schema, writing) and
-// data/ledger/queries.cpp (/stats, /runs). Not for other users.
+// The SQLite ledger: the backend behind data::ledger_store::open
+// (data/ledger/store.cpp opens it, writes and reads). Not for other users.
 
 #include <algorithm>
 #include <array>
@@ -11,9 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/array.hpp>
-#include <boost/json/serialize.hpp>
-
+#include "data/ledger/backend.hpp"
 #include "data/ledger/sql.hpp"
 #include "data/ledger/store.hpp"
 #include "data/sqlite.hpp"
@@ -71,17 +68,22 @@ private:
   domain::error err_;
 };
 
-inline std::string warnings_to_json(const std::vector<std::string>& warnings) {
-  boost::json::array arr;
-  arr.reserve(warnings.size());
-  for (auto& w : warnings)
-    arr.emplace_back(w);
-  return boost::json::serialize(arr);
-}
+// -- sqlite_ledger -------------------------------------------------------------
 
-// -- impl ---------------------------------------------------------------------
+struct sqlite_ledger final : ledger_backend {
+  const char* name() const noexcept override {
+    return "sqlite";
+  }
+  domain::error write(const ledger_batch& batch) override;
+  bool last_write_storage_fault() const noexcept override {
+    return storage_fault;
+  }
+  domain::error
+  snapshot(const std::function<domain::error()>& body) override;
+  domain::error read(ledger_read what,
+                     std::initializer_list<ledger_param> params,
+                     const ledger_row_fn& each) override;
 
-struct ledger_store::impl {
   database db;
   /// Whether the last failed write() failed in the storage (see
   /// ledger_store::last_write_storage_fault).

@@ -1,0 +1,84 @@
+#pragma once
+
+// The ledger's storage behind data::ledger_store: writing a batch and
+// running the named reads that /stats and /runs are built from. One
+// implementation per database (SQLite: data/ledger/store.cpp, PostgreSQL:
+// data/ledger/pg_store.cpp); the JSON is built once, from their rows, in
+// data/ledger/queries.cpp. Not for other users.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "data/ledger/store.hpp"
+#include "domain/error.hpp"
+
+namespace candor::data {
+
+/// One row of a read, its columns by index in the order the read names
+/// them (data/ledger/sql.hpp). Valid only during the call it is given to.
+class ledger_row {
+public:
+  virtual std::string text(int col) const = 0;
+  /// An integer column; a boolean is 0 or 1.
+  virtual int64_t int64(int col) const = 0;
+  virtual double real(int col) const = 0;
+
+protected:
+  ~ledger_row() = default;
+};
+
+/// The reads, each with its parameters and columns as documented beside its
+/// SQLite text in data/ledger/sql.hpp (the PostgreSQL texts in
+/// data/ledger/pg_sql.hpp take and return the same).
+enum class ledger_read {
+  stats_requests,    ///< (from_us, to_us)
+  stats_llm,         ///< (from_us, to_us): one row
+  run_request_count, ///< (id): one row
+  run_request,       ///< (id)
+  run_trace,         ///< (id, ts_us or NULL)
+  run_llm_calls,     ///< (id, from_us or NULL, to_us or NULL)
+  run_sql_audit,     ///< (id, from_us or NULL, to_us or NULL)
+  count_requests,    ///< (): one row
+};
+
+/// A read's parameter: NULL, an integer or a text (borrowed for the call).
+using ledger_param = std::variant<std::monostate, int64_t, std::string_view>;
+
+using ledger_row_fn = std::function<void(const ledger_row&)>;
+
+class ledger_backend {
+public:
+  virtual ~ledger_backend() = default;
+
+  /// "sqlite" or "postgres".
+  virtual const char* name() const noexcept = 0;
+
+  /// See ledger_store::write and ledger_store::last_write_storage_fault.
+  virtual domain::error write(const ledger_batch& batch) = 0;
+  virtual bool last_write_storage_fault() const noexcept = 0;
+
+  /// Runs `body` (reads) in one read-only snapshot of the database.
+  virtual domain::error snapshot(const std::function<domain::error()>& body)
+    = 0;
+
+  /// Runs `what` with `params` and calls `each` for every row.
+  virtual domain::error read(ledger_read what,
+                             std::initializer_list<ledger_param> params,
+                             const ledger_row_fn& each)
+    = 0;
+};
+
+/// A request's warnings as stored: a JSON array of strings.
+std::string warnings_to_json(const std::vector<std::string>& warnings);
+
+/// The PostgreSQL ledger (see ledger_store::open_postgres).
+domain::outcome<std::unique_ptr<ledger_backend>>
+open_pg_ledger(const std::string& dsn, bool writer);
+
+} // namespace candor::data
