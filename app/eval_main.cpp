@@ -564,6 +564,8 @@ int cmd_data(int argc, char** argv) {
     "gate", po::value<std::string>(),
     "comma-separated figures whose bound sets the exit status "
     "(dataExecAccuracy,dataRefusalRate; default: both)")(
+    "follow-ups", "measure follow-up resolution on eval/followups.v1.json "
+    "(or --questions) instead: each follow-up read against the turn before")(
     "backend", po::value<std::string>(),
     "sqlite or postgres (default: sql.backend): with postgres the planner "
     "writes PostgreSQL, the pg_query policy judges it and it runs on the "
@@ -628,6 +630,8 @@ int cmd_data(int argc, char** argv) {
     }
     cmd.sales_db = *sales;
   }
+  if (vm.count("follow-ups"))
+    return eval::run_follow_up_command(cmd, std::cout, std::cerr);
   return eval::run_data_command(cmd, std::cout, std::cerr);
 }
 

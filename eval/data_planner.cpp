@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -397,6 +398,118 @@ int run_data_command(const data_command& cmd, std::ostream& out,
         << " us, P99 " << fmt(at(0.99)) << " us\n";
   }
   return pass ? 0 : exit_failure;
+}
+
+int run_follow_up_command(const data_command& cmd, std::ostream& out,
+                          std::ostream& err) {
+  auto cat = data::catalog::load_default();
+  if (!cat) {
+    err << "candor: follow-ups: " << cat.err().message << "\n";
+    return exit_usage;
+  }
+  data::dimension_values values;
+  if (auto loaded = data::load_dimension_values(*cat, cmd.sales_db))
+    values = std::move(*loaded);
+  auto planner = data::planner::make(*cat, values);
+  auto db = data::database::open(cmd.sales_db, SQLITE_OPEN_READONLY);
+  if (!planner || !db) {
+    err << "candor: follow-ups: "
+        << (!planner ? planner.err() : db.err()).message << "\n";
+    return exit_usage;
+  }
+  auto dir = std::string{domain::source_dir()} + "/eval/";
+  auto set = read_json_object(cmd.questions_path.empty()
+                                ? dir + "followups.v1.json"
+                                : cmd.questions_path);
+  auto bounds = read_json_object(cmd.thresholds_path.empty()
+                                   ? dir + "local_thresholds.json"
+                                   : cmd.thresholds_path);
+  if (!set || !bounds) {
+    err << "candor: follow-ups: " << (!set ? set.err() : bounds.err()).message
+        << "\n";
+    return exit_usage;
+  }
+  auto* xs = set->if_contains("exchanges");
+  if (xs == nullptr || !xs->is_array()) {
+    err << "candor: follow-ups: the set has no 'exchanges' array\n";
+    return exit_usage;
+  }
+  // The result of a planned question, or nothing when it is refused.
+  auto result_of = [&](const std::string& q)
+    -> std::optional<domain::outcome<result_set>> {
+    auto r = planner->plan(q);
+    if (!r.planned())
+      return std::nullopt;
+    auto policy = domain::sql::check_sql(r.p.sql);
+    if (!policy.allowed())
+      return std::nullopt;
+    return run(*db, policy.sql);
+  };
+  std::map<std::string, std::pair<size_t, size_t>> by_kind;
+  size_t hits = 0, total = 0;
+  std::vector<std::string> misses;
+  for (auto& x : xs->as_array()) {
+    auto& ex = x.as_object();
+    if (cmd.split != "all" && ex.at("split").as_string() != cmd.split)
+      continue;
+    auto& turns = ex.at("turns").as_array();
+    for (size_t t = 1; t < turns.size(); ++t) {
+      auto& turn = turns[t].as_object();
+      auto& before = turns[t - 1].as_object();
+      auto previous = std::string(
+        (t == 1 ? before.at("question") : before.at("standalone")).as_string());
+      auto said = std::string(turn.at("question").as_string());
+      auto want = std::string(turn.at("standalone").as_string());
+      auto kind = std::string(turn.at("kind").as_string());
+      bool refuse = turn.if_contains("expect")
+                    && turn.at("expect").as_string() == "refuse";
+      auto got = planner->resolve_follow_up(previous, said);
+      bool ok = false;
+      std::string why;
+      auto mine = result_of(got.standalone);
+      if (refuse) {
+        ok = !mine.has_value();
+        why = "planned, refusal expected";
+      } else if (!mine) {
+        why = "refused";
+      } else {
+        auto theirs = result_of(want);
+        ok = theirs.has_value() && theirs->ok() && mine->ok()
+             && same_result(**mine, **theirs, false);
+        why = "a different result";
+      }
+      ++total;
+      auto& k = by_kind[kind];
+      ++k.second;
+      if (ok) {
+        ++hits;
+        ++k.first;
+      } else {
+        misses.push_back(std::string(ex.at("id").as_string()) + " turn "
+                         + std::to_string(t + 1) + " (" + kind + "): \""
+                         + said + "\" after \"" + previous + "\" -> \""
+                         + got.standalone + "\" (" + why + "; wanted \""
+                         + want + "\")");
+      }
+      if (cmd.list_hits && ok)
+        out << "  ok   \"" << said << "\" -> \"" << got.standalone << "\"\n";
+    }
+  }
+  for (auto& m : misses)
+    out << "  MISS " << m << "\n";
+  for (auto& [kind, hk] : by_kind)
+    out << "  " << kind << ": " << hk.first << "/" << hk.second << "\n";
+  double acc = total ? static_cast<double>(hits) / static_cast<double>(total)
+                     : 0.0;
+  double bound = 1.0;
+  if (auto* b = bounds->if_contains("followUpAccuracy");
+      b && b->is_object() && b->as_object().if_contains("min"))
+    bound = b->as_object().at("min").to_number<double>();
+  bool ok = acc >= bound;
+  out << "followUpAccuracy " << fmt(acc) << " (" << hits << "/" << total
+      << ", bound " << fmt(bound) << ", split " << cmd.split << ")"
+      << (ok ? " ok" : " BELOW") << "\n";
+  return ok ? 0 : exit_failure;
 }
 
 } // namespace candor::eval

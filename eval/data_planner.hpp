@@ -42,4 +42,16 @@ struct data_command {
 int run_data_command(const data_command& cmd, std::ostream& out,
                      std::ostream& err);
 
+/// `candor-eval data --follow-ups`: every follow-up turn of
+/// eval/followups.v1.json (or `cmd.questions_path`) resolved against the
+/// turn before (the set's own standalone for it, so one miss does not
+/// carry on) by `planner::resolve_follow_up`. A turn expected answered
+/// counts when the planner plans the resolved question and its result
+/// equals that of the set's standalone question; one expected refused
+/// counts when the planner refuses it. Prints the accuracy per split and
+/// per kind, and every miss; exit 1 when the accuracy of `cmd.split` is
+/// below `followUpAccuracy` in the thresholds file.
+int run_follow_up_command(const data_command& cmd, std::ostream& out,
+                          std::ostream& err);
+
 } // namespace candor::eval

@@ -196,6 +196,28 @@ struct plan_result {
   }
 };
 
+/// What a follow-up changed in the question before it.
+enum class follow_up_kind : uint8_t {
+  standalone, ///< a question of its own: taken as said
+  period,     ///< another period
+  breakdown,  ///< grouped by a dimension or another time grain
+  filter,     ///< another value of a dimension
+  metric,     ///< another measure, the same slicing
+  ranking,    ///< top or bottom N, another order
+  combined,   ///< several of these
+};
+
+std::string_view to_string(follow_up_kind k);
+
+/// A follow-up read against the question before it.
+struct follow_up {
+  /// The question it stands for, in the planner's words ("net revenue by
+  /// channel in 2024" for "and in 2024?" after "net revenue by channel in
+  /// 2025").
+  std::string standalone;
+  follow_up_kind kind = follow_up_kind::standalone;
+};
+
 /// The SQL dialect a plan compiles to.
 enum class sql_dialect : uint8_t { sqlite, postgres };
 
@@ -242,6 +264,16 @@ public:
   /// time expression or a function word, and the mapping must be
   /// unambiguous; otherwise a refusal that says why.
   plan_result plan(std::string_view question) const;
+
+  /// Reads `said` as a follow-up of `previous` (a standalone question):
+  /// the pieces it names (a period, a grouping, a dimension's values, a
+  /// metric, a ranking) replace those of the same kind in `previous`, or
+  /// are added; talk ("and", "what about", "break that down") is dropped.
+  /// A follow-up with its own metric and slicing, or naming nothing the
+  /// lexicon reads, stands alone. Words it does not know are kept, so the
+  /// planner refuses the result naming them. Deterministic; no model.
+  follow_up resolve_follow_up(std::string_view previous,
+                              std::string_view said) const;
 
   /// The answer in words to `p` from its result (`columns`, `rows` as
   /// the executor returned them), with the notes on how the question was
