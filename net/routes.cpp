@@ -39,15 +39,16 @@ void session::route_from_header() {
            allowing(allow));
     return;
   }
-  if (ctx_.route == route_id::ask
-      && !is_json_media_type(req[http::field::content_type])) {
+  bool takes_json = ctx_.route == route_id::ask || ctx_.route == route_id::v1_chat;
+  if (takes_json && !is_json_media_type(req[http::field::content_type])) {
     refuse(domain::make_error(domain::ec::unsupported_media_type,
                               "Content-Type must be application/json"));
     return;
   }
-  if (ctx_.route == route_id::ask && !tgt->query.empty()) {
+  if (takes_json && !tgt->query.empty()) {
     auto e = domain::make_error(domain::ec::invalid_request,
-                                "POST /ask takes no query parameters");
+                                "POST " + tgt->path
+                                  + " takes no query parameters");
     for (const auto& kv : tgt->query)
       e.issues.push_back({kv.first, "unknown parameter"});
     refuse(std::move(e));
@@ -102,6 +103,9 @@ void session::handle_request() {
       return;
     case route_id::admin_reindex: handle_reindex(); return;
     case route_id::page: handle_page(); return;
+    case route_id::v1_models:
+    case route_id::v1_model: handle_models(id); return;
+    case route_id::v1_chat: handle_chat(); return;
     case route_id::unknown: break;
   }
 }

@@ -206,6 +206,15 @@ private:
   void handle_reindex();
 
   void handle_stats(const target& tgt);
+
+  /// GET /v1/models and /v1/models/{id} (net/openai_routes.cpp).
+  void handle_models(const std::string& id);
+
+  /// POST /v1/chat/completions: the last user message goes through the
+  /// same graph as /ask; the answer is rendered as an OpenAI completion.
+  void handle_chat();
+
+  void on_chat(domain::outcome<domain::ask_box> r);
   /// False (and a 401 sent) when http.operatorToken is set and the request
   /// does not carry it as a bearer token.
   bool operator_allowed();
@@ -312,6 +321,10 @@ private:
     error_opts opts;
   };
   std::optional<refusal> refusal_;
+  /// POST /v1/chat/completions: `stream: true` and
+  /// `stream_options.include_usage` of the request being answered.
+  bool chat_stream_ = false;
+  bool chat_usage_ = false;
   /// Empty-line bytes skipped before this request (skip_empty_lines).
   size_t skipped_ = 0;
   phase phase_ = phase::idle;
