@@ -38,6 +38,8 @@ void session::handle_chat() {
   chat_usage_ = chat.stream && chat.stream_usage;
   auto ask = std::move(chat.ask);
   ctx_.question = ask.question;
+  if (!read_chaos(ask))
+    return;
   ask.request_id = ctx_.request_id;
   ask.received_us = ctx_.ts_us;
   ask.method = ctx_.method;

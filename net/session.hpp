@@ -200,6 +200,10 @@ private:
 
   void handle_ask();
 
+  /// X-Candor-Chaos, when llm.allowChaos is on: false (and a 400 sent) for
+  /// an unknown mode.
+  bool read_chaos(domain::ask_request& ask);
+
   /// POST /admin/reindex: reloads the retrieval index. Disabled (404)
   /// unless CANDOR_RETRIEVAL_ADMIN_TOKEN is set; the bearer token is
   /// compared in constant time.
