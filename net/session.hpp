@@ -181,6 +181,10 @@ private:
   /// connection; malformed or oversized requests get an error first.
   void on_read_error(beast::error_code ec);
 
+  /// http.bodyLimitBytes, or http.chatBodyLimitBytes on
+  /// /v1/chat/completions (the route is known once the header is read).
+  int64_t body_limit() const;
+
   domain::error too_large() const;
 
   // -- routing ----------------------------------------------------------------

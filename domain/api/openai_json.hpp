@@ -20,11 +20,12 @@ namespace candor::domain::openai {
 /// and provider), whatever model the provider calls underneath.
 inline constexpr std::string_view model_id = "candor";
 
-/// Bounds of a chat request, beyond http.bodyLimitBytes.
+/// Bounds of a chat request, beyond http.chatBodyLimitBytes.
 struct chat_limits {
-  size_t max_messages = 64;
-  /// Sum of the text of every message, in bytes.
-  size_t max_text_bytes = 64 * 1024;
+  size_t max_messages = 256;
+  /// Sum of the text of every message, in bytes (the body is bounded by
+  /// http.chatBodyLimitBytes, 256 KiB by default).
+  size_t max_text_bytes = 256 * 1024;
   /// Text parts in one message's content array.
   size_t max_parts = 32;
   /// Bounds of the question (the last user message), as for /ask.

@@ -222,7 +222,7 @@ BOOST_AUTO_TEST_CASE(errors_take_openai_shape) {
   check_openai_error(chat(c, body("[]")), 400, "invalid_request", "messages");
   check_openai_error(chat(c, body("{}")), 400, "invalid_request", "messages");
   std::string many = "[";
-  for (int i = 0; i < 65; ++i)
+  for (int i = 0; i < 257; ++i)
     many += (i ? "," : "") + user("\"hi there\"");
   check_openai_error(chat(c, body(many + "]")), 400, "invalid_request",
                      "messages");
@@ -266,7 +266,16 @@ BOOST_AUTO_TEST_CASE(errors_take_openai_shape) {
                      415, "unsupported_media_type");
   check_openai_error(c.request("GET", "/v1/embeddings"), 404, "not_found");
   http_client big{s.proc.port()};
-  check_openai_error(chat(big, chat_body(std::string(17000, 'a'))), 413,
+  // The chat body limit (http.chatBodyLimitBytes) is larger than /ask's:
+  // a conversation is resent whole.
+  std::string history = "[";
+  for (int i = 0; i < 10; ++i)
+    history += user("\"" + std::string(2000, 'h') + "\"") + ",";
+  auto long_chat = chat(c, body(history + user("\"" + std::string(docs_q)
+                                              + "\"") + "]"));
+  BOOST_REQUIRE(long_chat);
+  BOOST_CHECK_EQUAL(long_chat->status, 200);
+  check_openai_error(chat(big, chat_body(std::string(270000, 'a'))), 413,
                      "payload_too_large");
   // /ask keeps candor's own shape.
   r = c.ask("{}");

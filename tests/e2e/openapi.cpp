@@ -294,7 +294,7 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
   x.call("POST", "/v1/chat/completions", 404, chat(docs_q, "gpt-4o"),
          json_type);
   x.call("POST", "/v1/chat/completions", 413,
-         chat(std::string(17000, 'a')), json_type);
+         chat(std::string(270000, 'a')), json_type);
   x.call("POST", "/v1/chat/completions", 415, chat(docs_q),
          {{"Content-Type", "text/plain"}});
   x.call("POST", "/v1/chat/completions", 422, chat(unscripted_q), json_type);
