@@ -32,8 +32,8 @@ void session::send_error(const domain::error& e, error_opts opts) {
   auto body = domain::openai::is_openai_path(ctx_.path)
                 ? domain::openai::error_body(e)
                 : domain::error_body(e, ctx_.request_id);
-  write(static_cast<http::status>(status), std::move(body),
-        "application/json", fields);
+  write(static_cast<http::status>(status), std::move(body), "application/json",
+        fields);
 }
 
 void session::send(http::status status, std::string body,

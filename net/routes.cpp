@@ -39,16 +39,17 @@ void session::route_from_header() {
            allowing(allow));
     return;
   }
-  bool takes_json = ctx_.route == route_id::ask || ctx_.route == route_id::v1_chat;
+  bool takes_json
+    = ctx_.route == route_id::ask || ctx_.route == route_id::v1_chat;
   if (takes_json && !is_json_media_type(req[http::field::content_type])) {
     refuse(domain::make_error(domain::ec::unsupported_media_type,
                               "Content-Type must be application/json"));
     return;
   }
   if (takes_json && !tgt->query.empty()) {
-    auto e = domain::make_error(domain::ec::invalid_request,
-                                "POST " + tgt->path
-                                  + " takes no query parameters");
+    auto e
+      = domain::make_error(domain::ec::invalid_request,
+                           "POST " + tgt->path + " takes no query parameters");
     for (const auto& kv : tgt->query)
       e.issues.push_back({kv.first, "unknown parameter"});
     refuse(std::move(e));
@@ -136,9 +137,11 @@ bool session::read_chaos(domain::ask_request& ask) {
   if (it == req.end()
       || domain::parse_chaos(std::string_view{it->value()}, ask.chaos))
     return true;
-  auto e = domain::make_error(domain::ec::invalid_request, "unknown chaos mode");
-  e.issues.push_back({"headers.X-Candor-Chaos",
-                      "must be primary_timeout_once, primary_down or all_down"});
+  auto e
+    = domain::make_error(domain::ec::invalid_request, "unknown chaos mode");
+  e.issues.push_back(
+    {"headers.X-Candor-Chaos",
+     "must be primary_timeout_once, primary_down or all_down"});
   send_error(std::move(e));
   return false;
 }

@@ -31,13 +31,12 @@ std::string_view kind_name(const json::value& v) noexcept {
 }
 
 std::string not_a(std::string_view what, const json::value& v) {
-  return "must be " + std::string{what} + ", not "
-         + std::string{kind_name(v)};
+  return "must be " + std::string{what} + ", not " + std::string{kind_name(v)};
 }
 
 bool valid_role(std::string_view r) noexcept {
-  return r == "system" || r == "developer" || r == "user"
-         || r == "assistant" || r == "tool";
+  return r == "system" || r == "developer" || r == "user" || r == "assistant"
+         || r == "tool";
 }
 
 /// Reads one message's text into `text` (parts joined by newlines);
@@ -55,14 +54,14 @@ void read_content(const json::value& content, std::string_view role,
     return;
   }
   if (!content.is_array()) {
-    issues.push_back({path, not_a("a string or an array of text parts",
-                                  content)});
+    issues.push_back(
+      {path, not_a("a string or an array of text parts", content)});
     return;
   }
   const auto& parts = content.get_array();
   if (parts.size() > lim.max_parts) {
-    issues.push_back({path, "has more than " + std::to_string(lim.max_parts)
-                              + " parts"});
+    issues.push_back(
+      {path, "has more than " + std::to_string(lim.max_parts) + " parts"});
     return;
   }
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -78,10 +77,10 @@ void read_content(const json::value& content, std::string_view role,
       continue;
     }
     if (type->value().get_string() != "text") {
-      issues.push_back({p + ".type", "only text parts are supported, not \""
-                                       + std::string{type->value().get_string()
-                                                       .subview(0, 40)}
-                                       + "\""});
+      issues.push_back(
+        {p + ".type", "only text parts are supported, not \""
+                        + std::string{type->value().get_string().subview(0, 40)}
+                        + "\""});
       continue;
     }
     auto t = part->find("text");
@@ -123,8 +122,8 @@ void read_options(const json::object& obj, chat_request& out, error& e) {
         if (u->value().is_bool())
           out.stream_usage = u->value().get_bool();
         else
-          e.issues.push_back({"stream_options.include_usage",
-                              not_a("a boolean", u->value())});
+          e.issues.push_back(
+            {"stream_options.include_usage", not_a("a boolean", u->value())});
       }
     } else {
       e.issues.push_back({"stream_options", not_a("an object", it->value())});
@@ -174,10 +173,9 @@ outcome<chat_request> parse_chat_body(std::string_view body,
     return e;
   }
   if (msgs->empty() || msgs->size() > lim.max_messages) {
-    e.issues.push_back({"messages", "must hold 1 to "
-                                      + std::to_string(lim.max_messages)
-                                      + " messages, got "
-                                      + std::to_string(msgs->size())});
+    e.issues.push_back(
+      {"messages", "must hold 1 to " + std::to_string(lim.max_messages)
+                     + " messages, got " + std::to_string(msgs->size())});
     return e;
   }
   size_t total = 0;
@@ -204,11 +202,9 @@ outcome<chat_request> parse_chat_body(std::string_view body,
       if (r != "assistant")
         e.issues.push_back({path + ".content", "is required"});
     } else {
-      read_content(content->value(), r, path + ".content", lim, text,
-                   e.issues);
+      read_content(content->value(), r, path + ".content", lim, text, e.issues);
     }
-    if (auto n = m->find("name");
-        n != m->end() && !n->value().is_string())
+    if (auto n = m->find("name"); n != m->end() && !n->value().is_string())
       e.issues.push_back({path + ".name", not_a("a string", n->value())});
     total += text.size();
     if (r == "user") {
@@ -280,8 +276,7 @@ std::string table_cell(const cell& c) {
 std::string one_line(std::string_view s) {
   std::string out{s};
   std::replace_if(
-    out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; },
-    ' ');
+    out.begin(), out.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return out;
 }
 
@@ -289,10 +284,11 @@ std::string status_line(const ask_state& st) {
   switch (st.status) {
     case status_kind::answered: return {};
     case status_kind::blocked:
-      return "**Blocked** by candor's "
-             + std::string{to_string(st.blocked_by)} + " layer.";
-    case status_kind::refused: return "**Refused**: candor will not answer "
-                                      "this.";
+      return "**Blocked** by candor's " + std::string{to_string(st.blocked_by)}
+             + " layer.";
+    case status_kind::refused:
+      return "**Refused**: candor will not answer "
+             "this.";
     case status_kind::no_results: return "**No results.**";
     default: return "**Error**: candor could not answer.";
   }
@@ -313,12 +309,11 @@ void append_table(std::string& md, const sql_block& sql, size_t max_rows) {
     for (const auto& c : sql.rows[r])
       md += " " + table_cell(c) + " |";
   }
-  auto total = std::max<int64_t>(sql.row_count,
-                                 static_cast<int64_t>(sql.rows.size()));
+  auto total
+    = std::max<int64_t>(sql.row_count, static_cast<int64_t>(sql.rows.size()));
   if (static_cast<int64_t>(shown) < total || sql.truncated)
-    md += "\n\n_" + std::to_string(shown) + " of "
-          + std::to_string(total) + (sql.truncated ? "+" : "")
-          + " rows shown._";
+    md += "\n\n_" + std::to_string(shown) + " of " + std::to_string(total)
+          + (sql.truncated ? "+" : "") + " rows shown._";
 }
 
 } // namespace
@@ -423,8 +418,8 @@ std::string completion_stream(const ask_state& st, int64_t created,
                               bool with_usage, size_t piece_bytes) {
   std::string out;
   piece_bytes = std::max<size_t>(piece_bytes, 8);
-  append_event(out, chunk(st, created, json::object{{"role", "assistant"}},
-                          false));
+  append_event(out,
+               chunk(st, created, json::object{{"role", "assistant"}}, false));
   auto md = render_markdown(st);
   for (size_t at = 0; at < md.size();) {
     size_t end = std::min(md.size(), at + piece_bytes);

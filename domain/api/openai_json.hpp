@@ -71,8 +71,8 @@ std::string completion_body(const ask_state& st, int64_t created);
 /// content in pieces of about `piece_bytes` (cut at UTF-8 boundaries), a
 /// chunk with finish_reason "stop", with `usage` a chunk with the usage and
 /// no choices, then `data: [DONE]`.
-std::string completion_stream(const ask_state& st, int64_t created,
-                              bool usage, size_t piece_bytes = 64);
+std::string completion_stream(const ask_state& st, int64_t created, bool usage,
+                              size_t piece_bytes = 64);
 
 /// `{"object":"list","data":[{"id":"candor",...}]}`.
 std::string models_body(int64_t created);

@@ -54,9 +54,8 @@ std::optional<http_response> chat(http_client& c, std::string_view body) {
 
 std::string chat_body(std::string_view question, bool stream = false) {
   json::object o{{"model", "candor"},
-                 {"messages",
-                  json::array{json::object{{"role", "user"},
-                                           {"content", question}}}}};
+                 {"messages", json::array{json::object{
+                                {"role", "user"}, {"content", question}}}}};
   if (stream)
     o["stream"] = true;
   return json::serialize(o);
@@ -75,9 +74,8 @@ void check_openai_error(const std::optional<http_response>& r, int status,
     auto& e = o.at("error").as_object();
     BOOST_CHECK_EQUAL(e.size(), 4u);
     BOOST_CHECK(!str(e.at("message")).empty());
-    BOOST_CHECK_EQUAL(str(e.at("type")), status >= 500
-                                           ? "server_error"
-                                           : "invalid_request_error");
+    BOOST_CHECK_EQUAL(str(e.at("type")),
+                      status >= 500 ? "server_error" : "invalid_request_error");
     BOOST_CHECK_EQUAL(str(e.at("code")), code);
     if (!param.empty())
       BOOST_CHECK_EQUAL(str(e.at("param")), param);
@@ -157,12 +155,9 @@ BOOST_AUTO_TEST_CASE(models_completions_and_streams) {
   // A documents answer, not streamed and streamed: the same content.
   r = chat(c, chat_body(docs_q));
   BOOST_REQUIRE(r);
-  auto plain = str(parse_object(r->body)
-                     .at("choices")
-                     .as_array()
-                     .at(0)
-                     .at("message")
-                     .at("content"));
+  auto plain
+    = str(parse_object(r->body).at("choices").as_array().at(0).at("message").at(
+      "content"));
   BOOST_CHECK(plain.find("**Sources**\n\n1. ") != std::string::npos);
   BOOST_CHECK(plain.find("(`workshop-services") != std::string::npos);
   r = chat(c, chat_body(docs_q, true));
@@ -199,8 +194,8 @@ BOOST_AUTO_TEST_CASE(models_completions_and_streams) {
   BOOST_CHECK_EQUAL(str(o.at("candor").at("status")), "blocked");
   BOOST_CHECK_EQUAL(str(o.at("candor").at("blockedBy")), "input_rules");
   BOOST_CHECK(o.at("candor").at("route").is_null());
-  auto blocked = str(o.at("choices").as_array().at(0).at("message").at(
-    "content"));
+  auto blocked
+    = str(o.at("choices").as_array().at(0).at("message").at("content"));
   BOOST_CHECK(blocked.rfind("**Blocked** by candor's input_rules layer.", 0)
               == 0);
 }
@@ -242,15 +237,19 @@ BOOST_AUTO_TEST_CASE(errors_take_openai_shape) {
   check_openai_error(
     chat(c, body("[" + user("\"" + std::string(501, 'a') + "\"") + "]")), 400,
     "invalid_request", "messages[0].content");
-  check_openai_error(chat(c, body("[" + user("\"hi there\"") + "]", ",\"n\":2")),
-                     400, "invalid_request", "n");
   check_openai_error(
-    chat(c, body("[" + user("\"hi there\"") + "]", ",\"stream\":\"yes\"")),
-    400, "invalid_request", "stream");
-  check_openai_error(chat(c, R"({"messages":[{"role":"user","content":"hi there"}]})"),
-                     400, "invalid_request", "model");
+    chat(c, body("[" + user("\"hi there\"") + "]", ",\"n\":2")), 400,
+    "invalid_request", "n");
   check_openai_error(
-    chat(c, R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi there"}]})"),
+    chat(c, body("[" + user("\"hi there\"") + "]", ",\"stream\":\"yes\"")), 400,
+    "invalid_request", "stream");
+  check_openai_error(
+    chat(c, R"({"messages":[{"role":"user","content":"hi there"}]})"), 400,
+    "invalid_request", "model");
+  check_openai_error(
+    chat(
+      c,
+      R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi there"}]})"),
     404, "model_not_found", "model");
   check_openai_error(
     chat(c, R"({"model":"candor","model":"candor","messages":[]})"), 400,
@@ -271,8 +270,8 @@ BOOST_AUTO_TEST_CASE(errors_take_openai_shape) {
   std::string history = "[";
   for (int i = 0; i < 10; ++i)
     history += user("\"" + std::string(2000, 'h') + "\"") + ",";
-  auto long_chat = chat(c, body(history + user("\"" + std::string(docs_q)
-                                              + "\"") + "]"));
+  auto long_chat
+    = chat(c, body(history + user("\"" + std::string(docs_q) + "\"") + "]"));
   BOOST_REQUIRE(long_chat);
   BOOST_CHECK_EQUAL(long_chat->status, 200);
   check_openai_error(chat(big, chat_body(std::string(270000, 'a'))), 413,

@@ -293,15 +293,14 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
          json_type);
   x.call("POST", "/v1/chat/completions", 404, chat(docs_q, "gpt-4o"),
          json_type);
-  x.call("POST", "/v1/chat/completions", 413,
-         chat(std::string(270000, 'a')), json_type);
+  x.call("POST", "/v1/chat/completions", 413, chat(std::string(270000, 'a')),
+         json_type);
   x.call("POST", "/v1/chat/completions", 415, chat(docs_q),
          {{"Content-Type", "text/plain"}});
   x.call("POST", "/v1/chat/completions", 422, chat(unscripted_q), json_type);
   auto chat_down = json_type;
   chat_down.emplace_back("X-Candor-Chaos", "all_down");
-  x.call("POST", "/v1/chat/completions", 503, chat(out_of_scope_q),
-         chat_down);
+  x.call("POST", "/v1/chat/completions", 503, chat(out_of_scope_q), chat_down);
 
   // Errors of the other endpoints.
   x.call("GET", "/stats?since=2h", 400);

@@ -84,21 +84,22 @@ BOOST_AUTO_TEST_CASE(bad_bodies_name_the_field) {
   BOOST_TEST(first_path(msgs(R"([{"role":"user","content":null}])"))
              == "messages[0].content");
   BOOST_TEST(first_path(msgs(R"([{"role":"user"}])")) == "messages[0].content");
-  BOOST_TEST(first_path(msgs(
-               R"([{"role":"user","content":[{"type":"image_url"}]}])"))
-             == "messages[0].content[0].type");
-  BOOST_TEST(first_path(msgs(R"([{"role":"user","content":[{"type":"text"}]}])"))
-             == "messages[0].content[0].text");
+  BOOST_TEST(
+    first_path(msgs(R"([{"role":"user","content":[{"type":"image_url"}]}])"))
+    == "messages[0].content[0].type");
+  BOOST_TEST(
+    first_path(msgs(R"([{"role":"user","content":[{"type":"text"}]}])"))
+    == "messages[0].content[0].text");
   BOOST_TEST(first_path(msgs(R"([{"role":"user","content":"hello","name":3}])"))
              == "messages[0].name");
   BOOST_TEST(first_path(msgs(R"([{"role":"user","content":"hi"}])"))
              == "messages[0].content");
-  BOOST_TEST(first_path(msgs(R"([{"role":"user","content":"hello"}])",
-                             R"(,"n":3)"))
-             == "n");
-  BOOST_TEST(first_path(msgs(R"([{"role":"user","content":"hello"}])",
-                             R"(,"stream":1)"))
-             == "stream");
+  BOOST_TEST(
+    first_path(msgs(R"([{"role":"user","content":"hello"}])", R"(,"n":3)"))
+    == "n");
+  BOOST_TEST(
+    first_path(msgs(R"([{"role":"user","content":"hello"}])", R"(,"stream":1)"))
+    == "stream");
   BOOST_TEST(first_path(msgs(R"([{"role":"user","content":"hello"}])",
                              R"(,"stream_options":{"include_usage":"y"})"))
              == "stream_options.include_usage");
@@ -140,8 +141,7 @@ BOOST_AUTO_TEST_CASE(the_error_shape) {
   BOOST_TEST(err.size() == 4u);
   BOOST_TEST(err.at("param").as_string() == "messages[1].role");
   BOOST_TEST(err.at("code").as_string() == "invalid_request");
-  BOOST_TEST(std::string{err.at("message").as_string()}.find(
-               "n: only 1 choice")
+  BOOST_TEST(std::string{err.at("message").as_string()}.find("n: only 1 choice")
              != std::string::npos);
   auto busy = json::parse(openai::error_body(
                             make_error(ec::overloaded, "too many requests")))
@@ -168,13 +168,14 @@ BOOST_AUTO_TEST_CASE(sources_and_statuses) {
   ask_state st;
   st.status = status_kind::answered;
   st.answer = "Thirty days.";
-  st.citations.push_back({"returns#policy-1", "Returns", "Policy", 0.5, "",
-                          false});
+  st.citations.push_back(
+    {"returns#policy-1", "Returns", "Policy", 0.5, "", false});
   st.citations.push_back({"faq#x-2", "FAQ", "", 0.4, "", false});
   auto md = openai::render_markdown(st);
-  BOOST_TEST(md == "Thirty days.\n\n**Sources**\n\n"
-                   "1. Returns \xE2\x80\xBA Policy (`returns#policy-1`)\n"
-                   "2. FAQ (`faq#x-2`)");
+  BOOST_TEST(md
+             == "Thirty days.\n\n**Sources**\n\n"
+                "1. Returns \xE2\x80\xBA Policy (`returns#policy-1`)\n"
+                "2. FAQ (`faq#x-2`)");
   ask_state blocked;
   blocked.status = status_kind::blocked;
   blocked.blocked_by = layer_kind::input_rules;
@@ -190,9 +191,8 @@ BOOST_AUTO_TEST_CASE(the_stream_carries_the_completion_content) {
   auto st = data_state();
   st.answer = "Caf\xC3\xA9 \xE2\x82\xAC" + std::string(100, 'x'); // é, €
   auto body = json::parse(openai::completion_body(st, 1700000000));
-  auto content
-    = std::string{body.at("choices").at(0).at("message").at("content")
-                    .as_string()};
+  auto content = std::string{
+    body.at("choices").at(0).at("message").at("content").as_string()};
   BOOST_TEST(body.at("id").as_string() == "chatcmpl-req-12345678");
   BOOST_TEST(body.at("usage").at("total_tokens").as_int64() == 12);
   BOOST_TEST(body.at("candor").at("route").as_string() == "data");
