@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <boost/json.hpp>
@@ -198,6 +199,22 @@ BOOST_AUTO_TEST_CASE(models_completions_and_streams) {
     = str(o.at("choices").as_array().at(0).at("message").at("content"));
   BOOST_CHECK(blocked.rfind("**Blocked** by candor's input_rules layer.", 0)
               == 0);
+  // ... and recorded in the ledger like any question, with its path.
+  auto id = str(o.at("candor").at("requestId"));
+  std::optional<http_response> run;
+  for (int i = 0; i < 100; ++i) { // the ledger's writer thread is async
+    run = c.request("GET", "/runs/" + id);
+    if (run && run->status == 200)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+  BOOST_REQUIRE(run);
+  BOOST_REQUIRE_EQUAL(run->status, 200);
+  auto stored = parse_object(run->body);
+  auto& row = stored.at("request").as_object();
+  BOOST_CHECK_EQUAL(str(row.at("path")), "/v1/chat/completions");
+  BOOST_CHECK_EQUAL(str(row.at("status")), "blocked");
+  BOOST_CHECK_EQUAL(str(row.at("question")), injection_q);
 }
 
 BOOST_AUTO_TEST_CASE(errors_take_openai_shape) {
