@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # candor setup: installs the Debian 12 packages listed in conf/packages.txt
-# (only those missing, so it is safe to run again), then configures and builds
+# (only those missing, so it is safe to run again) and the test-only npm
+# client in tests/clients/openai, then configures and builds
 # the project with CMake + Ninja + ccache into ./build.
 #
 #   conf/setup.sh            install + configure + build (Release)
@@ -36,6 +37,28 @@ if [ ${#missing[@]} -gt 0 ]; then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   log "all ${#wanted[@]} packages present"
+fi
+
+# The official openai npm client the e2e_openai_client test runs
+# (tests/clients/openai, pinned by its package-lock.json; node_modules is
+# not committed). npm ci only when the lock file changed since the last run.
+if ! command -v npm >/dev/null 2>&1; then
+  log "installing npm"
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+    --no-install-recommends npm || true
+fi
+client_dir=$root/tests/clients/openai
+if ! command -v npm >/dev/null 2>&1; then
+  log "error: npm is missing; install nodejs and npm, then run conf/setup.sh" \
+      "again (or: npm ci --prefix $client_dir)"
+  exit 1
+fi
+if [ ! "$client_dir/node_modules/.package-lock.json" -nt \
+     "$client_dir/package-lock.json" ]; then
+  log "installing the openai npm client into $client_dir/node_modules"
+  npm ci --prefix "$client_dir" --no-audit --no-fund --loglevel=error >/dev/null
+else
+  log "openai npm client present"
 fi
 
 export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}

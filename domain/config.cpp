@@ -44,6 +44,9 @@ const std::vector<field>& fields() {
     t.push_back(make_int("http.bodyLimitBytes",
                          CANDOR_MEMBER(http.body_limit_bytes), 64,
                          16 * 1024 * 1024));
+    t.push_back(make_int("http.chatBodyLimitBytes",
+                         CANDOR_MEMBER(http.chat_body_limit_bytes), 64,
+                         16 * 1024 * 1024));
     t.push_back(make_int("http.headerTimeoutMs",
                          CANDOR_MEMBER(http.header_timeout_ms), 10, 600000));
     t.push_back(make_int("http.bodyTimeoutMs",

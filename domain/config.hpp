@@ -25,6 +25,8 @@ struct config {
     uint16_t port = 8080;
     int32_t threads = 2;
     int64_t body_limit_bytes = 16384;
+    /// POST /v1/chat/completions: chat clients resend the whole conversation.
+    int64_t chat_body_limit_bytes = 262144;
     int64_t header_timeout_ms = 5000;
     int64_t body_timeout_ms = 10000;
     int64_t idle_timeout_ms = 30000;

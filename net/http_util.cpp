@@ -181,6 +181,15 @@ route_id match_route(std::string_view path, std::string& id) {
     return route_id::admin_reindex;
   if (find_page_asset(path))
     return route_id::page;
+  if (path == "/v1/models")
+    return route_id::v1_models;
+  if (path == "/v1/chat/completions")
+    return route_id::v1_chat;
+  constexpr std::string_view model = "/v1/models/";
+  if (path.size() > model.size() && path.substr(0, model.size()) == model) {
+    id = std::string{path.substr(model.size())};
+    return route_id::v1_model;
+  }
   constexpr std::string_view runs = "/runs/";
   if (path.size() > runs.size() && path.substr(0, runs.size()) == runs) {
     id = std::string{path.substr(runs.size())};
@@ -208,6 +217,7 @@ std::string_view allowed_methods(route_id r) noexcept {
   switch (r) {
     case route_id::ask: return "POST";
     case route_id::admin_reindex: return "POST";
+    case route_id::v1_chat: return "POST";
     case route_id::unknown: return "";
     default: return "GET, HEAD";
   }
@@ -216,7 +226,8 @@ std::string_view allowed_methods(route_id r) noexcept {
 bool method_allowed(route_id r, std::string_view method) noexcept {
   switch (r) {
     case route_id::ask:
-    case route_id::admin_reindex: return method == "POST";
+    case route_id::admin_reindex:
+    case route_id::v1_chat: return method == "POST";
     case route_id::unknown: return false;
     default: return method == "GET" || method == "HEAD";
   }

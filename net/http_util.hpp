@@ -50,9 +50,13 @@ enum class route_id {
   demo_questions,
   admin_reindex, ///< POST /admin/reindex (token from the environment)
   page,          ///< GET / and its assets under /static/ (DESIGN §8)
+  v1_models,     ///< GET /v1/models (OpenAI-compatible)
+  v1_model,      ///< GET /v1/models/{id}
+  v1_chat,       ///< POST /v1/chat/completions (OpenAI-compatible)
 };
 
-/// Matches a decoded path: the route and, for /runs/{id}, the id segment.
+/// Matches a decoded path: the route and, for /runs/{id} and
+/// /v1/models/{id}, the id segment.
 /// "/runs/" followed by anything counts as the runs route (the id is checked
 /// afterwards).
 route_id match_route(std::string_view path, std::string& id);
@@ -79,8 +83,9 @@ inline constexpr std::string_view page_csp
 /// The value of the `Allow` header for a route ("POST" or "GET, HEAD").
 std::string_view allowed_methods(route_id r) noexcept;
 
-/// Whether `method` is served on the route: POST on /ask and
-/// /admin/reindex, GET and HEAD (RFC 9110 §9.1) on the others.
+/// Whether `method` is served on the route: POST on /ask,
+/// /admin/reindex and /v1/chat/completions, GET and HEAD (RFC 9110 §9.1)
+/// on the others.
 bool method_allowed(route_id r, std::string_view method) noexcept;
 
 /// Checks what a complete request header says about the message's framing,

@@ -5,6 +5,7 @@
 
 #include "data/clock.hpp"
 #include "domain/api/api_json.hpp"
+#include "domain/api/openai_json.hpp"
 
 namespace candor::net::detail {
 
@@ -26,8 +27,13 @@ void session::send_error(const domain::error& e, error_opts opts) {
   }
   if (opts.close)
     ctx_.keep_alive = false;
-  write(static_cast<http::status>(status),
-        domain::error_body(e, ctx_.request_id), "application/json", fields);
+  // The OpenAI-compatible routes answer in OpenAI's error shape (the
+  // status is the same; the request id is in X-Request-Id).
+  auto body = domain::openai::is_openai_path(ctx_.path)
+                ? domain::openai::error_body(e)
+                : domain::error_body(e, ctx_.request_id);
+  write(static_cast<http::status>(status), std::move(body), "application/json",
+        fields);
 }
 
 void session::send(http::status status, std::string body,

@@ -39,15 +39,17 @@ void session::route_from_header() {
            allowing(allow));
     return;
   }
-  if (ctx_.route == route_id::ask
-      && !is_json_media_type(req[http::field::content_type])) {
+  bool takes_json
+    = ctx_.route == route_id::ask || ctx_.route == route_id::v1_chat;
+  if (takes_json && !is_json_media_type(req[http::field::content_type])) {
     refuse(domain::make_error(domain::ec::unsupported_media_type,
                               "Content-Type must be application/json"));
     return;
   }
-  if (ctx_.route == route_id::ask && !tgt->query.empty()) {
-    auto e = domain::make_error(domain::ec::invalid_request,
-                                "POST /ask takes no query parameters");
+  if (takes_json && !tgt->query.empty()) {
+    auto e
+      = domain::make_error(domain::ec::invalid_request,
+                           "POST " + tgt->path + " takes no query parameters");
     for (const auto& kv : tgt->query)
       e.issues.push_back({kv.first, "unknown parameter"});
     refuse(std::move(e));
@@ -102,6 +104,9 @@ void session::handle_request() {
       return;
     case route_id::admin_reindex: handle_reindex(); return;
     case route_id::page: handle_page(); return;
+    case route_id::v1_models:
+    case route_id::v1_model: handle_models(id); return;
+    case route_id::v1_chat: handle_chat(); return;
     case route_id::unknown: break;
   }
 }
@@ -122,28 +127,35 @@ void session::handle_page() {
         fields);
 }
 
-void session::handle_ask() {
+/// X-Candor-Chaos, when llm.allowChaos is on: false (and a 400 sent) for
+/// an unknown mode.
+bool session::read_chaos(domain::ask_request& ask) {
+  if (!srv_.cfg.llm.allow_chaos)
+    return true;
   auto& req = parser_->get();
-  auto parsed = domain::parse_ask_body(req.body());
+  auto it = req.find("X-Candor-Chaos");
+  if (it == req.end()
+      || domain::parse_chaos(std::string_view{it->value()}, ask.chaos))
+    return true;
+  auto e
+    = domain::make_error(domain::ec::invalid_request, "unknown chaos mode");
+  e.issues.push_back(
+    {"headers.X-Candor-Chaos",
+     "must be primary_timeout_once, primary_down or all_down"});
+  send_error(std::move(e));
+  return false;
+}
+
+void session::handle_ask() {
+  auto parsed = domain::parse_ask_body(parser_->get().body());
   if (!parsed) {
     send_error(parsed.err());
     return;
   }
   auto ask = std::move(*parsed);
   ctx_.question = ask.question;
-  if (srv_.cfg.llm.allow_chaos) {
-    if (auto it = req.find("X-Candor-Chaos");
-        it != req.end()
-        && !domain::parse_chaos(std::string_view{it->value()}, ask.chaos)) {
-      auto e
-        = domain::make_error(domain::ec::invalid_request, "unknown chaos mode");
-      e.issues.push_back(
-        {"headers.X-Candor-Chaos",
-         "must be primary_timeout_once, primary_down or all_down"});
-      send_error(std::move(e));
-      return;
-    }
-  }
+  if (!read_chaos(ask))
+    return;
   ask.request_id = ctx_.request_id;
   ask.received_us = ctx_.ts_us;
   ask.method = ctx_.method;

@@ -82,6 +82,10 @@ struct server::impl {
   std::atomic<bool> draining{false};
   std::mutex flight_mtx;
   int64_t in_flight = 0;
+  /// When the server started (Unix seconds): the `created` of /v1/models.
+  int64_t started_s = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
 
   impl(domain::service& s, const domain::config& c)
       : svc(s), cfg(c), ioc(std::max(1, c.http.threads)),

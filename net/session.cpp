@@ -231,9 +231,9 @@ void session::on_header(beast::error_code ec, size_t) {
     send_error(*bad, closing());
     return;
   }
+  route_from_header();
   // Refuse an oversized body before reading it.
-  auto limit = static_cast<uint64_t>(
-    std::max<int64_t>(srv_.cfg.http.body_limit_bytes, 0));
+  auto limit = static_cast<uint64_t>(std::max<int64_t>(body_limit(), 0));
   auto len = parser_->content_length();
   if (len && *len > limit) {
     linger_ = true;
@@ -241,7 +241,6 @@ void session::on_header(beast::error_code ec, size_t) {
     return;
   }
   parser_->body_limit(limit);
-  route_from_header();
   // An HTTP/1.0 client is never sent "100 Continue" (RFC 9110 §10.1.1).
   if (ctx_.version >= 11
       && beast::iequals(req[http::field::expect], "100-continue")) {
@@ -339,11 +338,15 @@ void session::on_read_error(beast::error_code ec) {
   }
 }
 
+int64_t session::body_limit() const {
+  return ctx_.route == route_id::v1_chat ? srv_.cfg.http.chat_body_limit_bytes
+                                         : srv_.cfg.http.body_limit_bytes;
+}
+
 domain::error session::too_large() const {
   return domain::make_error(domain::ec::payload_too_large,
                             "request body exceeds "
-                              + std::to_string(srv_.cfg.http.body_limit_bytes)
-                              + " bytes");
+                              + std::to_string(body_limit()) + " bytes");
 }
 
 /// Half-closes; with `linger`, drains what the client still sends for a

@@ -181,6 +181,10 @@ private:
   /// connection; malformed or oversized requests get an error first.
   void on_read_error(beast::error_code ec);
 
+  /// http.bodyLimitBytes, or http.chatBodyLimitBytes on
+  /// /v1/chat/completions (the route is known once the header is read).
+  int64_t body_limit() const;
+
   domain::error too_large() const;
 
   // -- routing ----------------------------------------------------------------
@@ -200,12 +204,25 @@ private:
 
   void handle_ask();
 
+  /// X-Candor-Chaos, when llm.allowChaos is on: false (and a 400 sent) for
+  /// an unknown mode.
+  bool read_chaos(domain::ask_request& ask);
+
   /// POST /admin/reindex: reloads the retrieval index. Disabled (404)
   /// unless CANDOR_RETRIEVAL_ADMIN_TOKEN is set; the bearer token is
   /// compared in constant time.
   void handle_reindex();
 
   void handle_stats(const target& tgt);
+
+  /// GET /v1/models and /v1/models/{id} (net/openai_routes.cpp).
+  void handle_models(const std::string& id);
+
+  /// POST /v1/chat/completions: the last user message goes through the
+  /// same graph as /ask; the answer is rendered as an OpenAI completion.
+  void handle_chat();
+
+  void on_chat(domain::outcome<domain::ask_box> r);
   /// False (and a 401 sent) when http.operatorToken is set and the request
   /// does not carry it as a bearer token.
   bool operator_allowed();
@@ -312,6 +329,10 @@ private:
     error_opts opts;
   };
   std::optional<refusal> refusal_;
+  /// POST /v1/chat/completions: `stream: true` and
+  /// `stream_options.include_usage` of the request being answered.
+  bool chat_stream_ = false;
+  bool chat_usage_ = false;
   /// Empty-line bytes skipped before this request (skip_empty_lines).
   size_t skipped_ = 0;
   phase phase_ = phase::idle;

@@ -43,6 +43,7 @@ BOOST_AUTO_TEST_CASE(embedded_defaults_load) {
   BOOST_CHECK_EQUAL(cfg->http.port, 8080);
   BOOST_CHECK_EQUAL(cfg->http.bind, "127.0.0.1");
   BOOST_CHECK_EQUAL(cfg->http.body_limit_bytes, 16384);
+  BOOST_CHECK_EQUAL(cfg->http.chat_body_limit_bytes, 262144);
   BOOST_CHECK_EQUAL(cfg->graph.step_cap, 25);
   BOOST_CHECK_EQUAL(cfg->graph.llm_call_budget, 8);
   // With no endpoint, the local provider answers; it names one model.

@@ -221,7 +221,8 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
   // The page, its assets and the operator endpoints, with GET and HEAD.
   for (std::string target :
        {"/", "/static/app.js", "/static/app.css", "/static/favicon.svg",
-        "/health", "/metrics", "/demo/questions", "/stats", "/stats?since=1h"})
+        "/health", "/metrics", "/demo/questions", "/stats", "/stats?since=1h",
+        "/v1/models", "/v1/models/candor"})
     for (auto method : {"GET", "HEAD"}) {
       http_client c{x.port};
       BOOST_REQUIRE(c.connected());
@@ -269,6 +270,37 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
   x.ask(unscripted_q, 422);
   auto down = x.ask(out_of_scope_q, 503, {{"X-Candor-Chaos", "all_down"}});
   BOOST_CHECK_EQUAL(object_of(down).at("error").as_string(), "llm_unavailable");
+
+  // The OpenAI-compatible endpoint: a completion for every answer status,
+  // streamed and not, and its errors in OpenAI's shape.
+  auto chat = [](std::string_view q, std::string model = "candor",
+                 bool stream = false) {
+    json::object o{{"model", model},
+                   {"messages", json::array{json::object{{"role", "user"},
+                                                         {"content", q}}}}};
+    if (stream)
+      o["stream"] = true;
+    return json::serialize(o);
+  };
+  const header_list json_type{{"Content-Type", "application/json"}};
+  for (auto q : {docs_q, data_q, out_of_scope_q, injection_q, write_q})
+    x.call("POST", "/v1/chat/completions", 200, chat(q), json_type);
+  auto sse = x.call("POST", "/v1/chat/completions", 200,
+                    chat(docs_q, "candor", true), json_type);
+  BOOST_CHECK(sse.body.ends_with("data: [DONE]\n\n"));
+  x.call("GET", "/v1/models/gpt-4o", 404);
+  x.call("POST", "/v1/chat/completions", 400, R"({"model":"candor"})",
+         json_type);
+  x.call("POST", "/v1/chat/completions", 404, chat(docs_q, "gpt-4o"),
+         json_type);
+  x.call("POST", "/v1/chat/completions", 413, chat(std::string(270000, 'a')),
+         json_type);
+  x.call("POST", "/v1/chat/completions", 415, chat(docs_q),
+         {{"Content-Type", "text/plain"}});
+  x.call("POST", "/v1/chat/completions", 422, chat(unscripted_q), json_type);
+  auto chat_down = json_type;
+  chat_down.emplace_back("X-Candor-Chaos", "all_down");
+  x.call("POST", "/v1/chat/completions", 503, chat(out_of_scope_q), chat_down);
 
   // Errors of the other endpoints.
   x.call("GET", "/stats?since=2h", 400);

@@ -116,6 +116,19 @@ BOOST_AUTO_TEST_CASE(routes) {
   BOOST_TEST(allowed_methods(route_id::ask) == "POST");
   BOOST_TEST(allowed_methods(route_id::stats) == "GET, HEAD");
   BOOST_TEST(allowed_methods(route_id::runs) == "GET, HEAD");
+  // The OpenAI-compatible routes.
+  BOOST_TEST((match_route("/v1/models", id) == route_id::v1_models));
+  BOOST_TEST((match_route("/v1/models/candor", id) == route_id::v1_model));
+  BOOST_TEST(id == "candor");
+  BOOST_TEST((match_route("/v1/models/", id) == route_id::unknown));
+  BOOST_TEST((match_route("/v1/chat/completions", id) == route_id::v1_chat));
+  BOOST_TEST((match_route("/v1/chat/completions/", id) == route_id::unknown));
+  BOOST_TEST((match_route("/v1/completions", id) == route_id::unknown));
+  BOOST_TEST(allowed_methods(route_id::v1_chat) == "POST");
+  BOOST_TEST(method_allowed(route_id::v1_chat, "POST"));
+  BOOST_TEST(!method_allowed(route_id::v1_chat, "GET"));
+  BOOST_TEST(method_allowed(route_id::v1_models, "HEAD"));
+  BOOST_TEST(!method_allowed(route_id::v1_models, "POST"));
 }
 
 BOOST_AUTO_TEST_CASE(methods) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fcntl.h>
@@ -163,6 +164,29 @@ run_result run_candor(const std::vector<std::string>& args,
                       const std::map<std::string, std::string>& env,
                       std::chrono::seconds timeout) {
   return run_to_end(candor_binary(), args, env, timeout);
+}
+
+run_result run_program(const std::string& program,
+                       const std::vector<std::string>& args,
+                       const std::map<std::string, std::string>& env,
+                       std::chrono::seconds timeout) {
+  return run_to_end(program, args, env, timeout);
+}
+
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "";
+  while (!rest.empty()) {
+    auto colon = rest.find(':');
+    auto dir = rest.substr(0, colon);
+    rest = colon == rest.npos ? std::string_view{} : rest.substr(colon + 1);
+    if (dir.empty())
+      continue;
+    auto candidate = std::string{dir} + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0)
+      return candidate;
+  }
+  return {};
 }
 
 run_result run_candor_eval(const std::vector<std::string>& args,

@@ -47,6 +47,15 @@ run_result run_candor_eval(const std::vector<std::string>& args,
                            std::chrono::seconds timeout
                            = std::chrono::seconds{60});
 
+/// Runs any program (an absolute path) to completion the same way.
+run_result run_program(const std::string& program,
+                       const std::vector<std::string>& args,
+                       const std::map<std::string, std::string>& env = {},
+                       std::chrono::seconds timeout = std::chrono::seconds{60});
+
+/// The absolute path of `name` found in $PATH; empty when it is not there.
+std::string find_in_path(const std::string& name);
+
 class server_process {
 public:
   explicit server_process(std::map<std::string, std::string> env = {},
