@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 
 #include "domain/config.hpp"
 #include "domain/service.hpp"
+#include "net/key_gate.hpp"
 #include "net/server.hpp"
 
 namespace candor::net {
@@ -82,6 +84,10 @@ struct server::impl {
   std::atomic<bool> draining{false};
   std::mutex flight_mtx;
   int64_t in_flight = 0;
+  /// The API keys (empty: the open behaviour).
+  key_gate keys;
+  /// Called on SIGHUP (on `control`), besides the re-index.
+  std::function<void()> on_sighup;
 
   impl(domain::service& s, const domain::config& c)
       : svc(s), cfg(c), ioc(std::max(1, c.http.threads)),
