@@ -116,8 +116,6 @@ INSERT INTO candor_ledger.schema_version (version) VALUES (1);
 inline constexpr const char* migrate_v1_to_v2 = R"sql(
 ALTER TABLE candor_ledger.requests
   ADD COLUMN IF NOT EXISTS key_name text NOT NULL DEFAULT '';
-CREATE INDEX IF NOT EXISTS requests_key_name_ts_us
-  ON candor_ledger.requests (key_name, ts_us);
 CREATE TABLE IF NOT EXISTS candor_ledger.api_keys (
   name         text             PRIMARY KEY,
   prefix       text             NOT NULL,

@@ -4,6 +4,7 @@
 // key's name (never the key) in the ledger, the log, /stats and /metrics;
 // and no serving beyond loopback without keys unless told so.
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
