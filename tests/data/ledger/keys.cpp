@@ -26,8 +26,8 @@ BOOST_AUTO_TEST_CASE(keys_are_generated_hashed_and_named) {
   BOOST_TEST(a->substr(0, 4) == "cnd_");
   BOOST_TEST(*a != *b);
   for (char c : a->substr(4))
-    BOOST_TEST((std::isalnum(static_cast<unsigned char>(c)) || c == '-'
-                || c == '_'));
+    BOOST_TEST(bool(std::isalnum(static_cast<unsigned char>(c)) || c == '-'
+                    || c == '_'));
   BOOST_TEST(plausible_api_key(*a));
   BOOST_TEST(!plausible_api_key("Bearer"));
   BOOST_TEST(!plausible_api_key(std::string(200, 'x')));
