@@ -89,9 +89,11 @@ int cmd_serve(int argc, char** argv) {
                       "until SIGTERM or SIGINT, then finishes in-flight "
                       "requests, flushes the ledger and exits 0. SIGHUP "
                       "reloads <data-dir>/index.db (run candor ingest "
-                      "first) without stopping; so does POST "
-                      "/admin/reindex with the bearer token of "
-                      "CANDOR_RETRIEVAL_ADMIN_TOKEN.\n",
+                      "first) without stopping, and re-reads the API keys "
+                      "(candor keys); so does POST /admin/reindex with the "
+                      "bearer token of CANDOR_RETRIEVAL_ADMIN_TOKEN (the "
+                      "index only). With no API key, serving beyond "
+                      "loopback needs --allow-unauthenticated.\n",
                       vm);
       rc >= 0)
     return rc;

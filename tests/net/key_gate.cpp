@@ -35,6 +35,11 @@ const std::string bob = "cnd_bob-secret-0123456789";
 
 BOOST_AUTO_TEST_SUITE(net_key_gate)
 
+BOOST_AUTO_TEST_CASE(rate_limited_is_429) {
+  BOOST_TEST(domain::http_status(domain::ec::rate_limited) == 429);
+  BOOST_TEST(domain::to_string(domain::ec::rate_limited) == "rate_limited");
+}
+
 BOOST_AUTO_TEST_CASE(no_keys_means_open_and_bad_tokens_are_refused) {
   key_gate gate;
   BOOST_TEST(!gate.enabled());
