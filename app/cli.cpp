@@ -62,6 +62,7 @@ configure(const po::variables_map& vm,
     {"dataDir", "--data-dir"},
     {"http.bind", "--bind"},
     {"http.port", "--port"},
+    {"http.allowUnauthenticated", "--allow-unauthenticated"},
     {"sql.seed", "--seed"}};
   return data::load_config(domain::default_config_json(), file,
                            data::candor_environment(), flags, names);

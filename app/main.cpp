@@ -19,6 +19,8 @@
 #include "data/clock.hpp"
 #include "actors/app.hpp"
 #include "app/cli.hpp"
+#include "app/keys.hpp"
+#include "net/key_gate.hpp"
 #include "data/retrieval/ingest.hpp"
 #include "data/sales/catalog.hpp"
 #include "data/sales/gen.hpp"
@@ -53,6 +55,7 @@ Commands:
             fingerprint; the same seed always gives the same fingerprint
   ingest    index the documents (data/kb) into <data-dir>/index.db; unchanged
             documents are skipped
+  keys      add, list or revoke API keys (stored hashed in the ledger)
   --version print the version, the commit and the linked libraries' versions
 
 The measuring commands (sql-guard, calibrate, ablation, layers, eval) are in
@@ -77,16 +80,20 @@ int cmd_serve(int argc, char** argv) {
   auto desc = common_options();
   desc.add_options()("port,p", po::value<std::string>(),
                      "listen port (default 8080; 0 picks a free port)")(
-    "bind", po::value<std::string>(), "listen address (default 127.0.0.1)");
+    "bind", po::value<std::string>(), "listen address (default 127.0.0.1)")(
+    "allow-unauthenticated",
+    "serve beyond loopback without API keys (http.allowUnauthenticated)");
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor serve [options]\n\nRuns the HTTP server "
                       "until SIGTERM or SIGINT, then finishes in-flight "
                       "requests, flushes the ledger and exits 0. SIGHUP "
                       "reloads <data-dir>/index.db (run candor ingest "
-                      "first) without stopping; so does POST "
-                      "/admin/reindex with the bearer token of "
-                      "CANDOR_RETRIEVAL_ADMIN_TOKEN.\n",
+                      "first) without stopping, and re-reads the API keys "
+                      "(candor keys); so does POST /admin/reindex with the "
+                      "bearer token of CANDOR_RETRIEVAL_ADMIN_TOKEN (the "
+                      "index only). With no API key, serving beyond "
+                      "loopback needs --allow-unauthenticated.\n",
                       vm);
       rc >= 0)
     return rc;
@@ -95,9 +102,28 @@ int cmd_serve(int argc, char** argv) {
     flags["http.port"] = vm["port"].as<std::string>();
   if (vm.count("bind"))
     flags["http.bind"] = vm["bind"].as<std::string>();
+  if (vm.count("allow-unauthenticated"))
+    flags["http.allowUnauthenticated"] = "true";
   auto cfg = configure(vm, flags);
   if (!cfg)
     return config_failure(cfg.err());
+  // The API keys, read before anything starts (the ledger's schema is
+  // created or migrated here if need be). Without any, the server is
+  // open: only on loopback, unless told so explicitly.
+  net::key_gate loaded;
+  auto active = load_keys(*cfg, loaded, true);
+  if (!active)
+    return start_failure(active.err());
+  if (*active == 0 && !loopback_address(cfg->http.bind)
+      && !cfg->http.allow_unauthenticated) {
+    std::cerr << "candor: configuration error: --bind " << cfg->http.bind
+              << " is reachable from other machines and no API key exists, "
+                 "so anyone could ask: create one with 'candor keys add "
+                 "NAME', or serve without keys explicitly with "
+                 "--allow-unauthenticated (http.allowUnauthenticated: true, "
+                 "CANDOR_HTTP_ALLOW_UNAUTHENTICATED=true)\n";
+    return exit_usage;
+  }
   // SIGHUP means "re-index" once the server runs; until then it must not
   // kill the process (the server installs its own handler).
   std::signal(SIGHUP, SIG_IGN);
@@ -105,6 +131,10 @@ int cmd_serve(int argc, char** argv) {
   if (!a)
     return start_failure(a.err());
   net::server srv{**a, *cfg};
+  if (auto again = load_keys(*cfg, srv.keys(), false); !again)
+    return start_failure(again.err());
+  key_reloader reloader{*cfg, srv.keys()};
+  srv.on_sighup([&reloader] { reloader.kick(); });
   auto port = srv.listen();
   if (!port) {
     std::cerr << "candor: cannot listen: " << port.err().message << "\n";
@@ -114,7 +144,8 @@ int cmd_serve(int argc, char** argv) {
                   {{"address", cfg->http.bind},
                    {"port", static_cast<int64_t>(*port)},
                    {"provider", cfg->llm.provider},
-                   {"dataDir", cfg->data_dir}});
+                   {"dataDir", cfg->data_dir},
+                   {"apiKeys", static_cast<int64_t>(*active)}});
   srv.run();
   (*a)->shutdown();
   data::log_event(data::log_level::info, "stopped");
@@ -380,6 +411,7 @@ int main(int argc, char** argv) {
   static constexpr command commands[] = {{"serve", cmd_serve},
                                          {"ask", cmd_ask},
                                          {"seed", cmd_seed},
-                                         {"ingest", cmd_ingest}};
+                                         {"ingest", cmd_ingest},
+                                         {"keys", cmd_keys}};
   return run(argc, argv, "candor", top_help, commands);
 }

@@ -376,6 +376,9 @@ void log_request(const domain::request_record& rec) {
       else
         f.text("question", cut_utf8(rec.question, 200));
       f.integer("llmCalls", rec.llm_calls);
+      // The API key's name (never the key) when the request had one.
+      if (!rec.key_name.empty())
+        f.text("key", rec.key_name);
       if (!rec.blocked_by.empty())
         f.text("blockedBy", rec.blocked_by);
       if (!rec.error.empty())

@@ -62,6 +62,10 @@ const std::vector<field>& fields() {
                          1000000));
     t.push_back(make_int("http.retryAfterSeconds",
                          CANDOR_MEMBER(http.retry_after_seconds), 1, 3600));
+    t.push_back(make_bool("http.allowUnauthenticated",
+                          CANDOR_MEMBER(http.allow_unauthenticated)));
+    t.push_back(make_int("http.keysReloadSeconds",
+                         CANDOR_MEMBER(http.keys_reload_seconds), 1, 86400));
     t.push_back(make_int("actors.schedulerThreads",
                          CANDOR_MEMBER(actors.scheduler_threads), 1, 64));
     t.push_back(make_string("actors.schedulerPolicy",

@@ -40,6 +40,13 @@ struct config {
     /// set (environment only); required to start when `bind` is not a
     /// loopback address.
     std::string operator_token;
+    /// Without any active API key (`candor keys add`), serving on an
+    /// address other than loopback is refused unless this is true
+    /// (flag --allow-unauthenticated).
+    bool allow_unauthenticated = false;
+    /// How often a running server re-reads the API keys from the ledger
+    /// (also on SIGHUP), so that a key added or revoked takes effect.
+    int64_t keys_reload_seconds = 10;
   } http;
 
   struct actors_t {

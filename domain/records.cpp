@@ -41,6 +41,7 @@ request_record request_row(const ask_request& req, int http_status,
   if (may_hold_secret(rec.question)) // a copy only when needed
     rec.question = mask_secrets(rec.question);
   rec.warnings = req.warnings;
+  rec.key_name = req.key_name;
   return rec;
 }
 

@@ -31,6 +31,8 @@ struct request_record {
   int64_t tokens = 0;
   double cost_usd = 0;
   std::vector<std::string> warnings;
+  /// The name of the API key (never the key); empty without keys.
+  std::string key_name;
   /// The graph steps of an answered request. They travel with the request
   /// row (one ledger message instead of two) and are stored as trace rows;
   /// requests that ended in an HTTP error have their trace sent by the
@@ -42,7 +44,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_record& x) {
   return f(x.request_id, x.ts_us, x.method, x.path, x.route, x.status,
            x.blocked_by, x.http_status, x.error, x.latency_us, x.question,
-           x.llm_calls, x.tokens, x.cost_usd, x.warnings, x.steps);
+           x.llm_calls, x.tokens, x.cost_usd, x.warnings, x.key_name, x.steps);
 }
 
 /// Copies what a finished graph run contributes to its request row: route,

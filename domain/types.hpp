@@ -91,12 +91,15 @@ struct ask_request {
   /// HTTP, "CLI" "ask" from `candor ask`, "EVAL" "eval" from the gate.
   std::string method;
   std::string path;
+  /// The name of the API key the request came with (never the key);
+  /// empty without keys.
+  std::string key_name;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ask_request& x) {
   return f(x.request_id, x.question, x.force_route, x.chaos, x.warnings,
-           x.received_us, x.method, x.path);
+           x.received_us, x.method, x.path, x.key_name);
 }
 
 // -- parts of the answer ------------------------------------------------------

@@ -20,8 +20,12 @@ void session::send_error(const domain::error& e, error_opts opts) {
   if (opts.www_authenticate)
     fields.emplace_back("WWW-Authenticate", "Bearer realm=\"candor\"");
   std::string retry_after;
-  // Every 503 says when to come back: overloaded, or no model reachable.
-  if (opts.retry_after || status == 503) {
+  // Every 503 says when to come back: overloaded, or no model reachable;
+  // an API key's 429 says when its bucket or its day has room again.
+  if (opts.retry_after_seconds > 0) {
+    retry_after = std::to_string(opts.retry_after_seconds);
+    fields.emplace_back("Retry-After", retry_after);
+  } else if (opts.retry_after || status == 503) {
     retry_after = std::to_string(srv_.cfg.http.retry_after_seconds);
     fields.emplace_back("Retry-After", retry_after);
   }

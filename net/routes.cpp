@@ -75,12 +75,15 @@ void session::handle_request() {
        || ctx_.route == route_id::runs)
       && !operator_allowed())
     return;
+  if ((ctx_.route == route_id::ask || ctx_.route == route_id::demo_questions)
+      && !key_allowed())
+    return;
   switch (ctx_.route) {
     case route_id::ask: handle_ask(); return;
     case route_id::stats: handle_stats(target_); return;
     case route_id::metrics:
       log_read();
-      send(http::status::ok, srv_.svc.metrics(),
+      send(http::status::ok, srv_.svc.metrics() + srv_.keys.metrics(),
            "text/plain; version=0.0.4; charset=utf-8");
       return;
     case route_id::health:
@@ -160,6 +163,7 @@ void session::handle_ask() {
   ask.received_us = ctx_.ts_us;
   ask.method = ctx_.method;
   ask.path = ctx_.path;
+  ask.key_name = ctx_.key_name;
   if (ctx_.id_replaced)
     ask.warnings.emplace_back("request_id_replaced");
   if (!try_begin_service_call())
@@ -209,6 +213,42 @@ bool session::operator_allowed() {
   send_error(domain::make_error(domain::ec::unauthorized,
                                 "this read needs the operator's bearer token "
                                 "(http.operatorToken)"),
+             o);
+  return false;
+}
+
+bool session::key_allowed() {
+  auto& gate = srv_.keys;
+  if (!gate.enabled())
+    return true; // no keys: the open behaviour (loopback, see app/main)
+  auto token = bearer_token(parser_->get()[http::field::authorization]);
+  auto v = gate.admit(token, std::chrono::steady_clock::now(), data::wall_us());
+  using kind = key_verdict::kind;
+  if (v.result == kind::ok) {
+    ctx_.key_name = std::move(v.name);
+    return true;
+  }
+  error_opts o;
+  if (v.result == kind::missing || v.result == kind::invalid) {
+    o.www_authenticate = true;
+    send_error(domain::make_error(
+                 domain::ec::unauthorized,
+                 v.result == kind::missing
+                   ? "an API key is required: 'Authorization: Bearer <key>' "
+                     "(candor keys add)"
+                   : "the API key is not valid (unknown or revoked)"),
+               o);
+    return false;
+  }
+  ctx_.key_name = std::move(v.name);
+  o.retry_after_seconds = v.retry_after_s;
+  send_error(domain::make_error(
+               domain::ec::rate_limited,
+               v.result == kind::rate_limited
+                 ? "this API key's request rate is exceeded; retry after "
+                     + std::to_string(v.retry_after_s) + " s"
+                 : "this API key's model tokens for today are spent; retry "
+                   "after UTC midnight"),
              o);
   return false;
 }
@@ -275,6 +315,15 @@ void session::on_ask(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
   end_service_call();
   ctx_.recorded = true;
+  if (!ctx_.key_name.empty()) {
+    // The key's day: the model tokens the request spent, answered or not.
+    int64_t tokens = 0;
+    if (r)
+      tokens = (**r).usage.tokens_in + (**r).usage.tokens_out;
+    else if (r.err().spent)
+      tokens = r.err().spent->tokens;
+    srv_.keys.spent(ctx_.key_name, tokens, data::wall_us());
+  }
   if (!r) {
     send_error(r.err());
     return;
@@ -329,6 +378,7 @@ domain::request_record session::make_record(int status,
     latency_us = std::chrono::duration_cast<std::chrono::microseconds>(
                    std::chrono::steady_clock::now() - ctx_.start)
                    .count();
+  req.key_name = ctx_.key_name;
   auto rec = domain::request_row(req, status, latency_us);
   rec.error = std::string{error};
   return rec;

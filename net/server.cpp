@@ -166,6 +166,8 @@ void server::impl::on_signal(beast::error_code ec, int sig) {
         data::log_event(data::log_level::error, "reindex_failed",
                         {{"via", "SIGHUP"}, {"message", r.err().message}});
     });
+    if (on_sighup)
+      on_sighup();
     signals.async_wait(beast::bind_front_handler(&impl::on_signal, this));
     return;
   }
@@ -301,6 +303,14 @@ void server::run() {
   loop();
   for (auto& t : threads)
     t.join();
+}
+
+key_gate& server::keys() {
+  return impl_->keys;
+}
+
+void server::on_sighup(std::function<void()> fn) {
+  impl_->on_sighup = std::move(fn);
 }
 
 void server::stop() {

@@ -4,6 +4,7 @@
 // Asio behind the pimpl.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "domain/config.hpp"
@@ -14,6 +15,8 @@
 /// The HTTP listener (DESIGN.md §3). Beast and Asio stay behind the pimpl:
 /// this header includes neither.
 namespace candor::net {
+
+class key_gate;
 
 /// Keep-alive HTTP/1.1 server in front of a domain::service. One request in
 /// flight per connection; requests are handed to the service without
@@ -40,6 +43,14 @@ public:
 
   /// Thread-safe; same effect as a signal.
   void stop();
+
+  /// The API keys the server admits (thread-safe; see net/key_gate.hpp).
+  /// Empty until loaded: then every request is served as before.
+  key_gate& keys();
+
+  /// `fn` runs on every SIGHUP (after the re-index is asked for); set
+  /// before run().
+  void on_sighup(std::function<void()> fn);
 
   struct impl;
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 
 #include "domain/config.hpp"
 #include "domain/service.hpp"
+#include "net/key_gate.hpp"
 #include "net/server.hpp"
 
 namespace candor::net {
@@ -86,6 +88,10 @@ struct server::impl {
   int64_t started_s = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
+  /// The API keys (empty: the open behaviour).
+  key_gate keys;
+  /// Called on SIGHUP (on `control`), besides the re-index.
+  std::function<void()> on_sighup;
 
   impl(domain::service& s, const domain::config& c)
       : svc(s), cfg(c), ioc(std::max(1, c.http.threads)),

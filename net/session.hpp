@@ -70,6 +70,8 @@ struct request_ctx {
   bool keep_alive = true;
   bool head = false; ///< HEAD: the response's head only
   bool recorded = false;
+  /// The API key's name once the gate admitted (or rate-limited) it.
+  std::string key_name;
 };
 
 /// Extra response headers for errors.
@@ -77,6 +79,8 @@ struct error_opts {
   std::string_view allow;
   bool www_authenticate = false;
   bool retry_after = false;
+  /// When > 0, Retry-After says this many seconds (an API key's 429).
+  int64_t retry_after_seconds = 0;
   bool close = false;
 };
 
@@ -226,6 +230,11 @@ private:
   /// False (and a 401 sent) when http.operatorToken is set and the request
   /// does not carry it as a bearer token.
   bool operator_allowed();
+
+  /// With API keys loaded, /ask and /demo/questions need an active key
+  /// with room in its bucket and its daily budget: otherwise answers 401
+  /// or 429 and returns false (net/key_gate.hpp).
+  bool key_allowed();
 
   // -- the hand-off to the service --------------------------------------------
 

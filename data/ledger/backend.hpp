@@ -45,10 +45,17 @@ enum class ledger_read {
   run_llm_calls,     ///< (id, from_us or NULL, to_us or NULL)
   run_sql_audit,     ///< (id, from_us or NULL, to_us or NULL)
   count_requests,    ///< (): one row
+  stats_keys,        ///< (from_us, to_us): one row per key name
+  keys_list,         ///< (): every API key
+  key_add,           ///< writer only; (name, ..., created_us) RETURNING
+  key_revoke,        ///< writer only; (name, revoked_us) RETURNING
+  key_tokens_since,  ///< (from_us): tokens per key name
 };
 
-/// A read's parameter: NULL, an integer or a text (borrowed for the call).
-using ledger_param = std::variant<std::monostate, int64_t, std::string_view>;
+/// A read's parameter: NULL, an integer, a text (borrowed for the call) or
+/// a real.
+using ledger_param
+  = std::variant<std::monostate, int64_t, std::string_view, double>;
 
 using ledger_row_fn = std::function<void(const ledger_row&)>;
 

@@ -10,7 +10,7 @@
 namespace candor::data::ledger_pg_sql {
 
 /// The schema version this build writes (candor_ledger.schema_version).
-inline constexpr int64_t schema_version = 1;
+inline constexpr int64_t schema_version = 2;
 
 /// Taken with pg_advisory_xact_lock around the schema's creation, so that
 /// processes starting at once create it once; released by COMMIT or
@@ -111,14 +111,32 @@ CREATE INDEX IF NOT EXISTS sql_audit_request_id
 INSERT INTO candor_ledger.schema_version (version) VALUES (1);
 )sql";
 
+// Version 2: API keys (`candor keys`; see data/ledger/sql.hpp, version 4
+// there) and the key name of each request row.
+inline constexpr const char* migrate_v1_to_v2 = R"sql(
+ALTER TABLE candor_ledger.requests
+  ADD COLUMN IF NOT EXISTS key_name text NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS candor_ledger.api_keys (
+  name         text             PRIMARY KEY,
+  prefix       text             NOT NULL,
+  hash         text             NOT NULL UNIQUE,
+  rate         double precision NOT NULL,
+  burst        bigint           NOT NULL,
+  daily_tokens bigint           NOT NULL,
+  created_us   bigint           NOT NULL,
+  revoked_us   bigint           NOT NULL DEFAULT 0
+);
+INSERT INTO candor_ledger.schema_version (version) VALUES (2);
+)sql";
+
 // -- inserts: a head and its columns' count; the rows are `($1, ..., $n)`
 //    groups numbered on (pg_store.cpp) ---------------------------------------
 
 inline constexpr const char* insert_requests_head
   = "INSERT INTO candor_ledger.requests (request_id, ts_us, method, path, "
     "route, status, blocked_by, http_status, error, latency_us, question, "
-    "llm_calls, tokens, cost_usd, warnings, writer) VALUES ";
-inline constexpr size_t insert_requests_columns = 16;
+    "llm_calls, tokens, cost_usd, warnings, writer, key_name) VALUES ";
+inline constexpr size_t insert_requests_columns = 17;
 
 inline constexpr const char* insert_llm_calls_head
   = "INSERT INTO candor_ledger.llm_calls (request_id, ts_us, prompt, "
@@ -188,5 +206,28 @@ inline constexpr const char* run_sql_audit_sql
 
 inline constexpr const char* count_requests_sql
   = "SELECT count(*) FROM candor_ledger.requests";
+
+inline constexpr const char* stats_keys_sql
+  = "SELECT key_name, count(*), COALESCE(sum(tokens), 0), "
+    "count(*) FILTER (WHERE http_status = 429) "
+    "FROM candor_ledger.requests WHERE ts_us BETWEEN $1 AND $2 "
+    "AND key_name <> '' GROUP BY key_name ORDER BY key_name";
+
+inline constexpr const char* keys_list_sql
+  = "SELECT name, prefix, hash, rate, burst, daily_tokens, created_us, "
+    "revoked_us FROM candor_ledger.api_keys ORDER BY name";
+
+inline constexpr const char* key_add_sql
+  = "INSERT INTO candor_ledger.api_keys (name, prefix, hash, rate, burst, "
+    "daily_tokens, created_us) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+    "ON CONFLICT DO NOTHING RETURNING name";
+
+inline constexpr const char* key_revoke_sql
+  = "UPDATE candor_ledger.api_keys SET revoked_us = $2 "
+    "WHERE name = $1 AND revoked_us = 0 RETURNING name";
+
+inline constexpr const char* key_tokens_since_sql
+  = "SELECT key_name, COALESCE(sum(tokens), 0) FROM candor_ledger.requests "
+    "WHERE key_name <> '' AND ts_us >= $1 GROUP BY key_name";
 
 } // namespace candor::data::ledger_pg_sql

@@ -179,9 +179,18 @@ public:
       auto version = read_version();
       if (!version)
         return version.err();
-      if (*version == 0)
-        return conn_.exec(schema_v1);
-      return check_version(*version);
+      auto v = *version;
+      if (v == 0) {
+        if (auto err = conn_.exec(schema_v1))
+          return err;
+        v = 1;
+      }
+      if (v == 1) {
+        if (auto err = conn_.exec(migrate_v1_to_v2))
+          return err;
+        v = 2;
+      }
+      return check_version(v);
     });
   }
 
@@ -225,6 +234,11 @@ public:
         ps.emplace_back(std::to_string(*i));
       else if (const auto* t = std::get_if<std::string_view>(&p))
         ps.emplace_back(std::string{*t});
+      else if (const auto* d = std::get_if<double>(&p)) {
+        char buf[32];
+        auto res = std::to_chars(buf, buf + sizeof buf, *d);
+        ps.emplace_back(std::string{buf, res.ptr});
+      }
       else
         ps.emplace_back(std::nullopt);
     }
@@ -255,6 +269,11 @@ private:
       case ledger_read::run_llm_calls: return run_llm_calls_sql;
       case ledger_read::run_sql_audit: return run_sql_audit_sql;
       case ledger_read::count_requests: return count_requests_sql;
+      case ledger_read::stats_keys: return stats_keys_sql;
+      case ledger_read::keys_list: return keys_list_sql;
+      case ledger_read::key_add: return key_add_sql;
+      case ledger_read::key_revoke: return key_revoke_sql;
+      case ledger_read::key_tokens_since: return key_tokens_since_sql;
     }
     return "SELECT 1 WHERE false";
   }
@@ -344,7 +363,8 @@ private:
                         b(x.request_id)(x.ts_us)(x.method)(x.path)(x.route)(
                           x.status)(x.blocked_by)(x.http_status)(x.error)(
                           x.latency_us)(x.question)(x.llm_calls)(x.tokens)(
-                          x.cost_usd)(warnings_to_json(x.warnings))(writer_id_);
+                          x.cost_usd)(warnings_to_json(x.warnings))(writer_id_)(
+                          x.key_name);
                       }))
       return err;
     const auto& calls = batch.llm_calls;

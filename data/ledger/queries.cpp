@@ -132,9 +132,23 @@ ledger_store::stats_json(const std::string& window_label,
         llm["costIsFictional"] = cost_is_fictional;
       });
   };
+  // -- per API key (requests that came with one)
+  json::object by_key;
+  auto read_keys = [&]() -> domain::error {
+    return impl_->read(
+      ledger_read::stats_keys, {from_us, now_us}, [&](const ledger_row& q) {
+        json::object k;
+        k["requests"] = q.int64(1);
+        k["tokens"] = static_cast<int64_t>(std::llround(q.real(2)));
+        k["rateLimited"] = static_cast<int64_t>(std::llround(q.real(3)));
+        by_key[q.text(0)] = std::move(k);
+      });
+  };
   // One snapshot for both tables.
   if (auto err = impl_->snapshot([&]() -> domain::error {
         if (auto e = read_requests())
+          return e;
+        if (auto e = read_keys())
           return e;
         return read_llm();
       }))
@@ -179,6 +193,8 @@ ledger_store::stats_json(const std::string& window_label,
   doc["clientErrors"] = client_errors;
   doc["latencyMs"] = std::move(latency);
   doc["llm"] = std::move(llm);
+  // Per API key name (empty without keys): requests, model tokens, 429s.
+  doc["byKey"] = std::move(by_key);
   return domain::json_text(doc);
 }
 

@@ -42,8 +42,8 @@ std::string insert_requests_sql(size_t rows) {
   return multi_row_insert(
     "INSERT OR FAIL INTO requests (request_id, ts_us, method, path, route, "
     "status, blocked_by, http_status, error, latency_us, question, "
-    "llm_calls, tokens, cost_usd, warnings) VALUES ",
-    15, rows);
+    "llm_calls, tokens, cost_usd, warnings, key_name) VALUES ",
+    16, rows);
 }
 
 std::string insert_llm_calls_sql(size_t rows) {

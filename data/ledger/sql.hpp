@@ -133,15 +133,36 @@ ALTER TABLE llm_calls ADD COLUMN local_fallback INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 3;
 )sql";
 
+// Version 4: API keys (`candor keys`). A key is stored as its SHA-256
+// (hex) and a short prefix for display, never itself; `revoked_us` is 0
+// while the key is active. Each request row names the key it came with
+// (empty without keys); the per-key reads go by requests_ts_us (a
+// window, or since midnight), so no index is added to the writer's work.
+inline constexpr const char* migrate_v3_to_v4 = R"sql(
+ALTER TABLE requests ADD COLUMN key_name TEXT NOT NULL DEFAULT '';
+CREATE TABLE api_keys (
+  name         TEXT    PRIMARY KEY,
+  prefix       TEXT    NOT NULL,
+  hash         TEXT    NOT NULL UNIQUE,
+  rate         REAL    NOT NULL, -- requests per second
+  burst        INTEGER NOT NULL,
+  daily_tokens INTEGER NOT NULL, -- 0: no budget
+  created_us   INTEGER NOT NULL,
+  revoked_us   INTEGER NOT NULL DEFAULT 0
+) STRICT;
+
+PRAGMA user_version = 4;
+)sql";
+
 /// Requests and model calls are inserted up to this many rows per
 /// statement: one execution per chunk of a batch instead of one per row
 /// (each execution costs about as much again as the row it inserts).
 inline constexpr size_t rows_per_insert = 8;
 
 /// `INSERT OR FAIL INTO requests ... VALUES` with `rows` rows, each taking
-/// 15 parameters in this order: request_id, ts_us, method, path, route,
+/// 16 parameters in this order: request_id, ts_us, method, path, route,
 /// status, blocked_by, http_status, error, latency_us, question, llm_calls,
-/// tokens, cost_usd, warnings.
+/// tokens, cost_usd, warnings, key_name.
 std::string insert_requests_sql(size_t rows);
 
 /// `INSERT OR FAIL INTO llm_calls ... VALUES` with `rows` rows, each taking
@@ -215,5 +236,36 @@ inline constexpr const char* run_sql_audit_sql
 
 inline constexpr const char* count_requests_sql
   = "SELECT COUNT(*) FROM requests";
+
+// -- API keys (the key commands run these on a writer connection) -------------
+
+/// Per key over (from_us, to_us): key_name, requests, tokens, 429s.
+inline constexpr const char* stats_keys_sql
+  = "SELECT key_name, COUNT(*), TOTAL(tokens), TOTAL(http_status = 429) "
+    "FROM requests WHERE ts_us BETWEEN ?1 AND ?2 AND key_name <> '' "
+    "GROUP BY key_name ORDER BY key_name";
+
+/// Every key: name, prefix, hash, rate, burst, daily_tokens, created_us,
+/// revoked_us.
+inline constexpr const char* keys_list_sql
+  = "SELECT name, prefix, hash, rate, burst, daily_tokens, created_us, "
+    "revoked_us FROM api_keys ORDER BY name";
+
+/// (name, prefix, hash, rate, burst, daily_tokens, created_us): one row
+/// (the name) when added, none when the name or the hash exists.
+inline constexpr const char* key_add_sql
+  = "INSERT INTO api_keys (name, prefix, hash, rate, burst, daily_tokens, "
+    "created_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING "
+    "RETURNING name";
+
+/// (name, revoked_us): one row when an active key was revoked.
+inline constexpr const char* key_revoke_sql
+  = "UPDATE api_keys SET revoked_us = ?2 WHERE name = ?1 AND revoked_us = 0 "
+    "RETURNING name";
+
+/// (from_us): per key name, the tokens of its requests since then.
+inline constexpr const char* key_tokens_since_sql
+  = "SELECT key_name, TOTAL(tokens) FROM requests "
+    "WHERE key_name <> '' AND ts_us >= ?1 GROUP BY key_name";
 
 } // namespace candor::data::ledger_sql

@@ -54,6 +54,7 @@ domain::outcome<ledger_store> ledger_store::open(const std::string& path,
     return db.err();
   auto ptr = std::make_unique<sqlite_ledger>();
   ptr->db = std::move(*db);
+  ptr->writer = writer;
   auto& conn = ptr->db;
   if (auto err = conn.busy_timeout(std::chrono::seconds{5}))
     return err;
@@ -198,7 +199,14 @@ domain::error sqlite_ledger::read(ledger_read what,
     case ledger_read::run_llm_calls: q = &run_llm_calls; break;
     case ledger_read::run_sql_audit: q = &run_sql_audit; break;
     case ledger_read::count_requests: q = &count_requests; break;
+    case ledger_read::stats_keys: q = &stats_keys; break;
+    case ledger_read::keys_list: q = &keys_list; break;
+    case ledger_read::key_add: q = &key_add; break;
+    case ledger_read::key_revoke: q = &key_revoke; break;
+    case ledger_read::key_tokens_since: q = &key_tokens_since; break;
   }
+  if (q != nullptr && !q->is_valid())
+    return storage_error("the key commands need a writer connection");
   if (q == nullptr)
     return storage_error("unknown ledger read");
   // The parameters outlive the statement's run: bound by reference.
@@ -209,6 +217,8 @@ domain::error sqlite_ledger::read(ledger_read what,
       (void)q->bind_int64(index, *i);
     else if (const auto* t = std::get_if<std::string_view>(&p))
       (void)q->bind_text_ref(index, *t);
+    else if (const auto* d = std::get_if<double>(&p))
+      (void)q->bind_double(index, *d);
     else
       (void)q->bind_null(index);
     ++index; // a bind error is reported by the first step

@@ -106,6 +106,14 @@ struct sqlite_ledger final : ledger_backend {
   statement run_llm_calls;
   statement run_sql_audit;
   statement count_requests;
+  statement stats_keys;
+  statement keys_list;
+  /// The key commands' statements: prepared on a writer only (a read
+  /// connection is query_only).
+  statement key_add;
+  statement key_revoke;
+  statement key_tokens_since;
+  bool writer = false;
 
   domain::error prepare_all() {
     std::pair<statement*, const char*> all[] = {
@@ -119,8 +127,20 @@ struct sqlite_ledger final : ledger_backend {
       {&run_llm_calls, run_llm_calls_sql},
       {&run_sql_audit, run_sql_audit_sql},
       {&count_requests, count_requests_sql},
+      {&stats_keys, stats_keys_sql},
+      {&keys_list, keys_list_sql},
+      {&key_tokens_since, key_tokens_since_sql},
     };
     for (auto& [stmt, sql] : all) {
+      auto res = db.prepare(sql);
+      if (!res)
+        return res.err();
+      *stmt = std::move(*res);
+    }
+    if (!writer)
+      return {};
+    for (auto [stmt, sql] : {std::pair{&key_add, key_add_sql},
+                             std::pair{&key_revoke, key_revoke_sql}}) {
       auto res = db.prepare(sql);
       if (!res)
         return res.err();
@@ -158,6 +178,11 @@ struct sqlite_ledger final : ledger_backend {
       if (auto err = db.exec(migrate_v2_to_v3))
         return err;
       v = 3;
+    }
+    if (v == 3) {
+      if (auto err = db.exec(migrate_v3_to_v4))
+        return err;
+      v = 4;
     }
     if (v != ledger_schema_version) // e.g. a negative user_version
       return storage_error("ledger schema version " + std::to_string(*version)
@@ -202,7 +227,7 @@ struct sqlite_ledger final : ledger_backend {
       auto& x = xs[first + i];
       b(x.request_id)(x.ts_us)(x.method)(x.path)(x.route)(x.status)(
         x.blocked_by)(x.http_status)(x.error)(x.latency_us)(x.question)(
-        x.llm_calls)(x.tokens)(x.cost_usd)(warnings_json[i]);
+        x.llm_calls)(x.tokens)(x.cost_usd)(warnings_json[i])(x.key_name);
     }
     return b.run();
   }

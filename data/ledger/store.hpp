@@ -4,6 +4,7 @@
 // batches it writes and the results of its /stats and /runs reads.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +60,21 @@ struct ledger_batch {
 /// empty vector.
 double nearest_rank(const std::vector<double>& sorted, double p);
 
+/// An API key as the ledger stores it (`candor keys`): never the key
+/// itself, only its SHA-256 and a short prefix for display.
+struct api_key {
+  std::string name;   ///< unique, [a-z0-9_-]{1,40}
+  std::string prefix; ///< the key's first characters ("cnd_AbCd")
+  std::string hash;   ///< SHA-256 of the key, lowercase hex
+  double rate = 5;    ///< requests per second (token bucket refill)
+  int64_t burst = 10; ///< bucket size
+  int64_t daily_tokens = 1000000; ///< model tokens per UTC day; 0: no budget
+  int64_t created_us = 0;
+  int64_t revoked_us = 0; ///< 0 while active
+};
+
 /// The schema version this build writes (`PRAGMA user_version`).
-inline constexpr int64_t ledger_schema_version = 3;
+inline constexpr int64_t ledger_schema_version = 4;
 
 /// One connection to the ledger, on either backend (data/ledger/backend.hpp);
 /// both give the same JSON for the same rows. SQLite statements are
@@ -128,6 +142,18 @@ public:
 
   /// "sqlite" or "postgres".
   const char* backend_name() const noexcept;
+
+  // -- API keys (data/ledger/keys.cpp); adding and revoking need a writer.
+
+  /// False when a key with that name (revoked or not) or hash exists.
+  domain::outcome<bool> add_key(const api_key& key);
+  /// False when no active key has that name.
+  domain::outcome<bool> revoke_key(const std::string& name, int64_t now_us);
+  /// Every key, active and revoked, by name.
+  domain::outcome<std::vector<api_key>> list_keys();
+  /// The model tokens of each key's requests since `from_us`.
+  domain::outcome<std::map<std::string, int64_t>>
+  key_tokens_since(int64_t from_us);
 
 private:
   explicit ledger_store(std::unique_ptr<ledger_backend> ptr) noexcept;

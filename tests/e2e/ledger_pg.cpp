@@ -223,6 +223,59 @@ BOOST_FIXTURE_TEST_CASE(two_servers_share_the_ledger_and_sigterm_loses_no_row,
   BOOST_TEST(b.stop(SIGTERM) == 0);
 }
 
+BOOST_FIXTURE_TEST_CASE(api_keys_on_the_postgres_ledger_and_a_shared_budget,
+                        pg_ledger_env) {
+  // The key is made in the PostgreSQL ledger (no data directory needed).
+  auto added = run_candor({"keys", "add", "pg-bot", "--daily-tokens", "1"},
+                          env());
+  BOOST_REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  auto key = added.out.substr(0, added.out.find('\n'));
+  header_list with_key{{"Authorization", "Bearer " + key}};
+  server_process a{env()};
+  BOOST_REQUIRE_MESSAGE(a.start(), a.log());
+  {
+    http_client c{a.port()};
+    auto r = c.ask(ask_body(out_of_scope_q));
+    BOOST_REQUIRE(r);
+    BOOST_TEST(r->status == 401);
+    r = c.ask(ask_body(out_of_scope_q), with_key);
+    BOOST_REQUIRE(r);
+    BOOST_TEST(r->status == 200);
+    r = c.ask(ask_body(out_of_scope_q), with_key);
+    BOOST_REQUIRE(r);
+    BOOST_TEST(r->status == 429);
+  }
+  BOOST_TEST(stats_requests(a.port(), 3) == 3);
+  auto by_key = get_json(a.port(), "/stats").at("byKey");
+  BOOST_TEST(by_key.at("pg-bot").at("requests").as_int64() == 2);
+  BOOST_TEST(by_key.at("pg-bot").at("rateLimited").as_int64() == 1);
+  // Another process sharing the ledger reads the day's tokens from it:
+  // the budget is spent there too.
+  server_process b{env()};
+  BOOST_REQUIRE_MESSAGE(b.start(), b.log());
+  http_client cb{b.port()};
+  auto r = cb.ask(ask_body(out_of_scope_q), with_key);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 429);
+  BOOST_TEST(!r->header("retry-after").empty());
+  BOOST_TEST(stats_requests(b.port(), 4) == 4); // b's row committed
+  // Stored: the hash and the name, never the key.
+  auto c = data::pg::connection::open(dsn);
+  BOOST_REQUIRE(c.ok());
+  auto rows = c->query("SELECT count(*) FROM candor_ledger.requests "
+                       "WHERE key_name = 'pg-bot'");
+  BOOST_REQUIRE(rows.ok());
+  BOOST_TEST(*rows->values.at(0).at(0) == "3"); // 200, 429, 429 (not 401)
+  auto leaks = c->query("SELECT count(*) FROM candor_ledger.api_keys k, "
+                        "candor_ledger.requests q WHERE k.hash = $1 OR "
+                        "k.prefix = $1 OR q.question LIKE '%' || $1 || '%'",
+                        {key});
+  BOOST_REQUIRE(leaks.ok());
+  BOOST_TEST(*leaks->values.at(0).at(0) == "0");
+  BOOST_TEST(a.log().find(key) == std::string::npos);
+  BOOST_TEST(b.log().find(key) == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(postgres_without_a_connection_string_is_a_config_error) {
   auto dir = make_temp_dir("candor-ledger-conf");
   auto r = run_candor({"ask", out_of_scope_q, "--data-dir", dir + "/data"},

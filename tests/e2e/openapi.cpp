@@ -344,6 +344,25 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
   y.call("POST", "/admin/reindex", 404, {},
          {{"Authorization", std::string{"Bearer "} + token}});
 
+  // With API keys: 401 without one, 429 past a key's rate (a third
+  // server, keys made by `candor keys add` before it starts).
+  server_process keyed;
+  auto key = run_candor({"keys", "add", "openapi", "--rate", "0.01",
+                         "--burst", "1", "--data-dir", keyed.data_dir()});
+  BOOST_REQUIRE_MESSAGE(key.exit_code == 0, key.err);
+  auto secret = key.out.substr(0, key.out.find('\n'));
+  BOOST_REQUIRE_MESSAGE(keyed.start(std::chrono::seconds{60}), keyed.log());
+  exchange_log z{keyed.port(), {}, {}, {}};
+  header_list with_key{{"Authorization", "Bearer " + secret}};
+  z.ask(out_of_scope_q, 401);
+  z.call("GET", "/demo/questions", 401);
+  z.ask(out_of_scope_q, 200, with_key);
+  z.ask(out_of_scope_q, 429, with_key);
+  z.call("GET", "/demo/questions", 429, {}, with_key);
+  z.call("GET", "/stats", 200);
+  x.statuses.insert(z.statuses.begin(), z.statuses.end());
+  x.responses.insert(z.responses.begin(), z.responses.end());
+
   // Coverage: every operation, and every error status but 500.
   std::set<std::string> ops = x.operations;
   ops.insert(y.operations.begin(), y.operations.end());
@@ -351,7 +370,8 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
     BOOST_CHECK_MESSAGE(ops.count(op), op << " was never called");
   std::set<int> statuses = x.statuses;
   statuses.insert(y.statuses.begin(), y.statuses.end());
-  for (int s : {200, 400, 401, 404, 405, 413, 414, 415, 422, 431, 503, 504})
+  for (int s :
+       {200, 400, 401, 404, 405, 413, 414, 415, 422, 429, 431, 503, 504})
     BOOST_CHECK_MESSAGE(statuses.count(s), "status " << s << " never seen");
   std::size_t covered = 0;
   for (const auto& r : spec().declared_responses())

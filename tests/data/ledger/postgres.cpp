@@ -13,10 +13,12 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "data/ledger/pg_sql.hpp"
 #include "data/ledger/store.hpp"
 #include "data/ledger/writer.hpp"
 #include "data/telemetry.hpp"
 #include "data/pg/connection.hpp"
+#include "tests/support/key_checks.hpp"
 #include "tests/support/ledger_rows.hpp"
 #include "tests/support/pg_cluster.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -233,7 +235,8 @@ BOOST_AUTO_TEST_CASE(writers_starting_at_once_share_one_schema) {
   auto admin = pg::connection::open(dsn);
   BOOST_REQUIRE(admin.ok());
   BOOST_TEST(
-    rows_of(*admin, "SELECT count(*) FROM candor_ledger.schema_version") == 1);
+    rows_of(*admin, "SELECT count(*) FROM candor_ledger.schema_version")
+    == ledger_pg_sql::schema_version); // one row per version: created once
   // Two of them write at the same time, as two processes would.
   constexpr int per_writer = 300;
   std::vector<std::thread> writers;
@@ -395,6 +398,32 @@ BOOST_AUTO_TEST_CASE(a_role_that_only_writes_rows_needs_no_create) {
   BOOST_TEST(!err, err.message);
   auto reader = open_pg(rows_dsn, false);
   BOOST_TEST(count(reader) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(api_keys_and_per_key_figures) {
+  auto writer = open_pg(dsn, true);
+  auto reader = open_pg(dsn, false);
+  test::check_key_calls(writer, reader);
+}
+
+BOOST_AUTO_TEST_CASE(a_version_1_schema_is_migrated_keeping_its_rows) {
+  auto db_admin = pg::connection::open(dsn);
+  BOOST_REQUIRE(db_admin.ok());
+  BOOST_REQUIRE(!db_admin->exec(ledger_pg_sql::schema_head));
+  BOOST_REQUIRE(!db_admin->exec(ledger_pg_sql::schema_v1));
+  BOOST_REQUIRE(!db_admin->exec(
+    "INSERT INTO candor_ledger.requests (request_id, ts_us, method, path, "
+    "route, status, blocked_by, http_status, error, latency_us, question, "
+    "llm_calls, tokens, cost_usd, warnings, writer) VALUES ('old-1', 1, "
+    "'POST', '/ask', 'docs', 'answered', '', 200, '', 5, 'q', 1, 7, 0, "
+    "'[]', 'w')"));
+  auto writer = open_pg(dsn, true);
+  BOOST_TEST(count(writer) == 1);
+  BOOST_TEST(rows_of(*db_admin, "SELECT max(version) FROM "
+                                "candor_ledger.schema_version")
+             == ledger_pg_sql::schema_version);
+  auto reader = open_pg(dsn, false);
+  test::check_key_calls(writer, reader);
 }
 
 BOOST_AUTO_TEST_CASE(the_reader_needs_the_schema) {

@@ -274,6 +274,9 @@ BOOST_AUTO_TEST_CASE(every_ledger_query_uses_an_index) {
     {ledger_sql::run_sql_audit_sql,
      "SEARCH sql_audit USING INDEX sql_audit_request_id"},
     {ledger_sql::next_trace_ord_sql, "SEARCH trace_steps USING PRIMARY KEY"},
+    {ledger_sql::stats_keys_sql, "SEARCH requests USING INDEX requests_ts_us"},
+    {ledger_sql::key_tokens_since_sql,
+     "SEARCH requests USING INDEX requests_ts_us"},
   };
   for (auto& q : queries) {
     auto plan = query_plan(raw, q.sql);
