@@ -44,6 +44,7 @@ void session::handle_chat() {
   ask.received_us = ctx_.ts_us;
   ask.method = ctx_.method;
   ask.path = ctx_.path;
+  ask.key_name = ctx_.key_name;
   if (ctx_.id_replaced)
     ask.warnings.emplace_back("request_id_replaced");
   if (!try_begin_service_call())
@@ -60,6 +61,7 @@ void session::on_chat(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
   end_service_call();
   ctx_.recorded = true;
+  charge_key(r);
   if (!r) {
     send_error(r.err());
     return;

@@ -75,7 +75,12 @@ void session::handle_request() {
        || ctx_.route == route_id::runs)
       && !operator_allowed())
     return;
-  if ((ctx_.route == route_id::ask || ctx_.route == route_id::demo_questions)
+  // What answers questions needs a key once keys exist: /ask, the
+  // OpenAI-compatible endpoint (whose clients send the key as their API
+  // key) and the demo questions.
+  if ((ctx_.route == route_id::ask || ctx_.route == route_id::demo_questions
+       || ctx_.route == route_id::v1_chat || ctx_.route == route_id::v1_models
+       || ctx_.route == route_id::v1_model)
       && !key_allowed())
     return;
   switch (ctx_.route) {
@@ -311,19 +316,23 @@ void session::end_service_call() {
 
 /// The answer (or error) of /ask. The service wrote the request's row
 /// and the finalize node validated the response: this only renders.
+void session::charge_key(const domain::outcome<domain::ask_box>& r) {
+  if (ctx_.key_name.empty())
+    return;
+  // The key's day: the model tokens the request spent, answered or not.
+  int64_t tokens = 0;
+  if (r)
+    tokens = (**r).usage.tokens_in + (**r).usage.tokens_out;
+  else if (r.err().spent)
+    tokens = r.err().spent->tokens;
+  srv_.keys.spent(ctx_.key_name, tokens, data::wall_us());
+}
+
 void session::on_ask(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
   end_service_call();
   ctx_.recorded = true;
-  if (!ctx_.key_name.empty()) {
-    // The key's day: the model tokens the request spent, answered or not.
-    int64_t tokens = 0;
-    if (r)
-      tokens = (**r).usage.tokens_in + (**r).usage.tokens_out;
-    else if (r.err().spent)
-      tokens = r.err().spent->tokens;
-    srv_.keys.spent(ctx_.key_name, tokens, data::wall_us());
-  }
+  charge_key(r);
   if (!r) {
     send_error(r.err());
     return;

@@ -265,6 +265,9 @@ private:
 
   void end_service_call();
 
+  /// Counts the model tokens a request spent against its API key's day.
+  void charge_key(const domain::outcome<domain::ask_box>& r);
+
   /// The answer (or error) of /ask. The service wrote the request's row
   /// and the finalize node validated the response: this only renders.
   void on_ask(domain::outcome<domain::ask_box> r);

@@ -225,6 +225,40 @@ BOOST_AUTO_TEST_CASE(a_server_with_keys_admits_only_them_and_names_them) {
   BOOST_TEST(!has(bytes, bob));
 }
 
+BOOST_AUTO_TEST_CASE(the_openai_endpoint_takes_the_key_as_its_api_key) {
+  server_process proc;
+  auto carol = add_key(proc.data_dir(), "carol");
+  BOOST_REQUIRE_MESSAGE(proc.start(), proc.log());
+  http_client c{proc.port()};
+  std::string body = R"({"model":"candor","messages":[{"role":"user",)"
+                     R"("content":")"
+                     + std::string{out_of_scope_q} + R"("}]})";
+  header_list json{{"Content-Type", "application/json"}};
+  auto keyed = bearer(carol);
+  keyed.insert(keyed.end(), json.begin(), json.end());
+  // Without the key: 401 in OpenAI's error shape.
+  auto r = c.request("POST", "/v1/chat/completions", body, json);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 401);
+  BOOST_TEST(parse_object(r->body).at("error").is_object(), r->body);
+  r = c.request("GET", "/v1/models");
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 401);
+  // With it, as an OpenAI client sends its API key.
+  r = c.request("POST", "/v1/chat/completions", body, keyed);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 200, r->body);
+  r = c.request("GET", "/v1/models", {}, bearer(carol));
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 200);
+  // The row is the key's.
+  wait_rows(proc.data_dir(), 3);
+  auto rows = request_rows(proc.data_dir());
+  BOOST_TEST(has(rows, "/v1/chat/completions 200 carol"), rows);
+  BOOST_TEST(proc.stop(SIGTERM) == 0);
+  BOOST_TEST(!has(proc.log(), carol));
+}
+
 BOOST_AUTO_TEST_CASE(past_its_rate_or_its_daily_tokens_a_key_gets_429) {
   server_process proc;
   auto slow = add_key(proc.data_dir(), "slow",
