@@ -48,15 +48,17 @@ if ! command -v npm >/dev/null 2>&1; then
     --no-install-recommends npm || true
 fi
 client_dir=$root/tests/clients/openai
+# Only a test needs it: without npm or the registry the server still
+# builds and runs, and e2e_openai_client fails naming this step.
 if ! command -v npm >/dev/null 2>&1; then
-  log "error: npm is missing; install nodejs and npm, then run conf/setup.sh" \
-      "again (or: npm ci --prefix $client_dir)"
-  exit 1
-fi
-if [ ! "$client_dir/node_modules/.package-lock.json" -nt \
-     "$client_dir/package-lock.json" ]; then
+  log "warning: npm is missing, so e2e_openai_client will fail; install" \
+      "nodejs and npm, then run conf/setup.sh again"
+elif [ ! "$client_dir/node_modules/.package-lock.json" -nt \
+       "$client_dir/package-lock.json" ]; then
   log "installing the openai npm client into $client_dir/node_modules"
-  npm ci --prefix "$client_dir" --no-audit --no-fund --loglevel=error >/dev/null
+  npm ci --prefix "$client_dir" --no-audit --no-fund --loglevel=error >/dev/null ||
+    log "warning: npm ci failed, so e2e_openai_client will fail; run:" \
+        "npm ci --prefix $client_dir"
 else
   log "openai npm client present"
 fi
