@@ -36,21 +36,7 @@ void session::handle_chat() {
   auto chat = std::move(*parsed);
   chat_stream_ = chat.stream;
   chat_usage_ = chat.stream && chat.stream_usage;
-  auto ask = std::move(chat.ask);
-  ctx_.question = ask.question;
-  if (!read_chaos(ask))
-    return;
-  ask.request_id = ctx_.request_id;
-  ask.received_us = ctx_.ts_us;
-  ask.method = ctx_.method;
-  ask.path = ctx_.path;
-  ask.key_name = ctx_.key_name;
-  if (ctx_.id_replaced)
-    ask.warnings.emplace_back("request_id_replaced");
-  if (!try_begin_service_call())
-    return;
-  using ask_result = domain::outcome<domain::ask_box>;
-  srv_.svc.ask(std::move(ask), make_callback<ask_result>(&session::on_chat));
+  submit_ask(std::move(chat.ask), &session::on_chat);
 }
 
 /// The answer of a chat completion: one JSON completion, or the same

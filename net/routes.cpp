@@ -160,7 +160,12 @@ void session::handle_ask() {
     send_error(parsed.err());
     return;
   }
-  auto ask = std::move(*parsed);
+  submit_ask(std::move(*parsed), &session::on_ask);
+}
+
+void session::submit_ask(
+  domain::ask_request ask,
+  void (session::*done)(domain::outcome<domain::ask_box>)) {
   ctx_.question = ask.question;
   if (!read_chaos(ask))
     return;
@@ -174,7 +179,7 @@ void session::handle_ask() {
   if (!try_begin_service_call())
     return;
   using ask_result = domain::outcome<domain::ask_box>;
-  srv_.svc.ask(std::move(ask), make_callback<ask_result>(&session::on_ask));
+  srv_.svc.ask(std::move(ask), make_callback<ask_result>(done));
 }
 
 /// POST /admin/reindex: reloads the retrieval index. Disabled (404)

@@ -265,6 +265,12 @@ private:
 
   void end_service_call();
 
+  /// Stamps a parsed question with this request's identity (id, time,
+  /// path, key, chaos header) and hands it to the service; `done` gets the
+  /// outcome. Sends the error itself when the question cannot go.
+  void submit_ask(domain::ask_request ask,
+                  void (session::*done)(domain::outcome<domain::ask_box>));
+
   /// Counts the model tokens a request spent against its API key's day.
   void charge_key(const domain::outcome<domain::ask_box>& r);
 
