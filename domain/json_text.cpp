@@ -357,4 +357,19 @@ std::optional<std::string> duplicate_member(std::string_view text) {
   return path;
 }
 
+std::string_view json_kind_name(const boost::json::value& v) noexcept {
+  namespace json = boost::json;
+  switch (v.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return "boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_: return "number";
+    case json::kind::string: return "string";
+    case json::kind::array: return "array";
+    case json::kind::object: return "object";
+  }
+  return "value";
+}
+
 } // namespace candor::domain

@@ -43,6 +43,10 @@ std::string json_text(const boost::json::array& a);
 /// `"\u0061"` are the same name).
 std::optional<std::string> duplicate_member(std::string_view text);
 
+/// The JSON kind of `v` as an error message names it: "null", "boolean",
+/// "number", "string", "array" or "object".
+std::string_view json_kind_name(const boost::json::value& v) noexcept;
+
 /// Writes JSON text straight into a string, for a body that would
 /// otherwise be built as a boost::json value only to be written out (the
 /// /ask response). Same text as `json_text` would give for the same value:

@@ -45,13 +45,8 @@ void session::handle_chat() {
 /// issue 27).
 void session::on_chat(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
-  end_service_call();
-  ctx_.recorded = true;
-  charge_key(r);
-  if (!r) {
-    send_error(r.err());
+  if (!settle_ask(r))
     return;
-  }
   const auto& st = **r;
   auto created = ctx_.ts_us / 1'000'000;
   if (chat_stream_)

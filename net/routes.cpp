@@ -333,15 +333,19 @@ void session::charge_key(const domain::outcome<domain::ask_box>& r) {
   srv_.keys.spent(ctx_.key_name, tokens, data::wall_us());
 }
 
-void session::on_ask(domain::outcome<domain::ask_box> r) {
-  auto self = std::move(pending_self_);
+bool session::settle_ask(const domain::outcome<domain::ask_box>& r) {
   end_service_call();
   ctx_.recorded = true;
   charge_key(r);
-  if (!r) {
+  if (!r)
     send_error(r.err());
+  return r.ok();
+}
+
+void session::on_ask(domain::outcome<domain::ask_box> r) {
+  auto self = std::move(pending_self_);
+  if (!settle_ask(r))
     return;
-  }
   send(http::status::ok, domain::response_text(**r), "application/json");
 }
 

@@ -274,6 +274,11 @@ private:
   /// Counts the model tokens a request spent against its API key's day.
   void charge_key(const domain::outcome<domain::ask_box>& r);
 
+  /// What /ask and /v1/chat/completions do first with the graph's outcome:
+  /// the slot is freed, the key charged, an error sent. True when there is
+  /// an answer to render.
+  bool settle_ask(const domain::outcome<domain::ask_box>& r);
+
   /// The answer (or error) of /ask. The service wrote the request's row
   /// and the finalize node validated the response: this only renders.
   void on_ask(domain::outcome<domain::ask_box> r);

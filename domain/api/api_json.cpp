@@ -23,20 +23,6 @@ namespace {
 
 // -- parsing helpers ----------------------------------------------------------
 
-std::string_view kind_name(const json::value& v) noexcept {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "number";
-    case json::kind::string: return "string";
-    case json::kind::array: return "array";
-    case json::kind::object: return "object";
-  }
-  return "value";
-}
-
 // -- schema checking ----------------------------------------------------------
 
 /// Walks a response and collects issues with dotted paths.
@@ -84,7 +70,7 @@ public:
   bool type_error(const std::string& path, std::string_view want,
                   const json::value& v) {
     add(path, std::string{"must be "} + std::string{want} + ", not "
-                + std::string{kind_name(v)});
+                + std::string{json_kind_name(v)});
     return false;
   }
 
@@ -298,7 +284,7 @@ outcome<ask_request> parse_ask_body(std::string_view body,
   error e = make_error(ec::invalid_request, "request body failed validation");
   if (!root.is_object()) {
     e.issues.push_back(issue{"", std::string{"must be a JSON object, not "}
-                                   + std::string{kind_name(root)}});
+                                   + std::string{json_kind_name(root)}});
     return e;
   }
   // Two members with one name would be read as the last by us and perhaps
@@ -319,7 +305,7 @@ outcome<ask_request> parse_ask_body(std::string_view body,
   } else if (!it->value().is_string()) {
     e.issues.push_back(
       issue{"question", std::string{"must be a string, not "}
-                          + std::string{kind_name(it->value())}});
+                          + std::string{json_kind_name(it->value())}});
   } else {
     auto q = trim_ascii(std::string_view{it->value().get_string()});
     auto n = count_code_points(q);

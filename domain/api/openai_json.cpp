@@ -16,22 +16,8 @@ namespace json = boost::json;
 
 namespace {
 
-std::string_view kind_name(const json::value& v) noexcept {
-  switch (v.kind()) {
-    case json::kind::null: return "null";
-    case json::kind::bool_: return "boolean";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "number";
-    case json::kind::string: return "string";
-    case json::kind::array: return "array";
-    case json::kind::object: return "object";
-  }
-  return "value";
-}
-
 std::string not_a(std::string_view what, const json::value& v) {
-  return "must be " + std::string{what} + ", not " + std::string{kind_name(v)};
+  return "must be " + std::string{what} + ", not " + std::string{json_kind_name(v)};
 }
 
 bool valid_role(std::string_view r) noexcept {
