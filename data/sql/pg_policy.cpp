@@ -619,24 +619,45 @@ check_postgres_sql(std::string_view sql, const sql_allowlist& allow,
          && (body.back() == ';' || body.back() == ' ' || body.back() == '\n'))
     body.pop_back();
   out.sql = body;
-  if (const auto* lim = top.if_contains("limitCount")) {
-    const auto* c = lim->is_object() ? lim->as_object().if_contains("A_Const")
-                                     : nullptr;
-    const auto* iv = c && c->is_object() ? c->as_object().if_contains("ival")
-                                         : nullptr;
-    if (iv == nullptr)
-      return fail(verdict_kind::block, "non_literal_limit",
-                  "LIMIT must be a number", 0);
-    int64_t n = 0;
-    if (const auto* x = iv->as_object().if_contains("ival"))
-      n = x->as_int64();
-    if (n <= cfg.max_limit)
-      return out;
+  // The row bound is spliced into the text, never by wrapping the
+  // statement in another SELECT: a wrapper would add nesting, so a
+  // statement just inside the depth limits would no longer pass them.
+  const auto max = std::to_string(cfg.max_limit);
+  const auto* lim = top.if_contains("limitCount");
+  if (lim == nullptr) {
+    // On a line of its own: a '--' comment at the end must not swallow it.
+    out.sql = body + "\nLIMIT " + max;
+    out.limit_applied = true;
+    return out;
   }
-  // On lines of their own: a '--' comment at the end of the statement
-  // must not swallow the closing parenthesis.
-  out.sql = "SELECT * FROM (\n" + body + "\n) AS candor_rows LIMIT "
-            + std::to_string(cfg.max_limit);
+  const auto* c = lim->is_object() ? lim->as_object().if_contains("A_Const")
+                                   : nullptr;
+  const auto* iv = c && c->is_object() ? c->as_object().if_contains("ival")
+                                       : nullptr;
+  if (iv == nullptr)
+    return fail(verdict_kind::block, "non_literal_limit",
+                "LIMIT must be a number", 0);
+  int64_t n = 0;
+  if (const auto* x = iv->as_object().if_contains("ival"))
+    n = x->as_int64();
+  if (n <= cfg.max_limit)
+    return out;
+  // A larger literal is replaced where it stands (LIMIT or FETCH FIRST).
+  const auto* at = c->as_object().if_contains("location");
+  size_t pos = at && at->is_int64() && at->as_int64() >= 0
+                 ? static_cast<size_t>(at->as_int64())
+                 : sql.size();
+  if (pos < from || pos >= from + body.size())
+    return fail(verdict_kind::block, "non_literal_limit",
+                "LIMIT must be a number", 0);
+  size_t digits = pos - from;
+  size_t end = digits;
+  while (end < body.size() && body[end] >= '0' && body[end] <= '9')
+    ++end;
+  if (end == digits)
+    return fail(verdict_kind::block, "non_literal_limit",
+                "LIMIT must be a number", 0);
+  out.sql = body.substr(0, digits) + max + body.substr(end);
   out.limit_applied = true;
   return out;
 }

@@ -48,8 +48,9 @@ bool postgres_risky_function(std::string_view name);
 ///   and VALUES), `non_literal_limit` (LIMIT or OFFSET that is not a
 ///   non-negative number); a top-level VALUES is `not_select`.
 /// When allowed, `sql` is the statement with the outermost LIMIT at most
-/// `cfg.max_limit` (kept when it is a smaller literal, else the statement
-/// is wrapped: `SELECT * FROM (...) AS candor_rows LIMIT n`).
+/// `cfg.max_limit`: a smaller literal is kept, a larger one replaced in
+/// place, and a statement without one gets `LIMIT n` on a line of its own
+/// (never a wrapping SELECT, which would add nesting).
 /// The columns an allowed table has but the allowlist leaves out (the
 /// personal columns of customers): table -> column names.
 using withheld_columns = std::map<std::string, std::set<std::string>>;

@@ -76,6 +76,28 @@ BOOST_AUTO_TEST_CASE(analytics_queries_are_allowed_with_a_limit) {
   BOOST_TEST(trailing.sql.back() != ';');
   auto big = check("SELECT order_id FROM orders LIMIT 100000");
   BOOST_TEST(big.limit_applied);
+  BOOST_TEST(big.sql == "SELECT order_id FROM orders LIMIT 200");
+  auto fetch = check("SELECT order_id FROM orders FETCH FIRST 5000 ROWS ONLY");
+  BOOST_TEST(fetch.sql == "SELECT order_id FROM orders FETCH FIRST 200 ROWS ONLY");
+  // No wrapping SELECT: the bound adds no nesting, so a statement at the
+  // depth limit stays allowed once bounded (a fuzzer's finding, kept in
+  // tests/fuzz/corpus/pg_policy).
+  auto plain = check("SELECT order_id FROM orders -- the ids");
+  BOOST_TEST(plain.sql == "SELECT order_id FROM orders -- the ids\nLIMIT 200");
+  std::string deep = "SELECT ";
+  for (int i = 0; i < 200; ++i)
+    deep += "+";
+  deep += "order_id FROM orders";
+  bool at_limit = false;
+  for (auto pluses = deep; !at_limit && pluses.size() > 30;
+       pluses.erase(7, 1)) {
+    auto r = check(pluses);
+    if (r.allowed()) {
+      at_limit = true;
+      BOOST_TEST(check(r.sql).allowed(), r.sql);
+    }
+  }
+  BOOST_TEST(at_limit);
   // The bounded statement is allowed again, unchanged (a wrapped query
   // over customers included: its '*' reads the subquery, not the table).
   for (const auto& sql : allowed) {
