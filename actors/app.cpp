@@ -23,6 +23,7 @@
 #include "actors/scheduler.hpp"
 #include "data/retrieval/index_store.hpp"
 #include "domain/build_info.hpp"
+#include "domain/conversation.hpp"
 #include "domain/demo_questions.hpp"
 #include "data/ledger/store.hpp"
 #include "data/local/planner.hpp"
@@ -522,6 +523,21 @@ void app::stats(std::string window, text_callback cb) {
 void app::run(std::string request_id, text_callback cb) {
   impl_->request<std::string>(std::move(cb), atom::run_v,
                               std::move(request_id));
+}
+
+void app::conversation(std::string id, std::string key_name,
+                       text_callback cb) {
+  auto shown = id; // the arguments below are evaluated in no fixed order
+  impl_->request<std::vector<domain::turn>>(
+    [cb = std::move(cb), id = std::move(shown)](
+      domain::outcome<std::vector<domain::turn>> r) {
+      if (!r) {
+        cb(r.err());
+        return;
+      }
+      cb(domain::conversation_json(id, *r));
+    },
+    atom::conversation_v, std::move(id), std::move(key_name));
 }
 
 void app::health(text_callback cb) {

@@ -48,6 +48,8 @@ public:
   void ask(domain::ask_request req, ask_callback cb) override;
   void stats(std::string window, text_callback cb) override;
   void run(std::string request_id, text_callback cb) override;
+  void conversation(std::string id, std::string key_name,
+                    text_callback cb) override;
   void health(text_callback cb) override;
   void demo_questions(text_callback cb) override;
   std::string metrics() override;

@@ -63,6 +63,9 @@ void spawn_ledger(self_ptr self) {
   ls.max_batch = static_cast<size_t>(s.setup.cfg.ledger.max_batch);
   ls.writer_nice = static_cast<int>(s.setup.cfg.ledger.writer_nice);
   ls.inbox = s.setup.ledger_inbox;
+  const auto& conv = s.setup.cfg.conversations;
+  ls.conversation_max_turns = conv.max_turns;
+  ls.conversation_retention_us = conv.retention_hours * 3600 * 1000000;
   s.ledger = self->spawn(ledger, ls, s.setup.metrics);
   s.g.ledger = s.ledger;
   s.shared_graph = nullptr; // republished on the next request
@@ -75,7 +78,10 @@ void spawn_reader(self_ptr self) {
   auto& s = self->state;
   s.reader = self->spawn<caf::detached>(
     ledger_reader, data::ledger_location::from(s.setup.cfg),
-    s.setup.info.cost_is_fictional);
+    s.setup.info.cost_is_fictional,
+    s.setup.cfg.conversations.retention_hours * 3600 * 1000000);
+  s.g.reader = s.reader;
+  s.shared_graph = nullptr; // republished on the next request
   watch(self, s.reader, "reader");
 }
 
@@ -440,6 +446,10 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
       lim.deadline
         = std::chrono::milliseconds{s.setup.cfg.graph.request_deadline_ms};
       lim.own_timer = false;
+      lim.history_turns
+        = static_cast<int32_t>(s.setup.cfg.conversations.history_turns);
+      lim.turn_bytes
+        = static_cast<int32_t>(s.setup.cfg.conversations.max_turn_bytes);
       if (!s.shared_graph)
         s.shared_graph = std::make_shared<const graph>(s.g);
       auto slot = std::make_shared<deadline_slot>();
@@ -489,6 +499,10 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
     },
     [self](atom::count) {
       return forward_to_reader<int64_t>(self, atom::count_v);
+    },
+    [self](atom::conversation, std::string& id, std::string& key) {
+      return forward_to_reader<std::vector<domain::turn>>(
+        self, atom::conversation_v, std::move(id), std::move(key));
     },
     [self](atom::flush) -> caf::result<int64_t> {
       auto rp = self->make_response_promise<int64_t>();

@@ -54,13 +54,16 @@ struct llm_request {
   /// The query's result (sql_answer), which the local provider words
   /// instead of the rendered prompt.
   domain::sql_block sql;
+  /// The router of a follow-up: the conversation's earlier questions that
+  /// `key` is read against (domain::questions_to_resolve).
+  std::vector<std::string> earlier;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_request& x) {
   return f(x.request_id, x.prompt, x.prompt_version, x.key, x.system, x.user,
            x.chaos, x.budget, x.max_tokens, x.ordinal, x.schema, x.model,
-           x.passages, x.sql);
+           x.passages, x.sql, x.earlier);
 }
 
 /// The model's answer to one logical call.
@@ -132,6 +135,8 @@ CAF_ADD_TYPE_ID(candor, (candor::actors::llm_reply))
 CAF_ADD_TYPE_ID(candor, (candor::domain::sql_exec_request))
 CAF_ADD_TYPE_ID(candor, (candor::domain::sql_exec_result))
 CAF_ADD_TYPE_ID(candor, (candor::actors::index_info))
+CAF_ADD_TYPE_ID(candor, (candor::domain::turn))
+CAF_ADD_TYPE_ID(candor, (std::vector<candor::domain::turn>))
 
 CAF_END_TYPE_ID_BLOCK(candor)
 
@@ -153,6 +158,7 @@ CAF_ADD_ATOM(candor, candor::atom, internal, "internal")
 CAF_ADD_ATOM(candor, candor::atom, exec, "exec")
 CAF_ADD_ATOM(candor, candor::atom, reload, "reload")
 CAF_ADD_ATOM(candor, candor::atom, index, "index")
+CAF_ADD_ATOM(candor, candor::atom, conversation, "conversa")
 
 namespace candor::actors {
 
@@ -207,7 +213,11 @@ using ledger_reader_actor = caf::typed_actor<
   // /runs/{id} JSON.
   caf::replies_to<atom::run, std::string>::with<std::string>,
   // Number of request rows (tests, health).
-  caf::replies_to<atom::count>::with<int64_t>>;
+  caf::replies_to<atom::count>::with<int64_t>,
+  // The kept turns of a conversation (id, the asking key's name), oldest
+  // first; not_found when it has none or belongs to another key.
+  caf::replies_to<atom::conversation, std::string,
+                  std::string>::with<std::vector<domain::turn>>>;
 
 /// The SQL SANDBOX: the only thing that runs generated SQL. It owns a pool
 /// of executor processes and enforces the deadline with SIGKILL. (The
@@ -264,6 +274,9 @@ using guardian_actor = caf::typed_actor<
   caf::replies_to<atom::run, std::string>::with<std::string>,
   // Request rows in the ledger (forwarded to the ledger reader).
   caf::replies_to<atom::count>::with<int64_t>,
+  // A conversation's turns for a key (forwarded to the ledger reader).
+  caf::replies_to<atom::conversation, std::string,
+                  std::string>::with<std::vector<domain::turn>>,
   // Flushes the ledger; replies with the rows written so far.
   caf::replies_to<atom::flush>::with<int64_t>,
   // Timer: tell supervisors whose deadline passed.

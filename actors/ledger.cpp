@@ -65,6 +65,8 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
     return ledger_actor::behavior_type::make_empty_behavior();
   }
   const auto& ls = self->state.settings;
+  store->bound_conversations(ls.conversation_max_turns,
+                             ls.conversation_retention_us);
   self->state.writer = std::make_unique<ledger_writer>(std::move(*store),
                                                        std::move(metrics), ls);
   // Hands the batch to the writer; with a ticket, the writer reports back.
@@ -154,8 +156,10 @@ ledger(ledger_actor::stateful_pointer<ledger_state> self,
 
 ledger_reader_actor::behavior_type
 ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
-              data::ledger_location where, bool cost_is_fictional) {
+              data::ledger_location where, bool cost_is_fictional,
+              int64_t conversation_retention_us) {
   self->state.cost_is_fictional = cost_is_fictional;
+  self->state.conversation_retention_us = conversation_retention_us;
   auto store = data::ledger_store::open(where, false);
   if (!store) {
     data::log_event(data::log_level::error, "ledger_open_failed",
@@ -180,6 +184,26 @@ ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
       if (!r)
         return to_caf(r.err().code, r.err().message);
       return std::move(r.value());
+    },
+    [self](atom::conversation, std::string& id,
+           std::string& key_name) -> caf::result<std::vector<domain::turn>> {
+      auto& s = self->state;
+      auto r = s.store->conversation(id, now_us() - s.conversation_retention_us);
+      if (!r)
+        return to_caf(r.err().code, r.err().message);
+      // Another key's conversation is as unknown as one that never was.
+      std::vector<domain::turn> turns;
+      for (auto& x : *r) {
+        if (x.key_name != key_name) {
+          turns.clear();
+          break;
+        }
+        turns.push_back(std::move(x.t));
+      }
+      if (turns.empty())
+        return to_caf(domain::ec::not_found,
+                      "no conversation " + id + " (it may have expired)");
+      return turns;
     },
     [self](atom::count) -> caf::result<int64_t> {
       auto r = self->state.store->count_requests();

@@ -60,12 +60,15 @@ struct ledger_reader_state {
   static inline const char* name = "ledger_reader";
   std::unique_ptr<data::ledger_store> store;
   bool cost_is_fictional = true;
+  /// conversations.retentionHours, in microseconds.
+  int64_t conversation_retention_us = 0;
 };
 
 /// The LEDGER READER: a read-only connection for /stats and /runs. Runs
 /// detached, since both backends' calls block.
 ledger_reader_actor::behavior_type
 ledger_reader(ledger_reader_actor::stateful_pointer<ledger_reader_state> self,
-              data::ledger_location where, bool cost_is_fictional);
+              data::ledger_location where, bool cost_is_fictional,
+              int64_t conversation_retention_us);
 
 } // namespace candor::actors

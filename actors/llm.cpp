@@ -149,7 +149,7 @@ void attempt(llm_ptr self, uint64_t id);
 /// models that failed.
 data::local_call local_call_of(const pending_call& p, bool fallback) {
   return {p.req.prompt,     p.req.key,  &p.req.passages,
-          p.req.request_id, &p.req.sql, fallback};
+          p.req.request_id, &p.req.sql, fallback, &p.req.earlier};
 }
 
 /// Ends call `id` with the local provider's reply `text`: no tokens, no

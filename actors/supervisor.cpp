@@ -4,6 +4,8 @@
 #include "data/clock.hpp"
 #include "actors/supervisor.hpp"
 
+#include "domain/conversation.hpp"
+
 #include <algorithm>
 
 #include <caf/event_based_actor.hpp>
@@ -83,6 +85,8 @@ void deliver(self_ptr self) {
   s.st->trace = std::move(s.trace);
   auto rec = domain::request_row(s.request, 200, latency);
   domain::record_outcome(rec, *s.st); // the trace travels with the row
+  domain::record_turn(rec, s.request, *s.st,
+                      static_cast<size_t>(s.lim.turn_bytes));
   record(self, std::move(rec));
   if (auto respond = std::move(s.respond))
     respond(std::move(s.st));
@@ -195,6 +199,38 @@ void dispatch(self_ptr self, node n) {
       [self, n, t0](caf::error& err) { on_error(self, n, t0, err); });
 }
 
+/// A follow-up: the rows of the conversation's earlier turns are written
+/// first (the ledger batches them), then read; the turns the graph may
+/// read go into the request and the graph starts. A conversation that
+/// does not exist for this key ends the request as a 404.
+void load_history(self_ptr self) {
+  auto& s = self->state;
+  s.current = domain::entry_node; // the deadline sweep may end the wait
+  s.current_since = clock::now();
+  auto failed = [self](caf::error& err) {
+    fail(self, to_domain(err));
+  };
+  self->request(s.g->ledger, caf::infinite, atom::flush_v)
+    .then(
+      [self, failed](int64_t) {
+        auto& s = self->state;
+        self
+          ->request(s.g->reader, caf::infinite, atom::conversation_v,
+                    s.request.conversation_id, s.request.key_name)
+          .then(
+            [self](std::vector<domain::turn>& turns) {
+              auto& s = self->state;
+              auto history = domain::readable_history(
+                std::move(turns), static_cast<size_t>(s.lim.history_turns));
+              s.st->request.history = history;
+              s.request.history = std::move(history);
+              dispatch(self, domain::entry_node);
+            },
+            failed);
+      },
+      failed);
+}
+
 } // namespace
 
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
@@ -225,7 +261,10 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   st.service = *s.info;
   if (lim.own_timer)
     self->delayed_send(self, lim.deadline, atom::internal_v, atom::tick_v);
-  dispatch(self, domain::entry_node);
+  if (s.request.continues && s.g->reader)
+    load_history(self);
+  else
+    dispatch(self, domain::entry_node);
   return {
     // The deadline passed: answer 504 now; the pending reply is dropped.
     [self](atom::internal, atom::tick) {

@@ -25,6 +25,8 @@ struct graph {
   std::function<domain::node(domain::node, const domain::ask_state&)> edge
     = domain::next_node;
   ledger_actor ledger;
+  /// Reads a follow-up's conversation before the graph runs.
+  ledger_reader_actor reader;
   /// Writes the request's row (metrics, log line, ledger): called once per
   /// request, when it ends (unset: nothing is recorded).
   std::function<void(domain::request_record)> record;
@@ -50,6 +52,9 @@ struct limits {
   /// the deadline tick itself from one shared sweep (one timer for all
   /// requests instead of one per request).
   bool own_timer = true;
+  /// conversations.historyTurns and conversations.maxTurnBytes.
+  int32_t history_turns = 6;
+  int32_t turn_bytes = 4096;
 };
 
 /// How the guardian's deadline sweep reaches a running supervisor without

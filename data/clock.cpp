@@ -6,6 +6,8 @@
 #include <chrono>
 #include <random>
 
+#include <sys/random.h>
+
 namespace candor::data {
 
 int64_t wall_us() {
@@ -36,6 +38,24 @@ std::string new_request_id() {
   };
   put(hi, 16);
   put(lo, 16);
+  return out;
+}
+
+std::string new_conversation_id() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    auto n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0)
+      got += static_cast<size_t>(n);
+    // else EINTR: again (the pool is initialised long before a request)
+  }
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out = "c_";
+  for (auto b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 0xF];
+  }
   return out;
 }
 

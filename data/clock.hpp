@@ -17,4 +17,9 @@ int64_t wall_us();
 /// per insert.
 std::string new_request_id();
 
+/// A fresh conversation id: "c_" and 32 hex digits of the kernel's random
+/// source (getrandom): unguessable, since without API keys the id alone
+/// reaches the conversation.
+std::string new_conversation_id();
+
 } // namespace candor::data

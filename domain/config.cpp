@@ -190,6 +190,16 @@ const std::vector<field>& fields() {
       f.secret = true;
       t.push_back(std::move(f));
     }
+    t.push_back(make_int("conversations.retentionHours",
+                         CANDOR_MEMBER(conversations.retention_hours), 1,
+                         24 * 366));
+    t.push_back(make_int("conversations.maxTurns",
+                         CANDOR_MEMBER(conversations.max_turns), 1, 1000));
+    t.push_back(make_int("conversations.maxTurnBytes",
+                         CANDOR_MEMBER(conversations.max_turn_bytes), 256,
+                         65536));
+    t.push_back(make_int("conversations.historyTurns",
+                         CANDOR_MEMBER(conversations.history_turns), 0, 50));
     t.push_back(make_string("log.level", CANDOR_MEMBER(log.level),
                             {"debug", "info", "warn", "error"}));
     return t;

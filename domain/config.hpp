@@ -154,6 +154,19 @@ struct config {
     std::string postgres_dsn;
   } ledger;
 
+  /// Conversations (`conversationId` on /ask): how long and how much of
+  /// them the ledger keeps, and how much of one the graph reads.
+  struct conversations_t {
+    /// A conversation whose turns are all older than this is gone (404).
+    int64_t retention_hours = 168;
+    /// Turns kept per conversation; older ones are dropped.
+    int64_t max_turns = 20;
+    /// Each text of a turn (question, answer, SQL) is cut to this.
+    int64_t max_turn_bytes = 4096;
+    /// The earlier turns a follow-up's router and generators read.
+    int64_t history_turns = 6;
+  } conversations;
+
   struct log_t {
     std::string level = "info";
   } log;

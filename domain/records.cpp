@@ -62,6 +62,36 @@ void record_outcome(request_record& rec, const ask_state& st) {
       rec.warnings.push_back(w);
 }
 
+std::string cut_utf8_bytes(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes)
+    return text;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+    --end;
+  return text.substr(0, end);
+}
+
+void record_turn(request_record& rec, const ask_request& asked,
+                 const ask_state& st, size_t max_bytes) {
+  if (asked.conversation_id.empty())
+    return;
+  rec.conversation_id = asked.conversation_id;
+  auto masked = [max_bytes](const std::string& text) {
+    auto cut = cut_utf8_bytes(text, max_bytes);
+    return may_hold_secret(cut) ? mask_secrets(cut) : cut;
+  };
+  auto& t = rec.said;
+  t.request_id = asked.request_id;
+  t.at_us = asked.received_us;
+  t.question = masked(asked.question);
+  t.standalone = masked(st.standalone);
+  t.route = rec.route;
+  t.status = rec.status;
+  t.answer = masked(st.answer);
+  if (st.has_sql)
+    t.sql = cut_utf8_bytes(st.sql.query, max_bytes);
+}
+
 } // namespace candor::domain
 
 namespace candor::domain {bool server_failure(std::string_view status, int http_status,

@@ -33,6 +33,10 @@ struct request_record {
   std::vector<std::string> warnings;
   /// The name of the API key (never the key); empty without keys.
   std::string key_name;
+  /// The conversation the request is a turn of (empty: none). With a
+  /// status, the ledger keeps `turn` as that conversation's newest turn.
+  std::string conversation_id;
+  turn said;
   /// The graph steps of an answered request. They travel with the request
   /// row (one ledger message instead of two) and are stored as trace rows;
   /// requests that ended in an HTTP error have their trace sent by the
@@ -44,13 +48,24 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_record& x) {
   return f(x.request_id, x.ts_us, x.method, x.path, x.route, x.status,
            x.blocked_by, x.http_status, x.error, x.latency_us, x.question,
-           x.llm_calls, x.tokens, x.cost_usd, x.warnings, x.key_name, x.steps);
+           x.llm_calls, x.tokens, x.cost_usd, x.warnings, x.key_name,
+           x.conversation_id, x.said, x.steps);
 }
 
 /// Copies what a finished graph run contributes to its request row: route,
 /// status, blocking layer, model usage, the trace and the warnings (those
 /// raised before the graph first, each once).
 void record_outcome(request_record& rec, const ask_state& st);
+
+/// Fills `rec.said`, the conversation turn of a finished graph run: the
+/// question as asked (`asked`, secrets masked), its standalone form, route,
+/// status, the answer and the SQL, each text cut to `max_bytes` (at a
+/// character boundary). Nothing when the request has no conversation.
+void record_turn(request_record& rec, const ask_request& asked,
+                 const ask_state& st, size_t max_bytes);
+
+/// `text` cut to at most `max_bytes` bytes, at a UTF-8 character boundary.
+std::string cut_utf8_bytes(const std::string& text, size_t max_bytes);
 
 /// The request row of a question as its supervisor ends it: what the
 /// request carried (id, arrival, method, path, the question cut to 200

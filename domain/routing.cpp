@@ -56,8 +56,12 @@ int32_t min_model_calls(node n, const ask_state& st) noexcept {
 namespace candor::domain {
 
 std::string step_outcome(node n, const ask_state& after) {
-  if (n == node::router && !after.finished())
-    return "route:" + std::string{to_string(after.route)};
+  if (n == node::router && !after.finished()) {
+    auto out = "route:" + std::string{to_string(after.route)};
+    if (!after.standalone.empty()) // a follow-up, and what it stands for
+      out += " follow-up: " + after.standalone;
+    return out;
+  }
   if (n == node::sql_generate && !after.finished() && !after.sql.plan.empty())
     return "planned: " + after.sql.plan;
   if (after.finished())

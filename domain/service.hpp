@@ -40,6 +40,15 @@ public:
   /// `/runs/{id}` JSON, or `not_found`.
   virtual void run(std::string request_id, text_callback cb) = 0;
 
+  /// `/conversations/{id}` JSON for the key named `key_name` (empty
+  /// without keys), or `not_found` (none, expired, or another key's).
+  virtual void conversation(std::string id, std::string key_name,
+                            text_callback cb) {
+    (void)id;
+    (void)key_name;
+    cb(make_error(ec::not_found, "this service keeps no conversations"));
+  }
+
   /// `/health` JSON.
   virtual void health(text_callback cb) = 0;
 

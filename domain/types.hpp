@@ -77,6 +77,31 @@ bool parse_chaos(std::string_view text, chaos_mode& out) noexcept;
 
 // -- request ------------------------------------------------------------------
 
+/// One earlier turn of a conversation, as the ledger keeps it and the graph
+/// reads it (bounded: conversations.maxTurnBytes per text).
+struct turn {
+  std::string request_id;
+  std::string question;   ///< as the user said it
+  std::string standalone; ///< as the graph read it (empty: the same)
+  std::string route;
+  std::string status;
+  std::string answer;     ///< cut to conversations.maxTurnBytes
+  std::string sql;        ///< the statement run, if any
+  int64_t at_us = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, turn& x) {
+  return f(x.request_id, x.question, x.standalone, x.route, x.status,
+           x.answer, x.sql, x.at_us);
+}
+
+/// The question as the conversation so far reads it: the standalone form
+/// when there is one, else the words said.
+inline const std::string& read_as(const turn& t) noexcept {
+  return t.standalone.empty() ? t.question : t.standalone;
+}
+
 /// A validated `POST /ask`.
 struct ask_request {
   std::string request_id;
@@ -94,12 +119,25 @@ struct ask_request {
   /// The name of the API key the request came with (never the key);
   /// empty without keys.
   std::string key_name;
+  /// The conversation this question belongs to ("c_" and 32 hex digits);
+  /// empty: none (the CLI, the eval gate).
+  std::string conversation_id;
+  /// True when the client named the conversation (a follow-up): its
+  /// earlier turns are loaded into `history` before the graph runs, and a
+  /// conversation that does not exist for this key is a 404. False: a new
+  /// one.
+  bool continues = false;
+  /// The earlier turns the graph may read, oldest first: only those that
+  /// were answered or refused (never a blocked one), at most
+  /// conversations.historyTurns of them.
+  std::vector<turn> history;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ask_request& x) {
   return f(x.request_id, x.question, x.force_route, x.chaos, x.warnings,
-           x.received_us, x.method, x.path, x.key_name);
+           x.received_us, x.method, x.path, x.key_name, x.conversation_id,
+           x.continues, x.history);
 }
 
 // -- parts of the answer ------------------------------------------------------
@@ -244,6 +282,10 @@ struct ask_state {
   ask_request request;
   route_kind route = route_kind::none;
   std::string route_reason;
+  /// A follow-up as the router resolved it against the conversation (the
+  /// question the rest of the graph reads); empty: the question stood
+  /// alone.
+  std::string standalone;
   bool overridden = false;
   status_kind status = status_kind::pending;
   layer_kind blocked_by = layer_kind::none;
@@ -284,7 +326,8 @@ struct ask_state {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ask_state& x) {
-  return f(x.request, x.route, x.route_reason, x.overridden, x.status,
+  return f(x.request, x.route, x.route_reason, x.standalone, x.overridden,
+           x.status,
            x.blocked_by, x.answer, x.citations, x.has_sql, x.sql, x.follow_ups,
            x.guardrail, x.warnings, x.usage, x.llm_budget, x.trace,
            x.redacted_spans, x.pending_error, x.passages, x.cited_ids,

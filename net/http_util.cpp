@@ -190,6 +190,11 @@ route_id match_route(std::string_view path, std::string& id) {
     id = std::string{path.substr(model.size())};
     return route_id::v1_model;
   }
+  constexpr std::string_view conv = "/conversations/";
+  if (path.size() > conv.size() && path.substr(0, conv.size()) == conv) {
+    id = std::string{path.substr(conv.size())};
+    return route_id::conversations;
+  }
   constexpr std::string_view runs = "/runs/";
   if (path.size() > runs.size() && path.substr(0, runs.size()) == runs) {
     id = std::string{path.substr(runs.size())};

@@ -53,10 +53,11 @@ enum class route_id {
   v1_models,     ///< GET /v1/models (OpenAI-compatible)
   v1_model,      ///< GET /v1/models/{id}
   v1_chat,       ///< POST /v1/chat/completions (OpenAI-compatible)
+  conversations, ///< GET /conversations/{id}
 };
 
-/// Matches a decoded path: the route and, for /runs/{id} and
-/// /v1/models/{id}, the id segment.
+/// Matches a decoded path: the route and, for /runs/{id},
+/// /conversations/{id} and /v1/models/{id}, the id segment.
 /// "/runs/" followed by anything counts as the runs route (the id is checked
 /// afterwards).
 route_id match_route(std::string_view path, std::string& id);

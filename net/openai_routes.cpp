@@ -36,6 +36,13 @@ void session::handle_chat() {
   auto chat = std::move(*parsed);
   chat_stream_ = chat.stream;
   chat_usage_ = chat.stream && chat.stream_usage;
+  // The earlier user messages are the conversation: its newest
+  // conversations.historyTurns (the chat client keeps it, not the ledger).
+  auto& history = chat.ask.history;
+  auto keep = static_cast<size_t>(srv_.cfg.conversations.history_turns);
+  if (history.size() > keep)
+    history.erase(history.begin(),
+                  history.end() - static_cast<std::ptrdiff_t>(keep));
   submit_ask(std::move(chat.ask), &session::on_chat);
 }
 

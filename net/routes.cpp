@@ -6,6 +6,7 @@
 #include "net/session.hpp"
 
 #include "data/clock.hpp"
+#include "domain/conversation.hpp"
 #include "domain/api/api_json.hpp"
 #include "data/log.hpp"
 #include "domain/records.hpp"
@@ -80,7 +81,8 @@ void session::handle_request() {
   // key) and the demo questions.
   if ((ctx_.route == route_id::ask || ctx_.route == route_id::demo_questions
        || ctx_.route == route_id::v1_chat || ctx_.route == route_id::v1_models
-       || ctx_.route == route_id::v1_model)
+       || ctx_.route == route_id::v1_model
+       || ctx_.route == route_id::conversations)
       && !key_allowed())
     return;
   switch (ctx_.route) {
@@ -104,6 +106,18 @@ void session::handle_request() {
       if (!try_begin_service_call())
         return;
       srv_.svc.run(std::move(id), text_callback());
+      return;
+    case route_id::conversations:
+      // The key's own conversations only: another key's is a 404, like
+      // one that never was or has expired.
+      if (!domain::valid_conversation_id(id)) {
+        send_error(domain::make_error(domain::ec::not_found,
+                                      "no conversation with that id"));
+        return;
+      }
+      if (!try_begin_service_call())
+        return;
+      srv_.svc.conversation(std::move(id), ctx_.key_name, text_callback());
       return;
     case route_id::demo_questions:
       if (!try_begin_service_call())
@@ -174,6 +188,10 @@ void session::submit_ask(
   ask.method = ctx_.method;
   ask.path = ctx_.path;
   ask.key_name = ctx_.key_name;
+  // Every question on /ask is a turn of a conversation: a new one unless
+  // the client named one.
+  if (ctx_.route == route_id::ask && ask.conversation_id.empty())
+    ask.conversation_id = data::new_conversation_id();
   if (ctx_.id_replaced)
     ask.warnings.emplace_back("request_id_replaced");
   if (!try_begin_service_call())

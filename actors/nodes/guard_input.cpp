@@ -92,6 +92,19 @@ guard_input(node_actor::stateful_pointer<guard_input_state> self,
       }
       auto verdict = domain::rule_set::builtin().evaluate_question(
         st.request.question, domain::input_scorer::builtin());
+      // A follow-up's earlier questions reach the prompts as its history:
+      // they pass the same rules (a chat client sends them itself).
+      for (const auto& t : st.request.history) {
+        if (verdict.blocked)
+          break;
+        auto earlier = domain::rule_set::builtin().evaluate_question(
+          t.question, domain::input_scorer::builtin());
+        if (earlier.blocked) {
+          verdict = std::move(earlier);
+          for (auto& name : verdict.matched)
+            name = "history:" + name;
+        }
+      }
       if (verdict.blocked) {
         std::vector<std::string> reasons;
         for (auto& name : verdict.matched)

@@ -7,6 +7,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/nodes/model_call.hpp"
+#include "domain/conversation.hpp"
 #include "domain/model/contracts.hpp"
 #include "domain/text.hpp"
 
@@ -74,7 +75,9 @@ std::string rag_user_message(const ask_state& st) {
     size += 64 + p.chunk_id.size() + p.doc_title.size() + p.heading.size()
             + p.text.size();
   std::string out;
-  out.reserve(size + size / 16);
+  if (!st.request.history.empty()) // a follow-up: the conversation first
+    out = domain::history_block(st.request.history) + "\n";
+  out.reserve(out.size() + size + size / 16);
   out += documents_open;
   for (const auto& p : st.passages) {
     out += "<document id=\"";

@@ -6,6 +6,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/nodes/sql_common.hpp"
+#include "domain/conversation.hpp"
 #include "domain/sql/contracts.hpp"
 #include "domain/text.hpp"
 
@@ -44,8 +45,8 @@ sql_generate(node_actor::stateful_pointer<sql_generate_state> self,
       req.chaos = in.request.chaos;
       if (!s.system_prompt.empty()) { // empty: no model reads it
         req.system = s.system_prompt;
-        req.user = "<question>" + domain::escape_xml(in.request.question)
-                   + "</question>";
+        req.user = domain::history_block(in.request.history) + "<question>"
+                   + domain::escape_xml(in.request.question) + "</question>";
         req.schema = std::string{domain::sql_reply_schema};
       }
       req.max_tokens = 800;

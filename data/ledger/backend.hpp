@@ -6,6 +6,7 @@
 // data/ledger/pg_store.cpp); the JSON is built once, from their rows, in
 // data/ledger/queries.cpp. Not for other users.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,6 +51,7 @@ enum class ledger_read {
   key_add,           ///< writer only; (name, ..., created_us) RETURNING
   key_revoke,        ///< writer only; (name, revoked_us) RETURNING
   key_tokens_since,  ///< (from_us): tokens per key name
+  conversation_turns, ///< (conversation_id, from_us): its turns
 };
 
 /// A read's parameter: NULL, an integer, a text (borrowed for the call) or
@@ -74,11 +76,28 @@ public:
   virtual domain::error snapshot(const std::function<domain::error()>& body)
     = 0;
 
+  /// The writer's bounds on conversations: the turns kept per
+  /// conversation, and how old a kept turn may be (microseconds).
+  void bound_conversations(int64_t max_turns, int64_t retention_us) noexcept {
+    max_turns_ = max_turns;
+    retention_us_ = retention_us;
+  }
   /// Runs `what` with `params` and calls `each` for every row.
   virtual domain::error read(ledger_read what,
                              std::initializer_list<ledger_param> params,
                              const ledger_row_fn& each)
     = 0;
+
+protected:
+  int64_t max_turns_ = 20;
+  int64_t retention_us_ = int64_t{168} * 3600 * 1000000;
+  /// The turns older than this go (wall clock, microseconds).
+  int64_t turn_cutoff_us() const noexcept {
+    auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+    return now - retention_us_;
+  }
 };
 
 /// A request's warnings as stored: a JSON array of strings.

@@ -10,7 +10,7 @@
 namespace candor::data::ledger_pg_sql {
 
 /// The schema version this build writes (candor_ledger.schema_version).
-inline constexpr int64_t schema_version = 2;
+inline constexpr int64_t schema_version = 3;
 
 /// Taken with pg_advisory_xact_lock around the schema's creation, so that
 /// processes starting at once create it once; released by COMMIT or
@@ -128,6 +128,46 @@ CREATE TABLE IF NOT EXISTS candor_ledger.api_keys (
 );
 INSERT INTO candor_ledger.schema_version (version) VALUES (2);
 )sql";
+
+// Version 3: conversations (see data/ledger/sql.hpp, version 5 there).
+inline constexpr const char* migrate_v2_to_v3 = R"sql(
+CREATE TABLE IF NOT EXISTS candor_ledger.conversation_turns (
+  id              bigserial PRIMARY KEY,
+  conversation_id text      NOT NULL,
+  request_id      text      NOT NULL,
+  key_name        text      NOT NULL,
+  created_us      bigint    NOT NULL,
+  question        text      NOT NULL,
+  standalone      text      NOT NULL,
+  route           text      NOT NULL,
+  status          text      NOT NULL,
+  answer          text      NOT NULL,
+  sql             text      NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversation_turns_conversation
+  ON candor_ledger.conversation_turns (conversation_id, id);
+CREATE INDEX IF NOT EXISTS conversation_turns_created
+  ON candor_ledger.conversation_turns (created_us);
+INSERT INTO candor_ledger.schema_version (version) VALUES (3);
+)sql";
+
+inline constexpr const char* insert_turn_sql
+  = "INSERT INTO candor_ledger.conversation_turns (conversation_id, "
+    "request_id, key_name, created_us, question, standalone, route, status, "
+    "answer, sql) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+
+inline constexpr const char* trim_turns_sql
+  = "DELETE FROM candor_ledger.conversation_turns WHERE conversation_id = $1 "
+    "AND id <= (SELECT id FROM candor_ledger.conversation_turns "
+    "WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)";
+
+inline constexpr const char* purge_turns_sql
+  = "DELETE FROM candor_ledger.conversation_turns WHERE created_us < $1";
+
+inline constexpr const char* conversation_turns_sql
+  = "SELECT request_id, key_name, created_us, question, standalone, route, "
+    "status, answer, sql FROM candor_ledger.conversation_turns "
+    "WHERE conversation_id = $1 AND created_us >= $2 ORDER BY id";
 
 // -- inserts: a head and its columns' count; the rows are `($1, ..., $n)`
 //    groups numbered on (pg_store.cpp) ---------------------------------------

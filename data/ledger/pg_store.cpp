@@ -190,6 +190,11 @@ public:
           return err;
         v = 2;
       }
+      if (v == 2) {
+        if (auto err = conn_.exec(migrate_v2_to_v3))
+          return err;
+        v = 3;
+      }
       return check_version(v);
     });
   }
@@ -274,6 +279,7 @@ private:
       case ledger_read::key_add: return key_add_sql;
       case ledger_read::key_revoke: return key_revoke_sql;
       case ledger_read::key_tokens_since: return key_tokens_since_sql;
+      case ledger_read::conversation_turns: return conversation_turns_sql;
     }
     return "SELECT 1 WHERE false";
   }
@@ -393,12 +399,43 @@ private:
           }))
       return err;
     const auto& audits = batch.sql_audits;
-    return insert_rows(insert_sql_audit_head, insert_sql_audit_columns,
-                       audits.size(), [&](param_list& b, size_t i) {
-                         const auto& x = audits[i];
-                         b(x.request_id)(x.ts_us)(x.sql)(x.verdict)(x.layer)(
-                           x.reason)(x.rows)(x.latency_us);
-                       });
+    if (auto err
+        = insert_rows(insert_sql_audit_head, insert_sql_audit_columns,
+                      audits.size(), [&](param_list& b, size_t i) {
+                        const auto& x = audits[i];
+                        b(x.request_id)(x.ts_us)(x.sql)(x.verdict)(x.layer)(
+                          x.reason)(x.rows)(x.latency_us);
+                      }))
+      return err;
+    return insert_turns(reqs);
+  }
+
+  /// The conversation turns of the batch's requests, each conversation
+  /// trimmed to its newest max_turns_, then the turns past the retention
+  /// dropped (only when the batch added one).
+  domain::error insert_turns(const std::vector<domain::request_record>& xs) {
+    bool any = false;
+    for (const auto& x : xs) {
+      if (x.conversation_id.empty() || x.status.empty())
+        continue;
+      any = true;
+      const auto& t = x.said;
+      param_list row;
+      row(x.conversation_id)(t.request_id)(x.key_name)(t.at_us)(t.question)(
+        t.standalone)(t.route)(t.status)(t.answer)(t.sql);
+      if (auto r = conn_.query(insert_turn_sql, row.values()); !r)
+        return r.err();
+      param_list trim;
+      trim(x.conversation_id)(max_turns_);
+      if (auto r = conn_.query(trim_turns_sql, trim.values()); !r)
+        return r.err();
+    }
+    if (!any)
+      return {};
+    param_list cutoff;
+    cutoff(turn_cutoff_us());
+    auto r = conn_.query(purge_turns_sql, cutoff.values());
+    return r ? domain::error{} : r.err();
   }
 
   pg::connection conn_;

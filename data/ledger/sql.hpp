@@ -154,6 +154,56 @@ CREATE TABLE api_keys (
 PRAGMA user_version = 4;
 )sql";
 
+// Version 5: conversations (`conversationId` on /ask). A turn is a
+// request's question, its standalone reading, route, status, answer and
+// SQL, each cut to conversations.maxTurnBytes; `key_name` is the key that
+// owns the conversation. The writer keeps at most conversations.maxTurns
+// turns of each and drops turns older than the retention.
+inline constexpr const char* migrate_v4_to_v5 = R"sql(
+CREATE TABLE conversation_turns (
+  id              INTEGER PRIMARY KEY,
+  conversation_id TEXT    NOT NULL,
+  request_id      TEXT    NOT NULL,
+  key_name        TEXT    NOT NULL,
+  created_us      INTEGER NOT NULL,
+  question        TEXT    NOT NULL,
+  standalone      TEXT    NOT NULL,
+  route           TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  answer          TEXT    NOT NULL,
+  sql             TEXT    NOT NULL
+) STRICT;
+CREATE INDEX conversation_turns_conversation
+  ON conversation_turns (conversation_id, id);
+CREATE INDEX conversation_turns_created ON conversation_turns (created_us);
+
+PRAGMA user_version = 5;
+)sql";
+
+/// (conversation_id, request_id, key_name, created_us, question,
+/// standalone, route, status, answer, sql).
+inline constexpr const char* insert_turn_sql
+  = "INSERT INTO conversation_turns (conversation_id, request_id, key_name, "
+    "created_us, question, standalone, route, status, answer, sql) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+/// (conversation_id, kept): drops all but the newest `kept` turns.
+inline constexpr const char* trim_turns_sql
+  = "DELETE FROM conversation_turns WHERE conversation_id = ?1 AND id <= "
+    "(SELECT id FROM conversation_turns WHERE conversation_id = ?1 "
+    "ORDER BY id DESC LIMIT 1 OFFSET ?2)";
+
+/// (cutoff_us): drops the turns older than the retention.
+inline constexpr const char* purge_turns_sql
+  = "DELETE FROM conversation_turns WHERE created_us < ?1";
+
+/// (conversation_id, from_us): request_id, key_name, created_us, question,
+/// standalone, route, status, answer, sql of its turns, oldest first.
+inline constexpr const char* conversation_turns_sql
+  = "SELECT request_id, key_name, created_us, question, standalone, route, "
+    "status, answer, sql FROM conversation_turns "
+    "WHERE conversation_id = ?1 AND created_us >= ?2 ORDER BY id";
+
 /// Requests and model calls are inserted up to this many rows per
 /// statement: one execution per chunk of a batch instead of one per row
 /// (each execution costs about as much again as the row it inserts).

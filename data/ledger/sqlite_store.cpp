@@ -149,6 +149,9 @@ domain::error sqlite_ledger::write(const ledger_batch& batch) {
   for (auto& x : batch.sql_audits)
     if (auto err = m.write_sql_audit(x))
       return failed(std::move(err));
+  if (m.insert_turn.is_valid())
+    if (auto err = m.write_turns(batch.requests))
+      return failed(std::move(err));
   if (auto err = tx->commit())
     return failed(std::move(err));
   return {};
@@ -204,6 +207,7 @@ domain::error sqlite_ledger::read(ledger_read what,
     case ledger_read::key_add: q = &key_add; break;
     case ledger_read::key_revoke: q = &key_revoke; break;
     case ledger_read::key_tokens_since: q = &key_tokens_since; break;
+    case ledger_read::conversation_turns: q = &conversation_turns; break;
   }
   if (q != nullptr && !q->is_valid())
     return storage_error("the key commands need a writer connection");

@@ -113,6 +113,11 @@ struct sqlite_ledger final : ledger_backend {
   statement key_add;
   statement key_revoke;
   statement key_tokens_since;
+  statement conversation_turns;
+  /// The conversations' writes (a writer only).
+  statement insert_turn;
+  statement trim_turns;
+  statement purge_turns;
   bool writer = false;
 
   domain::error prepare_all() {
@@ -130,6 +135,7 @@ struct sqlite_ledger final : ledger_backend {
       {&stats_keys, stats_keys_sql},
       {&keys_list, keys_list_sql},
       {&key_tokens_since, key_tokens_since_sql},
+      {&conversation_turns, conversation_turns_sql},
     };
     for (auto& [stmt, sql] : all) {
       auto res = db.prepare(sql);
@@ -140,7 +146,10 @@ struct sqlite_ledger final : ledger_backend {
     if (!writer)
       return {};
     for (auto [stmt, sql] : {std::pair{&key_add, key_add_sql},
-                             std::pair{&key_revoke, key_revoke_sql}}) {
+                             std::pair{&key_revoke, key_revoke_sql},
+                             std::pair{&insert_turn, insert_turn_sql},
+                             std::pair{&trim_turns, trim_turns_sql},
+                             std::pair{&purge_turns, purge_turns_sql}}) {
       auto res = db.prepare(sql);
       if (!res)
         return res.err();
@@ -183,6 +192,11 @@ struct sqlite_ledger final : ledger_backend {
       if (auto err = db.exec(migrate_v3_to_v4))
         return err;
       v = 4;
+    }
+    if (v == 4) {
+      if (auto err = db.exec(migrate_v4_to_v5))
+        return err;
+      v = 5;
     }
     if (v != ledger_schema_version) // e.g. a negative user_version
       return storage_error("ledger schema version " + std::to_string(*version)
@@ -311,6 +325,34 @@ struct sqlite_ledger final : ledger_backend {
       seq += rows;
     }
     return {};
+  }
+
+  /// The conversation turns of the batch's requests, each conversation
+  /// trimmed to its newest max_turns_, then the turns past the retention
+  /// dropped (only when the batch added one).
+  domain::error write_turns(const std::vector<domain::request_record>& xs) {
+    bool any = false;
+    for (const auto& x : xs) {
+      if (x.conversation_id.empty() || x.status.empty())
+        continue;
+      any = true;
+      const auto& t = x.said;
+      {
+        auto guard = insert_turn.reset_on_exit();
+        if (auto err = binder{insert_turn}(x.conversation_id)(t.request_id)(
+                         x.key_name)(t.at_us)(t.question)(t.standalone)(
+                         t.route)(t.status)(t.answer)(t.sql)
+                         .run())
+          return err;
+      }
+      auto guard = trim_turns.reset_on_exit();
+      if (auto err = binder{trim_turns}(x.conversation_id)(max_turns_).run())
+        return err;
+    }
+    if (!any)
+      return {};
+    auto guard = purge_turns.reset_on_exit();
+    return binder{purge_turns}(turn_cutoff_us()).run();
   }
 
   domain::error write_sql_audit(const domain::sql_audit_record& x) {

@@ -107,4 +107,33 @@ bool ledger_store::last_write_storage_fault() const noexcept {
   return impl_->last_write_storage_fault();
 }
 
+void ledger_store::bound_conversations(int64_t max_turns,
+                                       int64_t retention_us) noexcept {
+  impl_->bound_conversations(max_turns, retention_us);
+}
+
+domain::outcome<std::vector<stored_turn>>
+ledger_store::conversation(const std::string& id, int64_t from_us) {
+  std::vector<stored_turn> out;
+  auto err = impl_->read(
+    ledger_read::conversation_turns, {std::string_view{id}, from_us},
+    [&out](const ledger_row& r) {
+      stored_turn x;
+      x.key_name = r.text(1);
+      auto& t = x.t;
+      t.request_id = r.text(0);
+      t.at_us = r.int64(2);
+      t.question = r.text(3);
+      t.standalone = r.text(4);
+      t.route = r.text(5);
+      t.status = r.text(6);
+      t.answer = r.text(7);
+      t.sql = r.text(8);
+      out.push_back(std::move(x));
+    });
+  if (err)
+    return err;
+  return out;
+}
+
 } // namespace candor::data

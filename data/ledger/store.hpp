@@ -73,8 +73,15 @@ struct api_key {
   int64_t revoked_us = 0; ///< 0 while active
 };
 
+/// A conversation turn as the ledger keeps it: the turn and the name of
+/// the API key it came with (the conversation's owner).
+struct stored_turn {
+  std::string key_name;
+  domain::turn t;
+};
+
 /// The schema version this build writes (`PRAGMA user_version`).
-inline constexpr int64_t ledger_schema_version = 4;
+inline constexpr int64_t ledger_schema_version = 5;
 
 /// One connection to the ledger, on either backend (data/ledger/backend.hpp);
 /// both give the same JSON for the same rows. SQLite statements are
@@ -137,6 +144,12 @@ public:
   /// shown with every trace step, model call and SQL statement of that id.
   domain::outcome<std::string> run_json(const std::string& request_id);
 
+  /// See ledger_backend::bound_conversations (the writer's connection).
+  void bound_conversations(int64_t max_turns, int64_t retention_us) noexcept;
+  /// The turns of conversation `id` since `from_us`, oldest first, each
+  /// with the name of the key it came with; empty when there are none.
+  domain::outcome<std::vector<stored_turn>>
+  conversation(const std::string& id, int64_t from_us);
   /// Rows in `requests` (tests, /health).
   domain::outcome<int64_t> count_requests();
 

@@ -66,6 +66,9 @@ struct ledger_settings {
   /// takes the batches instead (see ledger_writer).
   int writer_nice = 10;
   size_t catch_up_rows = 16384;
+  /// conversations.maxTurns and the retention (microseconds).
+  int64_t conversation_max_turns = 20;
+  int64_t conversation_retention_us = int64_t{168} * 3600 * 1000000;
 };
 
 /// Owns the ledger connection and commits batches off the actor threads, in

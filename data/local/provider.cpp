@@ -106,6 +106,67 @@ local_provider::route(const local_call& call) const {
   return r;
 }
 
+std::string local_provider::standalone_of(const local_call& call) const {
+  if (call.earlier == nullptr || call.earlier->empty() || planner_ == nullptr)
+    return {};
+  // The earlier questions read in turn (a chat client sends them as said),
+  // then this one after them.
+  const auto& xs = *call.earlier;
+  std::string previous = xs.front();
+  for (size_t i = 1; i < xs.size(); ++i) {
+    auto read = follow_up_of(previous, xs[i], call);
+    previous = read.empty() ? xs[i] : std::move(read);
+  }
+  return follow_up_of(previous, call.question, call);
+}
+
+std::string local_provider::follow_up_of(std::string_view previous,
+                                         std::string_view said,
+                                         const local_call& call) const {
+  auto fu = planner_->resolve_follow_up(previous, said);
+  if (fu.kind == follow_up_kind::standalone || fu.standalone == said)
+    return {};
+  // The previous plan changed by the follow-up, when the planner reads
+  // the result whole.
+  if (plan(fu.standalone)->planned())
+    return fu.standalone;
+  // Otherwise a question the documents answer on its own stays as said
+  // ("and what is the warranty?" after a sales question); anything else
+  // is read as the follow-up, so the planner's refusal names what it
+  // could not map. (No scope: the retrieve node must not reuse this
+  // search.)
+  local_call alone = call;
+  alone.question = said;
+  alone.earlier = nullptr;
+  alone.request_id = {};
+  auto r = route(alone);
+  if (r && r->route == domain::route_kind::docs)
+    return {};
+  return fu.standalone;
+}
+
+domain::outcome<std::string>
+local_provider::router_reply(const local_call& call, bool data_only) const {
+  auto standalone = standalone_of(call);
+  local_call read = call;
+  if (!standalone.empty())
+    read.question = standalone;
+  if (data_only && !plan(read.question)->planned())
+    return domain::make_error(domain::ec::llm_unavailable,
+                              "the planner does not read it whole");
+  auto r = route(read);
+  if (!r)
+    return r.err();
+  if (data_only && r->route != domain::route_kind::data)
+    return domain::make_error(domain::ec::llm_unavailable,
+                              "the local router does not route it to data");
+  json::object o{{"route", domain::to_string(r->route)},
+                 {"reason", r->reason}};
+  if (!standalone.empty())
+    o["standalone"] = standalone;
+  return json::serialize(o);
+}
+
 std::optional<std::string>
 local_provider::plan_first_reply(const local_call& call) const {
   if (planner_ == nullptr || call.fallback)
@@ -115,15 +176,14 @@ local_provider::plan_first_reply(const local_call& call) const {
   bool answer = call.prompt == "sql_answer";
   if (!(router || generate || answer))
     return std::nullopt;
+  if (router) {
+    auto r = router_reply(call, true);
+    if (!r)
+      return std::nullopt;
+    return std::move(*r);
+  }
   if (!plan(call.question)->planned())
     return std::nullopt;
-  if (router) {
-    auto r = route(call);
-    if (!r || r->route != domain::route_kind::data)
-      return std::nullopt;
-    return json::serialize(json::object{{"route", "data"},
-                                        {"reason", r->reason}});
-  }
   if (generate)
     return sql_generate_reply(call);
   // Only rows of the planner's own query (sql.plan is set by its reply).
@@ -134,13 +194,8 @@ local_provider::plan_first_reply(const local_call& call) const {
 
 domain::outcome<std::string>
 local_provider::reply(const local_call& call) const {
-  if (call.prompt == "router") {
-    auto r = route(call);
-    if (!r)
-      return r.err();
-    return json::serialize(json::object{{"route", domain::to_string(r->route)},
-                                        {"reason", r->reason}});
-  }
+  if (call.prompt == "router")
+    return router_reply(call, false);
   if (call.prompt == "rag_answer")
     return rag_reply(call);
   if (call.prompt == "sql_generate")

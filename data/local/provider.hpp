@@ -88,6 +88,10 @@ struct local_call {
   /// Standing in for models that failed (llm.localFallback): the notes say
   /// that no language model was reachable rather than that none was used.
   bool fallback = false;
+  /// The router of a follow-up: the conversation's earlier questions, in
+  /// order, which the planner resolves `question` against (null or empty:
+  /// none). See domain::questions_to_resolve.
+  const std::vector<std::string>* earlier = nullptr;
 };
 
 /// The local provider. It writes the reply a model would write for each
@@ -154,6 +158,17 @@ private:
 
   /// The local router's decision, the planner's reading overriding it.
   domain::outcome<local_route> route(const local_call& call) const;
+  /// A follow-up's router call read as the question it stands for (see
+  /// provider.cpp); empty when it stands alone.
+  std::string standalone_of(const local_call& call) const;
+  /// `said` read after `previous` (a standalone question): the question
+  /// it stands for, or empty when it stands alone.
+  std::string follow_up_of(std::string_view previous, std::string_view said,
+                           const local_call& call) const;
+  /// The router's reply: the route of the question, or of the question a
+  /// follow-up stands for (then named as "standalone").
+  domain::outcome<std::string> router_reply(const local_call& call,
+                                            bool data_only) const;
   domain::outcome<std::string> rag_reply(const local_call& call) const;
   std::string sql_generate_reply(const local_call& call) const;
   std::string sql_answer_reply(const local_call& call) const;

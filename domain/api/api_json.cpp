@@ -3,6 +3,8 @@
 
 #include "domain/api/api_json.hpp"
 
+#include "domain/conversation.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
@@ -297,7 +299,7 @@ outcome<ask_request> parse_ask_body(std::string_view body,
   ask_request req;
   for (const auto& kv : obj) {
     auto key = std::string_view{kv.key()};
-    if (key != "question" && key != "forceRoute")
+    if (key != "question" && key != "forceRoute" && key != "conversationId")
       e.issues.push_back(issue{std::string{key}, "unknown field"});
   }
   if (auto it = obj.find("question"); it == obj.end()) {
@@ -330,6 +332,18 @@ outcome<ask_request> parse_ask_body(std::string_view body,
     else
       e.issues.push_back(issue{"forceRoute", "must be \"docs\" or \"data\""});
   }
+  if (auto it = obj.find("conversationId");
+      it != obj.end() && !it->value().is_null()) {
+    const auto& v = it->value();
+    if (v.is_string() && valid_conversation_id(v.get_string())) {
+      req.conversation_id = std::string{v.get_string()};
+      req.continues = true;
+    } else {
+      e.issues.push_back(issue{"conversationId",
+                               "must be an id candor returned (\"c_\" and 32 "
+                               "hex digits)"});
+    }
+  }
   if (!e.issues.empty())
     return e;
   return req;
@@ -344,8 +358,10 @@ std::vector<issue> validate_response(const json::value& v) {
   const auto& o = v.get_object();
   const std::string root;
   c.str(o, root, "requestId");
+  c.str(o, root, "conversationId", true);
   c.one_of(o, root, "route", {"docs", "data", "out_of_scope"}, true);
   c.str(o, root, "routeReason", true);
+  c.str(o, root, "standaloneQuestion", true);
   c.boolean(o, root, "overridden");
   c.one_of(o, root, "status",
            {"answered", "refused", "no_results", "blocked", "error"}, false);
@@ -367,7 +383,8 @@ std::vector<issue> validate_response(const json::value& v) {
   if (auto* m = c.object(o, root, "meta"))
     check_meta(c, *m, "meta");
   c.no_extra(o, root,
-             {"requestId", "route", "routeReason", "overridden", "status",
+             {"requestId", "conversationId", "route", "routeReason",
+              "standaloneQuestion", "overridden", "status",
               "blockedBy", "answer", "citations", "sql", "followUpQuestions",
               "guardrail", "warnings", "meta"});
   // Cross-field rules.

@@ -2,6 +2,9 @@
 
 #include "domain/api/openai_json.hpp"
 
+#include "domain/conversation.hpp"
+#include "domain/records.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -194,6 +197,12 @@ outcome<chat_request> parse_chat_body(std::string_view body,
       e.issues.push_back({path + ".name", not_a("a string", n->value())});
     total += text.size();
     if (r == "user") {
+      if (last_user && !trim_ascii(question).empty()) {
+        turn t;
+        t.question = cut_utf8_bytes(std::string{trim_ascii(question)}, 4096);
+        t.status = std::string{asked_status};
+        out.ask.history.push_back(std::move(t));
+      }
       last_user = i;
       question = std::move(text);
     }

@@ -40,8 +40,10 @@ struct chat_request {
   bool stream = false;
   /// `stream_options.include_usage`: a last chunk with the usage.
   bool stream_usage = false;
-  /// Messages before the question's, validated but not used yet (the
-  /// conversation item of issue 27 will resolve follow-ups against them).
+  /// Messages before the question's. Their user messages are the
+  /// conversation so far: `ask.history` holds them, oldest first, as turns
+  /// with status `asked` (assistant messages are not read: a client may
+  /// write anything there, and candor answers from its own sources).
   size_t earlier_messages = 0;
 };
 

@@ -144,8 +144,10 @@ constexpr object_schema meta{meta_fields};
 
 constexpr field_schema root_fields[] = {
   {"requestId", k_str, no_values, nullptr, nullptr},
+  {"conversationId", k_str | k_null, no_values, nullptr, nullptr},
   {"route", k_str | k_null, route_values, nullptr, nullptr},
   {"routeReason", k_str | k_null, no_values, nullptr, nullptr},
+  {"standaloneQuestion", k_str | k_null, no_values, nullptr, nullptr},
   {"overridden", k_bool, no_values, nullptr, nullptr},
   {"status", k_str, status_values, nullptr, nullptr, role::status},
   {"blockedBy", k_str | k_null, layer_values, nullptr, nullptr,

@@ -185,6 +185,8 @@ void write_response(W& w, const ask_state& st) {
   w.begin_object();
   w.key("requestId");
   w.string(st.request.request_id);
+  w.key("conversationId");
+  string_or_null(w, st.request.conversation_id);
   w.key("route");
   if (st.route == route_kind::none)
     w.null();
@@ -192,6 +194,8 @@ void write_response(W& w, const ask_state& st) {
     w.string(to_string(st.route));
   w.key("routeReason");
   string_or_null(w, st.route_reason);
+  w.key("standaloneQuestion");
+  string_or_null(w, st.standalone);
   w.key("overridden");
   w.boolean(st.overridden);
   w.key("status");

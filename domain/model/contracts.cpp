@@ -62,7 +62,8 @@ outcome<router_decision> parse_router_reply(std::string_view text) {
   std::string problems;
   router_decision out;
   for (auto& kv : o)
-    if (kv.key() != "route" && kv.key() != "reason")
+    if (kv.key() != "route" && kv.key() != "reason"
+        && kv.key() != "standalone")
       problems += unknown_field(kv.key());
   if (auto* r = o.if_contains("route"); r && r->is_string()) {
     out.route = parse_route(r->as_string());
@@ -78,6 +79,13 @@ outcome<router_decision> parse_router_reply(std::string_view text) {
       problems += "'reason' must have 3 to 200 characters; ";
   } else {
     problems += "'reason' (string) is required; ";
+  }
+  if (auto* r = o.if_contains("standalone")) {
+    auto n = r->is_string() ? count_code_points(r->as_string()) : 0;
+    if (n < 1 || n > 500)
+      problems += "'standalone' must be a string of 1 to 500 characters; ";
+    else
+      out.standalone = std::string{r->as_string()};
   }
   if (!problems.empty()) {
     problems.resize(problems.size() - 2);

@@ -19,7 +19,14 @@ namespace candor::domain {
 struct router_decision {
   route_kind route = route_kind::none;
   std::string reason;
+  /// A follow-up read as the question it stands for (optional; 1..500
+  /// characters): the question the rest of the graph answers.
+  std::string standalone;
 };
+
+/// router reply: {"route": "docs"|"data"|"out_of_scope", "reason": string
+/// (3..200 characters), "standalone": string (optional, 1..500 characters,
+/// given for a question asked in a conversation)}; no other field.
 
 outcome<router_decision> parse_router_reply(std::string_view text);
 

@@ -225,6 +225,35 @@ BOOST_AUTO_TEST_CASE(a_server_with_keys_admits_only_them_and_names_them) {
   BOOST_TEST(!has(bytes, bob));
 }
 
+BOOST_AUTO_TEST_CASE(a_conversation_belongs_to_the_key_that_began_it) {
+  server_process proc;
+  auto alice = add_key(proc.data_dir(), "alice");
+  auto bob = add_key(proc.data_dir(), "bob");
+  BOOST_REQUIRE_MESSAGE(proc.start(), proc.log());
+  http_client c{proc.port()};
+  auto r = c.ask(ask_body(out_of_scope_q), bearer(alice));
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_EQUAL(r->status, 200);
+  auto id = std::string{parse_object(r->body).at("conversationId").as_string()};
+  auto follow_up = json::serialize(
+    json::object{{"question", "and on Sunday?"}, {"conversationId", id}});
+  // Another key cannot continue it or read it: as if it did not exist.
+  r = c.ask(follow_up, bearer(bob));
+  BOOST_REQUIRE(r);
+  check_error(*r, 404, "not_found");
+  r = c.request("GET", "/conversations/" + id, {}, bearer(bob));
+  BOOST_REQUIRE(r);
+  check_error(*r, 404, "not_found");
+  r = c.request("GET", "/conversations/" + id);
+  BOOST_REQUIRE(r);
+  BOOST_TEST(r->status == 401);
+  // Its own key can.
+  r = c.request("GET", "/conversations/" + id, {}, bearer(alice));
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_EQUAL(r->status, 200);
+  BOOST_TEST(parse_object(r->body).at("turns").as_array().size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(the_openai_endpoint_takes_the_key_as_its_api_key) {
   server_process proc;
   auto carol = add_key(proc.data_dir(), "carol");

@@ -60,8 +60,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(h.port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    fail("connect() failed: the server stopped listening");
+  // Ports run short after some 10^5 connections a minute (TIME_WAIT):
+  // that is the machine, not the server, so wait for one a little.
+  int tries = 0;
+  while (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    if ((errno != EADDRNOTAVAIL && errno != EAGAIN && errno != EINTR)
+        || ++tries > 500)
+      fail("connect() failed: the server stopped listening");
+    ::usleep(10000);
+  }
   size_t sent = 0;
   while (sent < size) {
     auto n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
@@ -87,6 +94,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (n <= 0)
       break;
   }
+  // Reset rather than close: no TIME_WAIT is left behind per input.
+  linger hard{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
   ::close(fd);
   return 0;
 }
