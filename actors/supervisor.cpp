@@ -225,7 +225,7 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   st.service = *s.info;
   if (lim.own_timer)
     self->delayed_send(self, lim.deadline, atom::internal_v, atom::tick_v);
-  dispatch(self, domain::entry_node);
+  dispatch(self, domain::entry_node_for(st.request));
   return {
     // The deadline passed: answer 504 now; the pending reply is dropped.
     [self](atom::internal, atom::tick) {

@@ -94,12 +94,16 @@ struct ask_request {
   /// The name of the API key the request came with (never the key);
   /// empty without keys.
   std::string key_name;
+  /// SQL written by the caller (MCP `query_sales`), untrusted like a
+  /// model's: when set, the graph starts at sql_validate and ends after
+  /// sql_execute (no model writes, corrects or words anything).
+  std::string sql;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ask_request& x) {
   return f(x.request_id, x.question, x.force_route, x.chaos, x.warnings,
-           x.received_us, x.method, x.path, x.key_name);
+           x.received_us, x.method, x.path, x.key_name, x.sql);
 }
 
 // -- parts of the answer ------------------------------------------------------

@@ -53,6 +53,7 @@ enum class route_id {
   v1_models,     ///< GET /v1/models (OpenAI-compatible)
   v1_model,      ///< GET /v1/models/{id}
   v1_chat,       ///< POST /v1/chat/completions (OpenAI-compatible)
+  mcp,           ///< POST and DELETE /mcp (MCP, Streamable HTTP)
 };
 
 /// Matches a decoded path: the route and, for /runs/{id} and

@@ -48,6 +48,30 @@ std::string authorizer_block_text(const data::guard_result& r) {
          + "). The query was not run and was not sent back to the model.";
 }
 
+/// SQL written by the caller (MCP query_sales) enters the graph here, as
+/// the data route's query.
+void adopt_caller_sql(ask_state& st) {
+  if (st.request.sql.empty() || st.has_sql)
+    return;
+  st.route = domain::route_kind::data;
+  st.route_reason = "SQL written by the caller (MCP query_sales).";
+  st.has_sql = true;
+  st.sql.query = st.request.sql;
+}
+
+/// A correctable problem: sql_correct asks the model to fix a model's
+/// query; the caller's query is never rewritten, it ends as `error`.
+void correctable(ask_state& st, const std::string& message) {
+  if (st.request.sql.empty()) {
+    st.pending_error = message;
+    return;
+  }
+  st.sql.last_error = message;
+  domain::add_warning(st, "sql_not_valid");
+  domain::finish(st, domain::status_kind::error,
+                 "The query was not run: " + message);
+}
+
 } // namespace
 
 node_actor::behavior_type
@@ -77,6 +101,7 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
     [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
       auto& st = *box;
+      adopt_caller_sql(st);
       if (!s.guard && !s.pg)
         return to_caf(domain::ec::internal,
                       "sql_validate has no validation connection: "
@@ -100,7 +125,7 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
       if (policy.verdict == verdict_kind::correctable) {
         audit(self, st, st.sql.query, "correctable", "sql_policy",
               policy.rule + ": " + policy.message);
-        st.pending_error = policy.message;
+        correctable(st, policy.message);
         return std::move(box);
       }
       st.sql.query = policy.sql;
@@ -119,7 +144,7 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
       if (guarded.verdict == verdict_kind::correctable) {
         audit(self, st, st.sql.query, "correctable", "sql_authorizer",
               guarded.rule + ": " + guarded.message);
-        st.pending_error = guarded.message;
+        correctable(st, guarded.message);
         return std::move(box);
       }
       // The catalog: literals inside declared value domains.
