@@ -30,20 +30,27 @@ void audit(self_ptr self, const ask_state& st, std::string sql,
                                     std::move(layer), std::move(reason)));
 }
 
-std::string policy_block_text(const domain::sql::policy_result& r) {
+std::string policy_block_text(const domain::sql::policy_result& r,
+                              bool caller) {
+  if (caller)
+    return "This query was blocked: it broke the query policy (" + r.rule
+           + ": " + r.message + "). It was not run.";
   return "This data question was blocked: the generated query broke the "
          "query policy ("
          + r.rule + ": " + r.message
          + "). It was not run and was not sent back to the model.";
 }
 
-std::string authorizer_block_text(const data::guard_result& r) {
+std::string authorizer_block_text(const data::guard_result& r, bool caller) {
   std::string what;
   if (r.rule == "denied_column" || r.rule == "denied_table")
     what = "it tried to read data that may not be read (personal data, or "
            "a table or column outside the sales catalog)";
   else
     what = "the database refused it as outside the allowed operations";
+  if (caller)
+    return "This query was blocked: " + what + " (" + r.rule
+           + "). It was not run.";
   return "This data question was blocked: " + what + " (" + r.rule
          + "). The query was not run and was not sent back to the model.";
 }
@@ -119,7 +126,8 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
         audit(self, st, st.sql.query, "block", "sql_policy",
               policy.rule + ": " + policy.message);
         domain::block(st, domain::layer_kind::sql_policy,
-                      {"sql_policy:" + policy.rule}, policy_block_text(policy));
+                      {"sql_policy:" + policy.rule},
+                      policy_block_text(policy, !st.request.sql.empty()));
         return std::move(box);
       }
       if (policy.verdict == verdict_kind::correctable) {
@@ -138,7 +146,7 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
               guarded.rule + ": " + guarded.message);
         domain::block(st, domain::layer_kind::sql_authorizer,
                       {"sql_authorizer:" + guarded.rule},
-                      authorizer_block_text(guarded));
+                      authorizer_block_text(guarded, !st.request.sql.empty()));
         return std::move(box);
       }
       if (guarded.verdict == verdict_kind::correctable) {

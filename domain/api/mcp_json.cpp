@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -457,9 +458,9 @@ json::object result(std::string text, json::object structured, bool is_error) {
 }
 
 std::string score_text(double s) {
-  auto r = std::round(s * 10000) / 10000;
-  auto t = json::serialize(json::value(r));
-  return t;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", s);
+  return buf;
 }
 
 } // namespace
