@@ -10,6 +10,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include "data/ledger/keys.hpp"
+#include "data/ledger/store.hpp"
+#include "net/key_gate.hpp"
 #include "domain/api/mcp_json.hpp"
 #include "domain/build_info.hpp"
 #include "tests/support/fake_server.hpp"
