@@ -173,11 +173,10 @@ void session::handle_mcp() {
     }
   }
   mcp_version_ = known->version;
-  mcp_dispatch(std::move(m), sid);
+  mcp_dispatch(std::move(m));
 }
 
-void session::mcp_dispatch(mcp::message m, const std::string& session_id) {
-  (void)session_id;
+void session::mcp_dispatch(mcp::message m) {
   if (m.kind != mcp::message::request) {
     // Notifications (initialized, cancelled, ...) and responses: accepted.
     log_read();

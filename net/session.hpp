@@ -234,7 +234,7 @@ private:
   void handle_mcp();
 
   /// A request (or notification) of a session that `initialize` opened.
-  void mcp_dispatch(domain::mcp::message m, const std::string& session_id);
+  void mcp_dispatch(domain::mcp::message m);
 
   void mcp_call_tool(domain::mcp::message m);
 

@@ -16,6 +16,7 @@
 #include <boost/json/value.hpp>
 
 #include "domain/error.hpp"
+#include "domain/sql/policy.hpp"
 #include "domain/types.hpp"
 
 namespace candor::domain::mcp {
@@ -116,8 +117,9 @@ boost::json::object resource_contents(std::string_view uri, std::string text);
 
 // -- tools ----------------------------------------------------------------------
 
-/// Longest SQL text `query_sales` takes, in bytes (the policy's bound).
-inline constexpr size_t max_sql_bytes = 20 * 1024;
+/// Longest SQL text `query_sales` takes, in bytes: the statement policy's
+/// own bound (20 KiB), checked here first so that the caller gets -32602.
+inline constexpr size_t max_sql_bytes = sql::policy_config{}.max_bytes;
 /// Most passages `search_documents` returns.
 inline constexpr int32_t max_search_k = 10;
 
