@@ -21,6 +21,7 @@
 
 #include "actors/guardian.hpp"
 #include "actors/scheduler.hpp"
+#include "data/lookup.hpp"
 #include "data/retrieval/index_store.hpp"
 #include "domain/build_info.hpp"
 #include "domain/conversation.hpp"
@@ -169,6 +170,11 @@ struct app::impl {
   std::unique_ptr<caf::actor_system> sys;
   guardian_actor guardian;
   bool stopped = false;
+  /// For lookups outside the graph (MCP): the serving snapshot, the
+  /// configured retrieval mode and the catalog as callers see it.
+  snapshot_cell_ptr snapshots;
+  data::search_mode mode = data::search_mode::fusion;
+  std::string catalog_text;
   /// The current ledger, published by the guardian (see on_ledger), and
   /// the inbox through which request rows reach it. Pushing a row and
   /// reading the handle happen under `ledger_mtx`, as does publishing a new
@@ -360,6 +366,8 @@ app::start(const domain::config& cfg,
     return snap.err();
   p->info.embedder = (*snap)->fingerprint(mode);
   setup.snapshots = std::make_shared<snapshot_cell>(std::move(*snap));
+  p->snapshots = setup.snapshots;
+  p->mode = mode;
   auto cat = data::catalog::load_default();
   if (!cat)
     return startup_error(domain::ec::config_invalid,
@@ -382,6 +390,10 @@ app::start(const domain::config& cfg,
     if (auto err = prepare_sqlite_sales(cfg, shared_cat, setup.sales))
       return err;
   }
+  if (setup.sales.cat)
+    p->catalog_text = data::catalog_json(*setup.sales.cat,
+                                         on_postgres ? "postgres" : "sqlite",
+                                         setup.sales.rows);
   // A semantic layer that does not hold together stops startup, naming the
   // field, rather than leaving the planner silently out.
   data::dimension_values planner_values;
@@ -572,6 +584,41 @@ void app::reindex(text_callback cb) {
                                                {"flagged", r->flagged}}));
     },
     atom::reload_v);
+}
+
+void app::search(std::string query, int32_t k, passages_callback cb) {
+  auto snap = impl_->snapshots ? impl_->snapshots->load() : nullptr;
+  if (!snap) {
+    cb(domain::make_error(domain::ec::index_unavailable,
+                          "no retrieval index is loaded"));
+    return;
+  }
+  // Searching reads the index (FTS5): on a CAF thread, not the caller's.
+  auto mode = impl_->mode;
+  impl_->sys->spawn([snap, query = std::move(query), k, mode,
+                     cb = std::move(cb)](caf::event_based_actor* self) {
+    cb(data::search_passages(*snap, query,
+                             static_cast<size_t>(std::max(k, 1)), mode));
+    self->quit();
+  });
+}
+
+void app::catalog(text_callback cb) {
+  if (impl_->catalog_text.empty()) {
+    cb(domain::make_error(domain::ec::not_found, "no sales catalog"));
+    return;
+  }
+  cb(impl_->catalog_text);
+}
+
+void app::documents(text_callback cb) {
+  auto snap = impl_->snapshots ? impl_->snapshots->load() : nullptr;
+  if (!snap) {
+    cb(domain::make_error(domain::ec::index_unavailable,
+                          "no retrieval index is loaded"));
+    return;
+  }
+  cb(data::documents_json(*snap));
 }
 
 void app::in_flight(int64_t value) {

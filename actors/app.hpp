@@ -57,6 +57,9 @@ public:
   void in_flight(int64_t value) override;
   void connection_dropped(std::string_view reason) override;
   void reindex(text_callback cb) override;
+  void search(std::string query, int32_t k, passages_callback cb) override;
+  void catalog(text_callback cb) override;
+  void documents(text_callback cb) override;
 
 private:
   struct impl;

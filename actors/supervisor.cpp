@@ -224,7 +224,7 @@ void load_history(self_ptr self) {
                 std::move(turns), static_cast<size_t>(s.lim.history_turns));
               s.st->request.history = history;
               s.request.history = std::move(history);
-              dispatch(self, domain::entry_node);
+              dispatch(self, domain::entry_node_for(s.st->request));
             },
             failed);
       },
@@ -264,7 +264,7 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   if (s.request.continues && s.g->reader)
     load_history(self);
   else
-    dispatch(self, domain::entry_node);
+    dispatch(self, domain::entry_node_for(st.request));
   return {
     // The deadline passed: answer 504 now; the pending reply is dropped.
     [self](atom::internal, atom::tick) {

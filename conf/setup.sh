@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # candor setup: installs the Debian 12 packages listed in conf/packages.txt
 # (only those missing, so it is safe to run again) and the test-only npm
-# client in tests/clients/openai, then configures and builds
+# clients in tests/clients/{openai,mcp}, then configures and builds
 # the project with CMake + Ninja + ccache into ./build.
 #
 #   conf/setup.sh            install + configure + build (Release)
@@ -39,29 +39,33 @@ else
   log "all ${#wanted[@]} packages present"
 fi
 
-# The official openai npm client the e2e_openai_client test runs
-# (tests/clients/openai, pinned by its package-lock.json; node_modules is
-# not committed). npm ci only when the lock file changed since the last run.
+# The official npm clients the e2e tests run: openai (e2e_openai_client,
+# tests/clients/openai) and the MCP TypeScript SDK (e2e_mcp_client,
+# tests/clients/mcp), each pinned by its package-lock.json (node_modules
+# is not committed). npm ci only when a lock file changed since the last run.
 if ! command -v npm >/dev/null 2>&1; then
   log "installing npm"
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
     --no-install-recommends npm || true
 fi
-client_dir=$root/tests/clients/openai
-# Only a test needs it: without npm or the registry the server still
-# builds and runs, and e2e_openai_client fails naming this step.
-if ! command -v npm >/dev/null 2>&1; then
-  log "warning: npm is missing, so e2e_openai_client will fail; install" \
-      "nodejs and npm, then run conf/setup.sh again"
-elif [ ! "$client_dir/node_modules/.package-lock.json" -nt \
-       "$client_dir/package-lock.json" ]; then
-  log "installing the openai npm client into $client_dir/node_modules"
-  npm ci --prefix "$client_dir" --no-audit --no-fund --loglevel=error >/dev/null ||
-    log "warning: npm ci failed, so e2e_openai_client will fail; run:" \
-        "npm ci --prefix $client_dir"
-else
-  log "openai npm client present"
-fi
+for client in openai:e2e_openai_client mcp:e2e_mcp_client; do
+  client_dir=$root/tests/clients/${client%%:*}
+  client_test=${client#*:}
+  # Only a test needs it: without npm or the registry the server still
+  # builds and runs, and the test fails naming this step.
+  if ! command -v npm >/dev/null 2>&1; then
+    log "warning: npm is missing, so $client_test will fail; install" \
+        "nodejs and npm, then run conf/setup.sh again"
+  elif [ ! "$client_dir/node_modules/.package-lock.json" -nt \
+         "$client_dir/package-lock.json" ]; then
+    log "installing the npm client of $client_test into $client_dir/node_modules"
+    npm ci --prefix "$client_dir" --no-audit --no-fund --loglevel=error >/dev/null ||
+      log "warning: npm ci failed, so $client_test will fail; run:" \
+          "npm ci --prefix $client_dir"
+  else
+    log "npm client of $client_test present"
+  fi
+done
 
 export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
 if [ ! -f "$build_dir/build.ninja" ]; then

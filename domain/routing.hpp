@@ -21,6 +21,12 @@ int32_t min_model_calls(node n, const ask_state& st) noexcept;
 /// The first node of every request.
 constexpr node entry_node = node::guard_input;
 
+/// The first node of `req`: sql_validate for SQL written by the caller
+/// (the SQL layers are its guard; no model reads it), else `entry_node`.
+constexpr node entry_node_for(const ask_request& req) noexcept {
+  return req.sql.empty() ? entry_node : node::sql_validate;
+}
+
 } // namespace candor::domain
 
 namespace candor::domain {

@@ -3,9 +3,11 @@
 // Declares domain::service, the interface the HTTP layer needs from the
 // rest of candor.
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "domain/error.hpp"
 #include "domain/records.hpp"
@@ -26,10 +28,12 @@ public:
   /// executor) moves one pointer.
   using ask_callback = std::function<void(outcome<ask_box>)>;
   using text_callback = std::function<void(outcome<std::string>)>;
+  using passages_callback = std::function<void(outcome<std::vector<passage>>)>;
 
   virtual ~service() = default;
 
-  /// Runs one question through the graph. The service writes the
+  /// Runs one question through the graph (or, with `req.sql` set, the
+  /// caller's SQL through the data branch's layers and sandbox). The service writes the
   /// question's request row (metrics, log line, ledger) itself, whatever the
   /// outcome, before the callback runs: the caller only renders.
   virtual void ask(ask_request req, ask_callback cb) = 0;
@@ -78,6 +82,27 @@ public:
   /// documents, chunks, flagged}. A service without an index answers
   /// `not_found`.
   virtual void reindex(text_callback cb) {
+    cb(make_error(ec::not_found, "this service has no retrieval index"));
+  }
+
+  /// Retrieval only (MCP `search_documents`): the `k` best passages for
+  /// `query` in the serving snapshot, best first, as the retrieve node
+  /// would find them (sanitized text; no threshold, no model).
+  virtual void search(std::string query, int32_t k, passages_callback cb) {
+    (void)query;
+    (void)k;
+    cb(make_error(ec::not_found, "this service has no retrieval index"));
+  }
+
+  /// The sales catalog as JSON for callers (MCP `describe_catalog`):
+  /// tables, readable columns with descriptions and value domains,
+  /// metrics. Denied tables and columns are not named.
+  virtual void catalog(text_callback cb) {
+    cb(make_error(ec::not_found, "this service has no sales catalog"));
+  }
+
+  /// The documents of the serving snapshot as JSON: slug, title, chunks.
+  virtual void documents(text_callback cb) {
     cb(make_error(ec::not_found, "this service has no retrieval index"));
   }
 };

@@ -131,13 +131,17 @@ struct ask_request {
   /// were answered or refused (never a blocked one), at most
   /// conversations.historyTurns of them.
   std::vector<turn> history;
+  /// SQL written by the caller (MCP `query_sales`), untrusted like a
+  /// model's: when set, the graph starts at sql_validate and ends after
+  /// sql_execute (no model writes, corrects or words anything).
+  std::string sql;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ask_request& x) {
   return f(x.request_id, x.question, x.force_route, x.chaos, x.warnings,
            x.received_us, x.method, x.path, x.key_name, x.conversation_id,
-           x.continues, x.history);
+           x.continues, x.history, x.sql);
 }
 
 // -- parts of the answer ------------------------------------------------------

@@ -185,6 +185,8 @@ route_id match_route(std::string_view path, std::string& id) {
     return route_id::v1_models;
   if (path == "/v1/chat/completions")
     return route_id::v1_chat;
+  if (path == "/mcp")
+    return route_id::mcp;
   constexpr std::string_view model = "/v1/models/";
   if (path.size() > model.size() && path.substr(0, model.size()) == model) {
     id = std::string{path.substr(model.size())};
@@ -223,6 +225,7 @@ std::string_view allowed_methods(route_id r) noexcept {
     case route_id::ask: return "POST";
     case route_id::admin_reindex: return "POST";
     case route_id::v1_chat: return "POST";
+    case route_id::mcp: return "POST, DELETE";
     case route_id::unknown: return "";
     default: return "GET, HEAD";
   }
@@ -233,6 +236,7 @@ bool method_allowed(route_id r, std::string_view method) noexcept {
     case route_id::ask:
     case route_id::admin_reindex:
     case route_id::v1_chat: return method == "POST";
+    case route_id::mcp: return method == "POST" || method == "DELETE";
     case route_id::unknown: return false;
     default: return method == "GET" || method == "HEAD";
   }

@@ -54,6 +54,7 @@ enum class route_id {
   v1_model,      ///< GET /v1/models/{id}
   v1_chat,       ///< POST /v1/chat/completions (OpenAI-compatible)
   conversations, ///< GET /conversations/{id}
+  mcp,           ///< POST and DELETE /mcp (MCP, Streamable HTTP)
 };
 
 /// Matches a decoded path: the route and, for /runs/{id},

@@ -41,7 +41,8 @@ void session::route_from_header() {
     return;
   }
   bool takes_json
-    = ctx_.route == route_id::ask || ctx_.route == route_id::v1_chat;
+    = ctx_.route == route_id::ask || ctx_.route == route_id::v1_chat
+      || (ctx_.route == route_id::mcp && req.method() == http::verb::post);
   if (takes_json && !is_json_media_type(req[http::field::content_type])) {
     refuse(domain::make_error(domain::ec::unsupported_media_type,
                               "Content-Type must be application/json"));
@@ -81,7 +82,7 @@ void session::handle_request() {
   // key) and the demo questions.
   if ((ctx_.route == route_id::ask || ctx_.route == route_id::demo_questions
        || ctx_.route == route_id::v1_chat || ctx_.route == route_id::v1_models
-       || ctx_.route == route_id::v1_model
+       || ctx_.route == route_id::v1_model || ctx_.route == route_id::mcp
        || ctx_.route == route_id::conversations)
       && !key_allowed())
     return;
@@ -129,6 +130,7 @@ void session::handle_request() {
     case route_id::v1_models:
     case route_id::v1_model: handle_models(id); return;
     case route_id::v1_chat: handle_chat(); return;
+    case route_id::mcp: handle_mcp(); return;
     case route_id::unknown: break;
   }
 }

@@ -23,6 +23,7 @@
 #include "domain/config.hpp"
 #include "domain/service.hpp"
 #include "net/key_gate.hpp"
+#include "net/mcp_sessions.hpp"
 #include "net/server.hpp"
 
 namespace candor::net {
@@ -90,6 +91,8 @@ struct server::impl {
                         .count();
   /// The API keys (empty: the open behaviour).
   key_gate keys;
+  /// The sessions of POST /mcp (net/mcp_routes.cpp).
+  mcp_sessions mcp;
   /// Called on SIGHUP (on `control`), besides the re-index.
   std::function<void()> on_sighup;
 

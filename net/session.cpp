@@ -339,8 +339,9 @@ void session::on_read_error(beast::error_code ec) {
 }
 
 int64_t session::body_limit() const {
-  return ctx_.route == route_id::v1_chat ? srv_.cfg.http.chat_body_limit_bytes
-                                         : srv_.cfg.http.body_limit_bytes;
+  return ctx_.route == route_id::v1_chat || ctx_.route == route_id::mcp
+           ? srv_.cfg.http.chat_body_limit_bytes
+           : srv_.cfg.http.body_limit_bytes;
 }
 
 domain::error session::too_large() const {

@@ -36,6 +36,7 @@
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include "domain/api/api_json.hpp"
+#include "domain/api/mcp_json.hpp"
 #include "data/log.hpp"
 #include "domain/log_mask.hpp"
 #include "domain/records.hpp"
@@ -227,6 +228,31 @@ private:
   void handle_chat();
 
   void on_chat(domain::outcome<domain::ask_box> r);
+
+  // -- MCP: POST and DELETE /mcp (net/mcp_routes.cpp) ---------------------------
+
+  void handle_mcp();
+
+  /// A request (or notification) of a session that `initialize` opened.
+  void mcp_dispatch(domain::mcp::message m);
+
+  void mcp_call_tool(domain::mcp::message m);
+
+  void mcp_read_resource(const domain::mcp::message& m);
+
+  /// A JSON-RPC answer with `status`; `session_id` goes out as
+  /// Mcp-Session-Id when set.
+  void send_rpc(http::status status, std::string body,
+                std::string_view session_id = {});
+
+  /// A JSON-RPC error (an HTTP error status is recorded like any other).
+  void send_rpc_error(http::status status, domain::mcp::rpc_error e,
+                      std::string_view error_kind = "invalid_request");
+
+  void on_mcp_ask(domain::outcome<domain::ask_box> r);
+  void on_mcp_sql(domain::outcome<domain::ask_box> r);
+  void on_mcp_search(domain::outcome<std::vector<domain::passage>> r);
+  void on_mcp_text(domain::outcome<std::string> r);
   /// False (and a 401 sent) when http.operatorToken is set and the request
   /// does not carry it as a bearer token.
   bool operator_allowed();
@@ -356,6 +382,11 @@ private:
   /// `stream_options.include_usage` of the request being answered.
   bool chat_stream_ = false;
   bool chat_usage_ = false;
+  /// /mcp: the id of the request being answered, its session's revision,
+  /// and what a text callback answers (a tool or a resource URI).
+  boost::json::value mcp_id_;
+  std::string mcp_version_;
+  std::string mcp_target_;
   /// Empty-line bytes skipped before this request (skip_empty_lines).
   size_t skipped_ = 0;
   phase phase_ = phase::idle;

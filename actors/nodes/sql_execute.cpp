@@ -111,6 +111,14 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
               b.limit_applied = false;
             res.rows.resize(keep);
             b.rows = std::move(res.rows);
+            // The caller's SQL (MCP query_sales): the rows are the
+            // answer; no model words them.
+            if (!st.request.sql.empty())
+              domain::finish(st,
+                             b.row_count == 0 ? domain::status_kind::no_results
+                                              : domain::status_kind::answered,
+                             "The query returned " + std::to_string(b.row_count)
+                               + (b.row_count == 1 ? " row." : " rows."));
             rp.deliver(std::move(*box));
           },
           [self, rp, box, micros](caf::error& err) mutable {
@@ -142,7 +150,7 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
                                     "model.");
                   break;
                 }
-                if (correctable(e.message)) {
+                if (correctable(e.message) && st.request.sql.empty()) {
                   audit(self, st, "correctable", reason, 0, micros());
                   st.pending_error = e.message;
                   break;

@@ -30,22 +30,53 @@ void audit(self_ptr self, const ask_state& st, std::string sql,
                                     std::move(layer), std::move(reason)));
 }
 
-std::string policy_block_text(const domain::sql::policy_result& r) {
+std::string policy_block_text(const domain::sql::policy_result& r,
+                              bool caller) {
+  if (caller)
+    return "This query was blocked: it broke the query policy (" + r.rule
+           + ": " + r.message + "). It was not run.";
   return "This data question was blocked: the generated query broke the "
          "query policy ("
          + r.rule + ": " + r.message
          + "). It was not run and was not sent back to the model.";
 }
 
-std::string authorizer_block_text(const data::guard_result& r) {
+std::string authorizer_block_text(const data::guard_result& r, bool caller) {
   std::string what;
   if (r.rule == "denied_column" || r.rule == "denied_table")
     what = "it tried to read data that may not be read (personal data, or "
            "a table or column outside the sales catalog)";
   else
     what = "the database refused it as outside the allowed operations";
+  if (caller)
+    return "This query was blocked: " + what + " (" + r.rule
+           + "). It was not run.";
   return "This data question was blocked: " + what + " (" + r.rule
          + "). The query was not run and was not sent back to the model.";
+}
+
+/// SQL written by the caller (MCP query_sales) enters the graph here, as
+/// the data route's query.
+void adopt_caller_sql(ask_state& st) {
+  if (st.request.sql.empty() || st.has_sql)
+    return;
+  st.route = domain::route_kind::data;
+  st.route_reason = "SQL written by the caller (MCP query_sales).";
+  st.has_sql = true;
+  st.sql.query = st.request.sql;
+}
+
+/// A correctable problem: sql_correct asks the model to fix a model's
+/// query; the caller's query is never rewritten, it ends as `error`.
+void correctable(ask_state& st, const std::string& message) {
+  if (st.request.sql.empty()) {
+    st.pending_error = message;
+    return;
+  }
+  st.sql.last_error = message;
+  domain::add_warning(st, "sql_not_valid");
+  domain::finish(st, domain::status_kind::error,
+                 "The query was not run: " + message);
 }
 
 } // namespace
@@ -77,6 +108,7 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
     [self](atom::step, ask_box& box) -> caf::result<ask_box> {
       auto& s = self->state;
       auto& st = *box;
+      adopt_caller_sql(st);
       if (!s.guard && !s.pg)
         return to_caf(domain::ec::internal,
                       "sql_validate has no validation connection: "
@@ -94,13 +126,14 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
         audit(self, st, st.sql.query, "block", "sql_policy",
               policy.rule + ": " + policy.message);
         domain::block(st, domain::layer_kind::sql_policy,
-                      {"sql_policy:" + policy.rule}, policy_block_text(policy));
+                      {"sql_policy:" + policy.rule},
+                      policy_block_text(policy, !st.request.sql.empty()));
         return std::move(box);
       }
       if (policy.verdict == verdict_kind::correctable) {
         audit(self, st, st.sql.query, "correctable", "sql_policy",
               policy.rule + ": " + policy.message);
-        st.pending_error = policy.message;
+        correctable(st, policy.message);
         return std::move(box);
       }
       st.sql.query = policy.sql;
@@ -113,13 +146,13 @@ sql_validate(node_actor::stateful_pointer<sql_validate_state> self,
               guarded.rule + ": " + guarded.message);
         domain::block(st, domain::layer_kind::sql_authorizer,
                       {"sql_authorizer:" + guarded.rule},
-                      authorizer_block_text(guarded));
+                      authorizer_block_text(guarded, !st.request.sql.empty()));
         return std::move(box);
       }
       if (guarded.verdict == verdict_kind::correctable) {
         audit(self, st, st.sql.query, "correctable", "sql_authorizer",
               guarded.rule + ": " + guarded.message);
-        st.pending_error = guarded.message;
+        correctable(st, guarded.message);
         return std::move(box);
       }
       // The catalog: literals inside declared value domains.

@@ -302,6 +302,48 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
   chat_down.emplace_back("X-Candor-Chaos", "all_down");
   x.call("POST", "/v1/chat/completions", 503, chat(out_of_scope_q), chat_down);
 
+  // The MCP endpoint: a session's messages and the transport's refusals.
+  {
+    header_list mcp_h{{"Content-Type", "application/json"},
+                      {"Accept", "application/json, text/event-stream"}};
+    auto init = x.call("POST", "/mcp", 200,
+                       R"({"jsonrpc":"2.0","id":1,"method":"initialize",)"
+                       R"("params":{"protocolVersion":"2025-06-18"}})",
+                       mcp_h);
+    auto sid = init.header("mcp-session-id");
+    auto in_session = mcp_h;
+    in_session.emplace_back("Mcp-Session-Id", sid);
+    x.call("POST", "/mcp", 202,
+           R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+           in_session);
+    for (auto body :
+         {R"({"jsonrpc":"2.0","id":2,"method":"tools/list"})",
+          R"({"jsonrpc":"2.0","id":3,"method":"resources/read",)"
+          R"("params":{"uri":"candor://catalog"}})",
+          R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":)"
+          R"({"name":"query_sales","arguments":{"sql":"DELETE FROM orders"}}})",
+          R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":)"
+          R"({"name":"ask","arguments":{"question":"x"}}})",
+          R"({"jsonrpc":"2.0","id":6,"method":"nope"})"})
+      x.call("POST", "/mcp", 200, body, in_session);
+    x.call("POST", "/mcp", 400, "[1]", in_session);
+    x.call("POST", "/mcp", 400, R"({"jsonrpc":"2.0","id":7,"method":"ping"})",
+           mcp_h);
+    auto evil = in_session;
+    evil.emplace_back("Origin", "http://evil.example");
+    x.call("POST", "/mcp", 403, R"({"jsonrpc":"2.0","id":8,"method":"ping"})",
+           evil);
+    x.call("POST", "/mcp", 406, R"({"jsonrpc":"2.0","id":9,"method":"ping"})",
+           {{"Content-Type", "application/json"}, {"Accept", "text/html"}});
+    x.call("POST", "/mcp", 415, "{}", {{"Content-Type", "text/plain"}});
+    x.call("POST", "/mcp", 413, std::string(270000, 'a'), mcp_h);
+    x.call("DELETE", "/mcp", 400);
+    x.call("DELETE", "/mcp", 200, {}, {{"Mcp-Session-Id", sid}});
+    x.call("DELETE", "/mcp", 404, {}, {{"Mcp-Session-Id", sid}});
+    x.call("POST", "/mcp", 404, R"({"jsonrpc":"2.0","id":10,"method":"ping"})",
+           in_session);
+  }
+
   // Errors of the other endpoints.
   x.call("GET", "/stats?since=2h", 400);
   x.call("GET", "/runs/never-seen-0000", 404);
@@ -356,6 +398,8 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
   header_list with_key{{"Authorization", "Bearer " + secret}};
   z.ask(out_of_scope_q, 401);
   z.call("GET", "/demo/questions", 401);
+  z.call("POST", "/mcp", 401, R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+         {{"Content-Type", "application/json"}});
   z.ask(out_of_scope_q, 200, with_key);
   z.ask(out_of_scope_q, 429, with_key);
   z.call("GET", "/demo/questions", 429, {}, with_key);

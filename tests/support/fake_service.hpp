@@ -125,6 +125,41 @@ public:
     cb(std::move(r));
   }
 
+  /// search_documents: one passage per k, scored down from 1 (the query
+  /// is kept for the test).
+  void search(std::string query, int32_t k, passages_callback cb) override {
+    {
+      std::lock_guard<std::mutex> lk{mtx_};
+      searches_.push_back(query);
+    }
+    std::vector<domain::passage> out;
+    for (int32_t i = 0; i < k; ++i) {
+      domain::passage p;
+      p.chunk_id = "refunds#policy-" + std::to_string(i + 1);
+      p.doc_title = "Refunds";
+      p.heading = "Policy";
+      p.score = 1.0 / (i + 1);
+      p.text = "Refunds take 14 days.";
+      out.push_back(std::move(p));
+    }
+    cb(std::move(out));
+  }
+
+  void catalog(text_callback cb) override {
+    cb(std::string{R"({"tables":[{"name":"orders","columns":[)"
+                   R"({"name":"order_id","description":"key"}]}]})"});
+  }
+
+  void documents(text_callback cb) override {
+    cb(std::string{R"({"documents":[{"slug":"refunds","title":"Refunds",)"
+                   R"("chunks":1,"sanitizedChunks":0}],"chunks":1})"});
+  }
+
+  std::vector<std::string> searches() {
+    std::lock_guard<std::mutex> lk{mtx_};
+    return searches_;
+  }
+
   void in_flight(int64_t value) override {
     std::lock_guard<std::mutex> lk{mtx_};
     gauge_.push_back(value);
@@ -214,6 +249,7 @@ private:
   std::vector<domain::ask_request> asks_;
   std::vector<domain::request_record> records_;
   std::vector<std::string> windows_;
+  std::vector<std::string> searches_;
   std::vector<int64_t> gauge_;
   std::vector<std::string> dropped_;
 };
