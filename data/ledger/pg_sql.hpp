@@ -132,7 +132,7 @@ INSERT INTO candor_ledger.schema_version (version) VALUES (2);
 // Version 3: conversations (see data/ledger/sql.hpp, version 5 there).
 inline constexpr const char* migrate_v2_to_v3 = R"sql(
 CREATE TABLE IF NOT EXISTS candor_ledger.conversation_turns (
-  id              bigserial PRIMARY KEY,
+  id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   conversation_id text      NOT NULL,
   request_id      text      NOT NULL,
   key_name        text      NOT NULL,

@@ -285,6 +285,34 @@ BOOST_AUTO_TEST_CASE(two_processes_behind_haproxy_and_one_killed) {
   BOOST_CHECK_GT(on_a, 0);
   BOOST_CHECK_GT(on_b, 0);
 
+  // An MCP session lives in the process that opened it: the balancer
+  // sends its later requests there (a stick table on Mcp-Session-Id).
+  {
+    http_client c{lb.port()};
+    const header_list mcp{{"Accept", "application/json, text/event-stream"},
+                          {"Content-Type", "application/json"}};
+    auto init = c.request(
+      "POST", "/mcp",
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{)"
+      R"("protocolVersion":"2025-06-18","capabilities":{},)"
+      R"("clientInfo":{"name":"scaleout-test","version":"1"}}})",
+      mcp);
+    BOOST_REQUIRE(init);
+    BOOST_REQUIRE_MESSAGE(init->status == 200, init->body);
+    auto session = init->header("mcp-session-id");
+    BOOST_REQUIRE(!session.empty());
+    auto with = mcp;
+    with.emplace_back("Mcp-Session-Id", session);
+    with.emplace_back("MCP-Protocol-Version", "2025-06-18");
+    for (int i = 0; i < 8; ++i) {
+      auto r = c.request("POST", "/mcp",
+                         R"({"jsonrpc":"2.0","id":2,"method":"ping"})", with);
+      BOOST_REQUIRE(r);
+      BOOST_CHECK_MESSAGE(r->status == 200, "ping " << i << ": " << r->status
+                                                    << " " << r->body);
+    }
+  }
+
   // 2. The second process dies without a word.
   auto killed = b.pid();
   BOOST_REQUIRE_EQUAL(b.stop(SIGKILL), 128 + SIGKILL);
