@@ -208,12 +208,14 @@ void run_job(worker_ptr self, statement_queue::job& j) {
     reply(self, j.id, to_caf(code, res.err().message));
   }
   if (!s.runner->running()) {
-    data::log_event(data::log_level::warn, "sql_executor_lost",
-                    {{"slot", s.slot},
-                     {"pid", static_cast<int64_t>(pid)},
-                     {"requestId", request_id},
-                     {"error", domain::to_string(code)},
-                     {"message", res.err().message}});
+    if (!cancelled) { // a cancel is logged above
+      data::log_event(data::log_level::warn, "sql_executor_lost",
+                      {{"slot", s.slot},
+                       {"pid", static_cast<int64_t>(pid)},
+                       {"requestId", request_id},
+                       {"error", domain::to_string(code)},
+                       {"message", res.err().message}});
+    }
     if (code == domain::ec::shutting_down || s.queue->stopped())
       return;
     notify(self,

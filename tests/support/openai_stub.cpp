@@ -188,7 +188,7 @@ private:
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
       probing_ = true;
       stream_.socket().async_read_some(
-        asio::buffer(probe_byte_),
+        asio::buffer(&probe_byte_, 1),
         [self = this->shared_from_this()](beast::error_code ec, size_t) {
           self->probing_ = false;
           if (std::exchange(self->respond_after_probe_, false)) {
