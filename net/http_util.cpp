@@ -113,10 +113,12 @@ bool accepts_event_stream(std::string_view accept) noexcept {
       semi = range.find(';');
       auto param = trim(range.substr(0, semi));
       auto eq = param.find('=');
-      if (eq == std::string_view::npos || !is_word(trim(param.substr(0, eq)), "q"))
+      if (eq == std::string_view::npos
+          || !is_word(trim(param.substr(0, eq)), "q"))
         continue;
       auto q = trim(param.substr(eq + 1));
-      refused = !q.empty() && q.find_first_not_of("0.") == std::string_view::npos;
+      refused
+        = !q.empty() && q.find_first_not_of("0.") == std::string_view::npos;
     }
     if (!refused)
       return true;

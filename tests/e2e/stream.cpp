@@ -295,9 +295,9 @@ BOOST_AUTO_TEST_CASE(streamed_ask_sends_the_steps_then_the_same_body) {
   // Without the Accept field nothing changed (a Content-Length body), and
   // a refusal before the question runs is a plain error with its status.
   http_client c{s.proc.port()};
-  auto bad = c.request("POST", "/ask", R"({"question":"x"})",
-                       {{"Content-Type", "application/json"},
-                        {"Accept", "text/event-stream"}});
+  auto bad = c.request(
+    "POST", "/ask", R"({"question":"x"})",
+    {{"Content-Type", "application/json"}, {"Accept", "text/event-stream"}});
   BOOST_REQUIRE(bad);
   BOOST_TEST(bad->status == 400);
   BOOST_TEST(bad->header("content-type") == "application/json");
@@ -411,8 +411,8 @@ BOOST_AUTO_TEST_CASE(a_hang_up_during_a_slow_model_call_aborts_it) {
   BOOST_TEST(calls[0].at("outcome").as_string() == "cancelled");
   BOOST_TEST(calls[0].at("latencyUs").as_int64() < 7'000'000);
   // The server keeps serving (a question the stub answers at once).
-  auto [status, body] = s.ask_plain("What is the weather in Porto today?",
-                                    "after-model-1");
+  auto [status, body]
+    = s.ask_plain("What is the weather in Porto today?", "after-model-1");
   BOOST_TEST(status == 200);
   BOOST_TEST(parse_object(body).at("route").as_string() == "out_of_scope");
 }
