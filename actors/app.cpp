@@ -478,12 +478,17 @@ const domain::service_info& app::info() const {
 }
 
 void app::ask(domain::ask_request req, ask_callback cb) {
+  ask_controlled(std::move(req), std::move(cb), nullptr);
+}
+
+void app::ask_controlled(domain::ask_request req, ask_callback cb,
+                         domain::request_control_ptr control) {
   if (auto refused = impl_->refuse_for_backlog(req)) {
     cb(std::move(*refused));
     return;
   }
   caf::anon_send(impl_->guardian, atom::ask_v, std::move(req),
-                 ask_responder{std::move(cb)});
+                 ask_responder{std::move(cb)}, std::move(control));
 }
 
 domain::outcome<domain::ask_state> app::ask_sync(domain::ask_request req) {

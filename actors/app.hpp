@@ -46,6 +46,8 @@ public:
   // -- domain::service ---------------------------------------------------------
 
   void ask(domain::ask_request req, ask_callback cb) override;
+  void ask_controlled(domain::ask_request req, ask_callback cb,
+                      domain::request_control_ptr control) override;
   void stats(std::string window, text_callback cb) override;
   void run(std::string request_id, text_callback cb) override;
   void conversation(std::string id, std::string key_name,

@@ -45,6 +45,14 @@ void wake_signal::signal() noexcept {
   [[maybe_unused]] auto n = ::write(fd_, &one, sizeof one);
 }
 
+void wake_signal::clear() noexcept {
+  if (fd_ < 0)
+    return;
+  uint64_t count = 0;
+  // Non-blocking: nothing to read (EAGAIN) is fine.
+  [[maybe_unused]] auto n = ::read(fd_, &count, sizeof count);
+}
+
 // -- settings -----------------------------------------------------------------
 
 sandbox_settings sandbox_settings::from(const domain::config& cfg) {
@@ -147,7 +155,8 @@ void run_job(worker_ptr self, statement_queue::job& j) {
   }
   auto pid = s.runner->pid();
   auto res = s.runner->run(req, std::chrono::milliseconds{req.deadline_ms},
-                           s.wake->fd());
+                           s.queue->interrupt_fd(slot));
+  bool cancelled = s.queue->take_cancelled(slot, s.generation);
   s.queue->done(slot, s.generation);
   if (s.runner->running() && s.runner->pid() != pid) {
     // The runner replaced a connection lost before the statement was sent
@@ -165,7 +174,10 @@ void run_job(worker_ptr self, statement_queue::job& j) {
     }
     return;
   }
-  auto code = res.err().code;
+  // Interrupted for a cancelled request: the runner killed the executor
+  // (or cancelled the statement and dropped the connection) as on the
+  // sandbox's stop; it is replaced below like one killed at its deadline.
+  auto code = cancelled ? domain::ec::cancelled : res.err().code;
   auto request_id = req.request_id; // `j` may go back to the queue
   // The process was lost mid-statement by no fault of the statement (a
   // SIGKILL from outside, a crash, a stopped process, a garbled reply):
@@ -185,21 +197,31 @@ void run_job(worker_ptr self, statement_queue::job& j) {
     ++j.lost_runs;
     s.queue->retry(std::move(j));
     notify(self, worker_event::retried, 0);
+  } else if (cancelled) {
+    data::log_event(data::log_level::info, "sql_statement_cancelled",
+                    {{"slot", s.slot},
+                     {"pid", static_cast<int64_t>(pid)},
+                     {"requestId", request_id}});
+    reply(self, j.id,
+          to_caf(code, "the request was cancelled; its executor was killed"));
   } else {
     reply(self, j.id, to_caf(code, res.err().message));
   }
   if (!s.runner->running()) {
-    data::log_event(data::log_level::warn, "sql_executor_lost",
-                    {{"slot", s.slot},
-                     {"pid", static_cast<int64_t>(pid)},
-                     {"requestId", request_id},
-                     {"error", domain::to_string(code)},
-                     {"message", res.err().message}});
-    if (code == domain::ec::shutting_down)
+    if (!cancelled) { // a cancel is logged above
+      data::log_event(data::log_level::warn, "sql_executor_lost",
+                      {{"slot", s.slot},
+                       {"pid", static_cast<int64_t>(pid)},
+                       {"requestId", request_id},
+                       {"error", domain::to_string(code)},
+                       {"message", res.err().message}});
+    }
+    if (code == domain::ec::shutting_down || s.queue->stopped())
       return;
     notify(self,
-           code == domain::ec::sql_timeout ? worker_event::killed
-                                           : worker_event::crashed,
+           code == domain::ec::sql_timeout || code == domain::ec::cancelled
+             ? worker_event::killed
+             : worker_event::crashed,
            0);
     start_or_retry(self);
   }

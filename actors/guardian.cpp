@@ -51,6 +51,8 @@ void spawn_llm(self_ptr self) {
   s.llm
     = self->spawn(llm, llm_settings::from(s.setup.cfg), s.setup.fixtures,
                   s.setup.metrics, s.ledger, s.setup.transport, s.setup.local);
+  s.g.llm = s.llm;
+  s.shared_graph = nullptr; // republished on the next request
   watch(self, s.llm, "llm");
 }
 
@@ -112,6 +114,8 @@ void spawn_sandbox(self_ptr self) {
   settings.metrics = s.setup.metrics;
   settings.status = s.pool_status;
   s.sandbox = self->spawn(sql_sandbox, std::move(settings));
+  s.g.sandbox = s.sandbox;
+  s.shared_graph = nullptr; // republished on the next request
   watch(self, s.sandbox, "sandbox");
 }
 
@@ -438,7 +442,8 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
     self->quit(msg.reason);
   });
   return {
-    [self](atom::ask, domain::ask_request& req, ask_responder& respond) {
+    [self](atom::ask, domain::ask_request& req, ask_responder& respond,
+           domain::request_control_ptr& control) {
       auto& s = self->state;
       limits lim;
       lim.step_cap = s.setup.cfg.graph.step_cap;
@@ -453,6 +458,7 @@ guardian(guardian_actor::stateful_pointer<guardian_state> self,
       if (!s.shared_graph)
         s.shared_graph = std::make_shared<const graph>(s.g);
       auto slot = std::make_shared<deadline_slot>();
+      slot->control = std::move(control);
       s.deadlines.emplace_back(std::chrono::steady_clock::now() + lim.deadline,
                                slot);
       self->spawn(supervisor, s.shared_graph, lim, std::move(req), s.info,

@@ -19,6 +19,7 @@
 
 #include "domain/error.hpp"
 #include "domain/records.hpp"
+#include "domain/request_control.hpp"
 #include "domain/sql/exec.hpp"
 #include "domain/types.hpp"
 
@@ -33,6 +34,9 @@ namespace candor::actors {
 /// One logical model call, as a node asks the LLM actor for it.
 struct llm_request {
   std::string request_id;
+  /// The request's arrival (with `request_id`, what a cancel names: a
+  /// client may reuse its request ids).
+  int64_t received_us = 0;
   std::string prompt; ///< prompt name, e.g. "router"
   std::string prompt_version;
   std::string key;    ///< fixture key: the question as asked
@@ -61,9 +65,9 @@ struct llm_request {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_request& x) {
-  return f(x.request_id, x.prompt, x.prompt_version, x.key, x.system, x.user,
-           x.chaos, x.budget, x.max_tokens, x.ordinal, x.schema, x.model,
-           x.passages, x.sql, x.earlier);
+  return f(x.request_id, x.received_us, x.prompt, x.prompt_version, x.key,
+           x.system, x.user, x.chaos, x.budget, x.max_tokens, x.ordinal,
+           x.schema, x.model, x.passages, x.sql, x.earlier);
 }
 
 /// The model's answer to one logical call.
@@ -114,6 +118,7 @@ using ask_responder = std::function<void(domain::outcome<domain::ask_box>)>;
 } // namespace candor::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::ask_responder)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::domain::request_control_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::snapshot_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(candor::actors::index_load)
 
@@ -156,6 +161,7 @@ CAF_ADD_ATOM(candor, candor::atom, restarts, "restarts")
 CAF_ADD_ATOM(candor, candor::atom, health, "health")
 CAF_ADD_ATOM(candor, candor::atom, internal, "internal")
 CAF_ADD_ATOM(candor, candor::atom, exec, "exec")
+CAF_ADD_ATOM(candor, candor::atom, cancel, "cancel")
 CAF_ADD_ATOM(candor, candor::atom, reload, "reload")
 CAF_ADD_ATOM(candor, candor::atom, index, "index")
 CAF_ADD_ATOM(candor, candor::atom, conversation, "conversa")
@@ -198,6 +204,9 @@ using llm_actor = caf::typed_actor<
   caf::replies_to<atom::call, llm_request>::with<llm_reply>,
   // Replaces the ledger handle after the guardian restarted the ledger.
   caf::reacts_to<atom::put, ledger_actor>,
+  // The request (id, arrival) was cancelled: its calls end as `cancelled`
+  // and an HTTP attempt in flight is aborted (its connection closed).
+  caf::reacts_to<atom::cancel, std::string, int64_t>,
   // Timer: the backoff of pending call `id` is over; try again.
   caf::reacts_to<atom::internal, atom::call, uint64_t>,
   // The HTTP transport finished an attempt of call `id`: failure kind
@@ -227,6 +236,9 @@ using sql_sandbox_actor = caf::typed_actor<
   caf::replies_to<atom::exec, sql_exec_request>::with<sql_exec_result>,
   // Pool readiness as JSON: {"size", "ready", "busy", "kills", "respawns"}.
   caf::replies_to<atom::health>::with<std::string>,
+  // The request (id, arrival) was cancelled: its waiting statements are
+  // dropped and the executor running one is killed (then replaced).
+  caf::reacts_to<atom::cancel, std::string, int64_t>,
   // From executor worker `slot`: `event` (actors::worker_event) about its
   // process `pid` (0 when none).
   caf::reacts_to<atom::internal, atom::health, int32_t, int32_t, int32_t>,
@@ -256,8 +268,10 @@ using index_actor = caf::typed_actor<
 /// The GUARDIAN: owns the service actors, restarts one that dies and spawns
 /// one supervisor per request.
 using guardian_actor = caf::typed_actor<
-  // Starts a request; the outcome goes to the responder.
-  caf::reacts_to<atom::ask, domain::ask_request, ask_responder>,
+  // Starts a request; the outcome goes to the responder. The control (may
+  // be null) cancels it and receives its progress events.
+  caf::reacts_to<atom::ask, domain::ask_request, ask_responder,
+                 domain::request_control_ptr>,
   // The current LLM actor (tests kill it to check restarts).
   caf::replies_to<atom::get, atom::llm>::with<llm_actor>,
   // The current ledger actor.

@@ -261,6 +261,9 @@ void send_http(llm_ptr self, uint64_t id, pending_call& p) {
   call.headers.emplace_back("Accept", "application/json");
   if (!st.settings.api_key.empty())
     call.headers.emplace_back("Authorization", "Bearer " + st.settings.api_key);
+  // One signal per attempt: a cancel aborts the attempt in flight.
+  p.abort = std::make_shared<domain::cancel_signal>();
+  call.cancel = p.abort;
   auto me = caf::actor_cast<llm_actor>(self);
   st.transport->post(std::move(call), [me, id](domain::http_result r) {
     auto text = r.failure == domain::transport_failure::none
@@ -466,6 +469,19 @@ llm(llm_actor::stateful_pointer<llm_state> self, llm_settings settings,
     },
     [self](atom::put, ledger_actor& ledger) {
       self->state.ledger = std::move(ledger);
+    },
+    [self](atom::cancel, const std::string& request_id, int64_t received_us) {
+      std::vector<uint64_t> ids;
+      for (auto& [id, p] : self->state.pending)
+        if (p.req.request_id == request_id && p.req.received_us == received_us)
+          ids.push_back(id);
+      for (auto id : ids) {
+        auto& p = self->state.pending.at(id);
+        if (auto abort = std::move(p.abort))
+          abort->cancel(); // closes the connection; its report is dropped
+        finish(self, id, "cancelled",
+               to_caf(domain::ec::cancelled, "the request was cancelled"));
+      }
     },
     [self](atom::internal, atom::call, uint64_t id) { attempt(self, id); },
     [self](atom::internal, atom::exec, uint64_t id, int32_t failure,

@@ -79,6 +79,8 @@ struct pending_call {
   bool local_fallback = false;
   /// The local planner answered before any model was tried (planFirst).
   bool planned_first = false;
+  /// Aborts the HTTP attempt in flight when the request is cancelled.
+  std::shared_ptr<domain::cancel_signal> abort;
 };
 
 struct llm_state {

@@ -354,6 +354,15 @@ sql_sandbox(sql_sandbox_actor::stateful_pointer<sql_sandbox_state> self,
       return rp;
     },
     [self](atom::health) { return health_json(self); },
+    [self](atom::cancel, const std::string& request_id, int64_t received_us) {
+      auto& s = self->state;
+      // Waiting statements are answered here; a running one by its worker
+      // once its executor is gone.
+      for (auto& j : s.queue->cancel(request_id, received_us))
+        answer(self, j.id,
+               to_caf(domain::ec::cancelled, "the request was cancelled"));
+      publish(self);
+    },
     [self](atom::internal, atom::health, int32_t slot, int32_t event,
            int32_t pid) { on_worker_event(self, slot, event, pid); },
     [self](atom::internal, atom::tick) { sweep(self); },

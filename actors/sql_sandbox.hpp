@@ -29,6 +29,29 @@ namespace candor::actors {
 
 // -- shared status ------------------------------------------------------------
 
+/// An eventfd that, once signalled, stays readable (until cleared): wakes
+/// an executor worker blocked on a reply when the sandbox stops, or when
+/// the request of its statement is cancelled.
+class wake_signal {
+public:
+  wake_signal();
+  ~wake_signal();
+  wake_signal(const wake_signal&) = delete;
+  wake_signal& operator=(const wake_signal&) = delete;
+
+  void signal() noexcept;
+
+  /// Makes it unreadable again.
+  void clear() noexcept;
+
+  int fd() const noexcept {
+    return fd_;
+  }
+
+private:
+  int fd_ = -1;
+};
+
 /// The statements waiting for an executor, shared by the SQL sandbox (which
 /// adds them) and its executor workers (which take them, each as soon as
 /// it is free). Taking a statement from a shared queue instead of being
@@ -51,6 +74,9 @@ public:
   struct slot_view {
     bool busy = false;
     uint64_t job = 0;
+    /// The request of the statement (what a cancel names).
+    std::string request_id;
+    int64_t received_us = 0;
     /// While busy: when the sandbox gives up on the worker.
     clock_type::time_point give_up_at;
   };
@@ -106,9 +132,56 @@ public:
     jobs_.pop_front();
     s.view.busy = true;
     s.view.job = j.id;
+    s.view.request_id = j.req.request_id;
+    s.view.received_us = j.req.received_us;
+    // A cancel meant for the slot's previous statement came too late.
+    s.cancelled = false;
+    s.interrupt->clear();
     s.view.give_up_at = clock_type::now()
                         + std::chrono::milliseconds{j.req.deadline_ms} + grace_;
     return j;
+  }
+
+  /// What the worker of `slot` passes its runner as the wake fd: readable
+  /// once the sandbox stops or the running statement is cancelled.
+  int interrupt_fd(size_t slot) const {
+    std::lock_guard<std::mutex> guard{mtx_};
+    return slots_.at(slot).interrupt->fd();
+  }
+
+  /// Cancels the statements of a request (id and arrival): the waiting
+  /// ones are taken out of the queue and returned; a worker running one
+  /// is interrupted (its runner kills the executor, see
+  /// executor_process::run). The signal is raised under the lock while
+  /// the slot still runs that statement, and cleared when the slot takes
+  /// its next one, so it never reaches another request's statement.
+  std::vector<job> cancel(const std::string& request_id, int64_t received_us) {
+    std::vector<job> out;
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      if (it->req.request_id == request_id
+          && it->req.received_us == received_us) {
+        out.push_back(std::move(*it));
+        it = jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto& s : slots_)
+      if (s.view.busy && s.view.request_id == request_id
+          && s.view.received_us == received_us) {
+        s.cancelled = true;
+        s.interrupt->signal();
+      }
+    return out;
+  }
+
+  /// For the worker of `slot` (generation `gen`) after its statement:
+  /// whether it was cancelled (and the flag cleared).
+  bool take_cancelled(size_t slot, uint64_t gen) {
+    std::lock_guard<std::mutex> guard{mtx_};
+    auto& s = slots_.at(slot);
+    return s.generation == gen && std::exchange(s.cancelled, false);
   }
 
   /// True when the worker of `slot` with generation `gen` was given up on
@@ -181,11 +254,14 @@ public:
     return std::exchange(jobs_, {});
   }
 
-  /// Wakes every waiting worker; nothing is taken from now on.
+  /// Wakes every waiting worker, and every running one; nothing is taken
+  /// from now on.
   void stop() {
     {
       std::lock_guard<std::mutex> guard{mtx_};
       stopped_ = true;
+      for (auto& s : slots_)
+        s.interrupt->signal();
     }
     cv_.notify_all();
   }
@@ -199,6 +275,10 @@ private:
   struct slot_record {
     uint64_t generation = 0;
     slot_view view;
+    /// Raised to interrupt the slot's statement (cancel, stop).
+    std::unique_ptr<wake_signal> interrupt = std::make_unique<wake_signal>();
+    /// The running statement was cancelled.
+    bool cancelled = false;
   };
 
   mutable std::mutex mtx_;
@@ -292,25 +372,6 @@ private:
   sandbox_snapshot snap_;
   std::shared_ptr<const statement_queue> queue_;
   bool has_ = false;
-};
-
-/// An eventfd that, once signalled, stays readable: wakes every executor
-/// worker blocked on a reply when the sandbox stops.
-class wake_signal {
-public:
-  wake_signal();
-  ~wake_signal();
-  wake_signal(const wake_signal&) = delete;
-  wake_signal& operator=(const wake_signal&) = delete;
-
-  void signal() noexcept;
-
-  int fd() const noexcept {
-    return fd_;
-  }
-
-private:
-  int fd_ = -1;
 };
 
 // -- settings -----------------------------------------------------------------

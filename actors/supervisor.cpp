@@ -11,6 +11,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 
+#include "domain/api/stream_json.hpp"
 #include "domain/model/contracts.hpp"
 #include "data/log.hpp"
 #include "domain/records.hpp"
@@ -47,12 +48,15 @@ void record(self_ptr self, domain::request_record rec) {
     rec_fn(std::move(rec));
 }
 
-/// Drops the supervisor's handle from its deadline slot.
+/// Drops the supervisor's handle from its deadline slot, and its hook from
+/// the caller's control.
 void release_slot(self_ptr self) {
   if (auto& slot = self->state.slot) {
     slot->set(nullptr);
     slot = nullptr;
   }
+  if (auto& ctl = self->state.control)
+    ctl->stop.on_cancel(nullptr);
 }
 
 /// Ends the request with an HTTP-level error (422, 503, 504, 500).
@@ -62,6 +66,8 @@ void fail(self_ptr self, domain::error err) {
   auto rec = domain::request_row(s.request, domain::http_status(err.code),
                                  latency_us(self));
   rec.error = std::string{domain::to_string(err.code)};
+  if (err.code == domain::ec::cancelled)
+    rec.status = "cancelled";
   if (const auto& sp = s.spent; sp.llm_calls > 0 || !sp.route.empty()) {
     rec.route = sp.route;
     rec.llm_calls = static_cast<int32_t>(sp.llm_calls);
@@ -105,6 +111,9 @@ void on_reply(self_ptr self, node n, clock::time_point t0, ask_box next) {
   auto& s = self->state;
   s.st = std::move(next);
   s.trace.push_back({n, domain::step_outcome(n, *s.st), micros_since(t0)});
+  if (s.control && s.control->progress)
+    for (auto& ev : domain::progress_after(n, *s.st, s.route_told))
+      s.control->progress(std::move(ev));
   const auto& st = *s.st;
   if (st.route != domain::route_kind::none)
     s.spent.route = std::string{domain::to_string(st.route)};
@@ -231,6 +240,23 @@ void load_history(self_ptr self) {
       failed);
 }
 
+/// The caller raised the control's stop: the request's model calls and
+/// query are stopped, the step waited for is recorded as `cancelled`, and
+/// the request ends as `cancelled` (its reply, if one still comes, is
+/// dropped).
+void cancel(self_ptr self) {
+  auto& s = self->state;
+  if (s.current == node::done)
+    return;
+  if (s.g->llm)
+    self->send(s.g->llm, atom::cancel_v, s.request_id, s.received_us);
+  if (s.g->sandbox)
+    self->send(s.g->sandbox, atom::cancel_v, s.request_id, s.received_us);
+  s.trace.push_back({s.current, "cancelled", micros_since(s.current_since)});
+  fail(self, domain::make_error(domain::ec::cancelled,
+                                "the client closed the connection"));
+}
+
 } // namespace
 
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
@@ -243,6 +269,16 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
     s.slot = std::move(slot);
     // Also release the slot when the actor is stopped from outside.
     self->attach_functor([slot = s.slot] { slot->set(nullptr); });
+    // The caller's control: taken out of the slot (which the guardian's
+    // sweep keeps until the deadline); a stop raised before this point
+    // sends the cancel at once.
+    if (auto ctl = std::move(s.slot->control)) {
+      s.control = std::move(ctl);
+      s.control->stop.on_cancel([slot = s.slot] {
+        if (auto h = slot->get())
+          caf::anon_send(h, atom::internal_v, atom::cancel_v);
+      });
+    }
   }
   s.g = std::move(g);
   s.lim = lim;
@@ -266,6 +302,8 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   else
     dispatch(self, domain::entry_node_for(st.request));
   return {
+    // The client hung up: stop the request's work, record it cancelled.
+    [self](atom::internal, atom::cancel) { cancel(self); },
     // The deadline passed: answer 504 now; the pending reply is dropped.
     [self](atom::internal, atom::tick) {
       auto& s = self->state;

@@ -30,6 +30,10 @@ struct graph {
   /// Writes the request's row (metrics, log line, ledger): called once per
   /// request, when it ends (unset: nothing is recorded).
   std::function<void(domain::request_record)> record;
+  /// Told when a request is cancelled, to stop its model calls and its
+  /// query (invalid: nothing to tell).
+  llm_actor llm;
+  sql_sandbox_actor sandbox;
 
   node_actor& at(domain::node n) {
     return nodes[static_cast<size_t>(n)];
@@ -64,6 +68,9 @@ struct limits {
 struct deadline_slot {
   std::mutex mtx;
   caf::actor target;
+  /// The caller's control of a request (cancel, progress), handed to the
+  /// supervisor when it starts (it takes it out of the slot).
+  domain::request_control_ptr control;
 
   void set(caf::actor h) {
     std::lock_guard<std::mutex> guard{mtx};
@@ -107,13 +114,21 @@ struct supervisor_state {
   /// The node being waited for and when it was asked.
   domain::node current = domain::node::done;
   std::chrono::steady_clock::time_point current_since;
+  /// The caller's control (null: none): its progress callback is told of
+  /// each step, and raising its stop cancels the request.
+  domain::request_control_ptr control;
+  /// The `route` progress event was sent.
+  bool route_told = false;
 };
 
 /// The SUPERVISOR of one request: runs the graph one node at a time, records
 /// a trace entry per step, enforces the step cap, the model-call budget and
 /// the deadline, hands the outcome to `respond` and quits. Late replies are
 /// dropped with it. The message `(internal, tick)` means "the deadline has
-/// passed" (sent by its own timer or by the guardian's sweep).
+/// passed" (sent by its own timer or by the guardian's sweep);
+/// `(internal, cancel)` that the caller raised the control's stop (its
+/// client hung up): the model calls and the query of the request are
+/// stopped and it ends as `cancelled` (HTTP 499 in its ledger row).
 caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
                          graph_ptr g, limits lim, domain::ask_request req,
                          std::shared_ptr<const domain::service_info> info,

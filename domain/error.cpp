@@ -35,6 +35,7 @@ std::string_view to_string(ec code) noexcept {
     case ec::uri_too_long: return "uri_too_long";
     case ec::header_too_large: return "header_too_large";
     case ec::rate_limited: return "rate_limited";
+    case ec::cancelled: return "cancelled";
   }
   return "unknown";
 }
@@ -55,6 +56,7 @@ int http_status(ec code) noexcept {
     case ec::fixture_missing: return 422;
     case ec::header_too_large: return 431;
     case ec::rate_limited: return 429;
+    case ec::cancelled: return 499;
     case ec::llm_unavailable:
     case ec::sql_executor_failed:
     case ec::overloaded:

@@ -44,6 +44,7 @@ enum class ec : uint8_t {
   uri_too_long,           ///< 414: the request line exceeds the header limit
   header_too_large,       ///< 431: the header fields exceed the limit
   rate_limited,           ///< 429: an API key's rate or daily budget is spent
+  cancelled,              ///< 499: the client hung up; its request was stopped
 };
 
 /// Stable snake_case name, used as the `error` field of error bodies.
@@ -54,7 +55,8 @@ std::string_view to_string(ec code) noexcept;
 /// invalid_request, 401 unauthorized, 404 not_found, 405
 /// method_not_allowed, 413 payload_too_large, 414 uri_too_long, 415
 /// unsupported_media_type, 422 fixture_missing, 429 rate_limited, 431
-/// header_too_large, 503
+/// header_too_large, 499 cancelled (nginx's "client closed request": only
+/// ever in the ledger and the metrics, the client is gone), 503
 /// llm_unavailable / overloaded / shutting_down, 504 timeout, 500
 /// everything else.
 int http_status(ec code) noexcept;

@@ -7,10 +7,12 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "domain/error.hpp"
 #include "domain/records.hpp"
+#include "domain/request_control.hpp"
 #include "domain/types.hpp"
 
 namespace candor::domain {
@@ -37,6 +39,17 @@ public:
   /// question's request row (metrics, log line, ledger) itself, whatever the
   /// outcome, before the callback runs: the caller only renders.
   virtual void ask(ask_request req, ask_callback cb) = 0;
+
+  /// `ask` for a caller that may stop the question or follow its steps
+  /// through `control` (see domain/request_control.hpp): a raised
+  /// `control->stop` ends it as `cancelled` (the callback still runs
+  /// once), and `control->progress` is told of each step. A service that
+  /// cannot do either answers as `ask` does.
+  virtual void ask_controlled(ask_request req, ask_callback cb,
+                              request_control_ptr control) {
+    (void)control;
+    ask(std::move(req), std::move(cb));
+  }
 
   /// `/stats` JSON for a validated window ("15m", "1h", "24h", "7d").
   virtual void stats(std::string window, text_callback cb) = 0;

@@ -97,6 +97,35 @@ bool is_json_media_type(std::string_view content_type) noexcept {
                  "application/json");
 }
 
+bool accepts_event_stream(std::string_view accept) noexcept {
+  while (!accept.empty()) {
+    auto comma = accept.find(',');
+    auto range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view{}
+                                             : accept.substr(comma + 1);
+    auto semi = range.find(';');
+    if (!is_word(trim(range.substr(0, semi)), "text/event-stream"))
+      continue;
+    // The parameters: only "q" matters, and only when it is zero.
+    bool refused = false;
+    while (semi != std::string_view::npos) {
+      range.remove_prefix(semi + 1);
+      semi = range.find(';');
+      auto param = trim(range.substr(0, semi));
+      auto eq = param.find('=');
+      if (eq == std::string_view::npos
+          || !is_word(trim(param.substr(0, eq)), "q"))
+        continue;
+      auto q = trim(param.substr(eq + 1));
+      refused
+        = !q.empty() && q.find_first_not_of("0.") == std::string_view::npos;
+    }
+    if (!refused)
+      return true;
+  }
+  return false;
+}
+
 bool percent_decode(std::string_view in, std::string& out, bool plus_as_space) {
   out.clear();
   out.reserve(in.size());

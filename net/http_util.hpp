@@ -23,6 +23,10 @@ bool valid_request_id(std::string_view id) noexcept;
 /// parameters such as "; charset=utf-8" allowed).
 bool is_json_media_type(std::string_view content_type) noexcept;
 
+/// True when an Accept field lists text/event-stream (case-insensitive)
+/// with a quality above 0: POST /ask then streams its progress.
+bool accepts_event_stream(std::string_view accept) noexcept;
+
 /// Percent-decodes `in` into `out`; `plus_as_space` for query components.
 /// Returns false on a malformed escape or a decoded NUL byte.
 bool percent_decode(std::string_view in, std::string& out, bool plus_as_space);

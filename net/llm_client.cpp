@@ -145,6 +145,15 @@ public:
   }
 
   void start() {
+    // A cancel closes the connection on the attempt's strand; the handler
+    // of whatever operation was pending then finds the attempt finished.
+    if (call_.cancel)
+      call_.cancel->on_cancel([w = weak_from_this()] {
+        if (auto self = w.lock())
+          asio::post(self->strand_, [self] { self->abort(); });
+      });
+    if (finished_)
+      return;
     build_request();
     while (auto c = sh_->take(key_)) {
       if (has_unread(*c))
@@ -162,6 +171,16 @@ public:
   }
 
 private:
+  void abort() {
+    if (finished_)
+      return;
+    if (resolver_)
+      resolver_->cancel();
+    if (timer_)
+      timer_->cancel();
+    fail(transport_failure::cancelled, "cancelled by the caller");
+  }
+
   void build_request() {
     req_.method(http::verb::post);
     req_.target(url_.target);
@@ -220,6 +239,8 @@ private:
   }
 
   void on_resolve(beast::error_code ec, tcp::resolver::results_type results) {
+    if (finished_)
+      return; // aborted
     timer_->cancel();
     if (ec) {
       if (std::chrono::steady_clock::now() >= deadline_)
@@ -237,6 +258,8 @@ private:
   }
 
   void on_connect(beast::error_code ec) {
+    if (finished_)
+      return; // aborted
     if (ec) {
       io_failure(ec, transport_failure::connect, "connect");
       return;
@@ -248,6 +271,8 @@ private:
     conn_->tls->async_handshake(
       ssl::stream_base::client,
       [self = shared_from_this()](beast::error_code ec) {
+        if (self->finished_)
+          return; // aborted
         if (ec) {
           self->io_failure(ec, transport_failure::tls, "TLS handshake");
           return;
@@ -268,6 +293,8 @@ private:
   }
 
   void on_write(beast::error_code ec) {
+    if (finished_)
+      return; // aborted
     if (ec) {
       if (reused_ && stale_connection(ec)) {
         connect_fresh();
@@ -296,6 +323,8 @@ private:
   }
 
   void on_read(beast::error_code ec, size_t n) {
+    if (finished_)
+      return; // aborted
     if (ec) {
       if (reused_ && n == 0 && interim_ == 0 && stale_connection(ec)) {
         connect_fresh();

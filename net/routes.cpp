@@ -176,6 +176,8 @@ void session::handle_ask() {
     send_error(parsed.err());
     return;
   }
+  // Accept: text/event-stream: progress events, then the same body.
+  sse_ = accepts_event_stream(parser_->get()[http::field::accept]);
   submit_ask(std::move(*parsed), &session::on_ask);
 }
 
@@ -196,10 +198,21 @@ void session::submit_ask(
     ask.conversation_id = data::new_conversation_id();
   if (ctx_.id_replaced)
     ask.warnings.emplace_back("request_id_replaced");
-  if (!try_begin_service_call())
+  if (!try_begin_service_call()) {
+    sse_ = false;
     return;
+  }
+  // From here on a client that hangs up cancels the question (net/stream).
+  control_ = std::make_shared<domain::request_control>();
+  if (sse_) {
+    control_->progress
+      = make_callback<domain::progress_event>(&session::on_progress);
+    begin_stream();
+  }
   using ask_result = domain::outcome<domain::ask_box>;
-  srv_.svc.ask(std::move(ask), make_callback<ask_result>(done));
+  srv_.svc.ask_controlled(std::move(ask), make_callback<ask_result>(done),
+                          control_);
+  start_watch();
 }
 
 /// POST /admin/reindex: reloads the retrieval index. Disabled (404)
@@ -354,11 +367,21 @@ void session::charge_key(const domain::outcome<domain::ask_box>& r) {
 }
 
 bool session::settle_ask(const domain::outcome<domain::ask_box>& r) {
+  stop_watch();
+  control_.reset();
   end_service_call();
   ctx_.recorded = true;
   charge_key(r);
-  if (!r)
-    send_error(r.err());
+  if (hung_up_) {
+    do_close(false); // nobody to answer: the row says `cancelled`
+    return false;
+  }
+  if (!r) {
+    if (sse_)
+      stream_finish("error", domain::error_body(r.err(), ctx_.request_id));
+    else
+      send_error(r.err());
+  }
   return r.ok();
 }
 
@@ -366,7 +389,10 @@ void session::on_ask(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
   if (!settle_ask(r))
     return;
-  send(http::status::ok, domain::response_text(**r), "application/json");
+  if (sse_)
+    stream_finish("result", domain::response_text(**r));
+  else
+    send(http::status::ok, domain::response_text(**r), "application/json");
 }
 
 void session::on_text(domain::outcome<std::string> r) {

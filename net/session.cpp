@@ -86,6 +86,16 @@ void session::abandon() {
 }
 
 void session::do_read_request() {
+  if (watch_pending_) {
+    // The watch of the last question still has its read outstanding (its
+    // cancelled completion is on the way): this read waits for it.
+    read_after_watch_ = true;
+    return;
+  }
+  hung_up_ = false;
+  sse_ = false;
+  stream_closing_ = false;
+  stream_out_.clear();
   parser_.emplace();
   parser_->header_limit(header_limit_bytes);
   // No limit while the header is read: a Content-Length over the limit is

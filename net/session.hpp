@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -311,6 +312,41 @@ private:
 
   void on_text(domain::outcome<std::string> r);
 
+  // -- while a question runs (net/stream.cpp) ---------------------------------
+
+  /// Watches the socket while the service works on a question: a read
+  /// into `buffer_` (bytes of a pipelined request are kept there), so that
+  /// a client that hangs up (EOF or error) is seen at once.
+  void start_watch();
+
+  void on_watch(beast::error_code ec, size_t n);
+
+  /// Ends the watch (the outcome is here); its handler may still run.
+  void stop_watch();
+
+  /// The client hung up while its question ran: the question is cancelled
+  /// (its outcome, `cancelled`, arrives as usual and nothing is written).
+  void on_hang_up();
+
+  /// POST /ask with Accept: text/event-stream: writes the head of the
+  /// event stream (200, no Content-Length, Connection: close).
+  void begin_stream();
+
+  /// A progress event of the question (posted from the service's thread).
+  void on_progress(domain::progress_event ev);
+
+  /// Queues one frame of the event stream and writes it when the ones
+  /// before it are out.
+  void stream_push(std::string frame);
+
+  void stream_write_next();
+
+  void on_stream_write(beast::error_code ec, size_t);
+
+  /// The last event (`result` or `error`); the connection closes once it
+  /// is written.
+  void stream_finish(std::string_view event, const std::string& data);
+
   // -- writing ----------------------------------------------------------------
 
   /// The row of a request that ended in an HTTP error here, before or
@@ -396,6 +432,20 @@ private:
   /// Keeps the session alive while the service works on its request (no
   /// Asio operation is pending then).
   std::shared_ptr<session> pending_self_;
+  /// The question in flight's control (cancel, progress); null otherwise.
+  domain::request_control_ptr control_;
+  /// The watch's read is wanted (watching_) and outstanding
+  /// (watch_pending_); a read for the next request waits for it to end.
+  bool watching_ = false;
+  bool watch_pending_ = false;
+  bool read_after_watch_ = false;
+  /// The client hung up while its question ran.
+  bool hung_up_ = false;
+  /// This /ask answers as an event stream; its frames not written yet.
+  bool sse_ = false;
+  bool stream_writing_ = false;
+  bool stream_closing_ = false;
+  std::deque<std::string> stream_out_;
   std::array<char, 4096> drain_{};
   size_t drained_ = 0;
 };

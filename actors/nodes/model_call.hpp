@@ -46,6 +46,7 @@ void ask_model(Self self, llm_actor llm, llm_request req,
                std::shared_ptr<const reask_policy> policy, Parse parse,
                OnParsed on_parsed) {
   req.budget = (*box)->llm_budget;
+  req.received_us = (*box)->request.received_us; // names it for a cancel
   // Kept for the re-ask behind a pointer: CAF copies the handler below
   // several times, and the request carries the rendered prompts.
   auto retry = std::make_shared<llm_request>(req);

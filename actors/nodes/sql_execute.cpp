@@ -83,6 +83,7 @@ sql_execute(node_actor::stateful_pointer<sql_execute_state> self,
         return to_caf(domain::ec::internal, "sql_execute has no sandbox");
       sql_exec_request req;
       req.request_id = in->request.request_id;
+      req.received_us = in->request.received_us;
       req.sql = in->sql.query;
       req.max_rows = s.max_rows;
       auto rp = self->make_response_promise<ask_box>();

@@ -75,8 +75,8 @@ ledger_store::stats_json(const std::string& window_label,
   std::map<std::string, int64_t> by_route{
     {"docs", 0}, {"data", 0}, {"out_of_scope", 0}, {"none", 0}};
   std::map<std::string, int64_t> by_status{
-    {"answered", 0}, {"refused", 0}, {"no_results", 0},
-    {"blocked", 0},  {"error", 0},   {"http_error", 0}};
+    {"answered", 0}, {"refused", 0},    {"no_results", 0}, {"blocked", 0},
+    {"error", 0},    {"http_error", 0}, {"cancelled", 0}};
   std::map<int64_t, int64_t> by_http;
   int64_t requests = 0;
   int64_t errors = 0;

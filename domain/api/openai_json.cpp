@@ -10,6 +10,7 @@
 
 #include <boost/json.hpp>
 
+#include "domain/api/stream_json.hpp"
 #include "domain/json_text.hpp"
 #include "domain/text.hpp"
 
@@ -373,9 +374,7 @@ json::object envelope(const ask_state& st, int64_t created,
 }
 
 void append_event(std::string& out, const json::object& o) {
-  out += "data: ";
-  append_json(out, o);
-  out += "\n\n";
+  append_sse(out, {}, json_text(o));
 }
 
 json::object chunk(const ask_state& st, int64_t created, json::object delta,
@@ -435,7 +434,7 @@ std::string completion_stream(const ask_state& st, int64_t created,
     u["usage"] = usage(st);
     append_event(out, u);
   }
-  out += "data: [DONE]\n\n";
+  append_sse(out, {}, "[DONE]");
   return out;
 }
 

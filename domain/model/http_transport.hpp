@@ -6,9 +6,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "domain/request_control.hpp"
 
 /// The seam between the LLM actor (actors/) and the HTTP client (net/): the
 /// actor describes one POST, the transport performs it on its own threads
@@ -21,16 +24,21 @@ struct http_call {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   std::chrono::milliseconds timeout{20000}; ///< whole attempt
+  /// Raised by the caller to abandon the call (its request was
+  /// cancelled): the transport closes the connection and reports
+  /// `cancelled`. Null: the call cannot be abandoned.
+  std::shared_ptr<cancel_signal> cancel;
 };
 
 /// How a transport attempt ended before any HTTP status was seen.
 enum class transport_failure : uint8_t {
-  none,     ///< a response arrived (see status)
-  timeout,  ///< the attempt ran past its timeout
-  connect,  ///< resolve, connect or reset: the endpoint is unreachable
-  tls,      ///< handshake or certificate verification failed
-  protocol, ///< malformed or oversized response
-  bad_url,  ///< the URL could not be used
+  none,      ///< a response arrived (see status)
+  timeout,   ///< the attempt ran past its timeout
+  connect,   ///< resolve, connect or reset: the endpoint is unreachable
+  tls,       ///< handshake or certificate verification failed
+  protocol,  ///< malformed or oversized response
+  bad_url,   ///< the URL could not be used
+  cancelled, ///< the caller raised the call's cancel signal
 };
 
 /// The outcome of one http_call.

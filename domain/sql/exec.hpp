@@ -17,6 +17,8 @@ namespace candor::domain {
 /// own layers regardless.
 struct sql_exec_request {
   std::string request_id;
+  /// The request's arrival: with `request_id`, what a cancel names.
+  int64_t received_us = 0;
   std::string sql;
   int32_t max_rows = 200;  ///< rows kept; more set `truncated`
   int32_t deadline_ms = 0; ///< 0: the sandbox's configured deadline
@@ -24,7 +26,7 @@ struct sql_exec_request {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sql_exec_request& x) {
-  return f(x.request_id, x.sql, x.max_rows, x.deadline_ms);
+  return f(x.request_id, x.received_us, x.sql, x.max_rows, x.deadline_ms);
 }
 
 /// What an executor returned for one statement. Failures travel as errors

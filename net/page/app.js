@@ -110,20 +110,38 @@
     clearResult();
     result.setAttribute('aria-busy', 'true');
     button.disabled = true;
-    append(result, asked(question), el('p', 'why', 'Asking…'));
+    const progress = el('ol', 'progress');
+    progress.id = 'progress';
+    append(result, asked(question), el('p', 'why', 'Asking…'), progress);
     try {
+      const streaming = canStream();
       const r = await fetch('/ask', {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: streaming ? 'text/event-stream' : 'application/json',
+        },
         body: JSON.stringify({ question: question }),
         signal: ctrl.signal,
       });
-      const body = await r.json();
+      let status = r.status;
+      let body;
+      const type = r.headers.get('Content-Type') || '';
+      if (streaming && r.ok && type.startsWith('text/event-stream')) {
+        // Steps as they finish, then `result` (200) or `error`.
+        const last = await readEvents(r, (name, data) => {
+          if (ctrl === inFlight) append(progress, el('li', 'stage', stageText(name, data)));
+        });
+        body = last ? last.data : null;
+        if (!last || last.name !== 'result') status = errorStatus(body);
+      } else {
+        body = await r.json();
+      }
       if (ctrl !== inFlight) return;
       clearResult();
       append(result, asked(question));
-      if (r.ok) renderAnswer(body);
-      else renderError(r.status, body);
+      if (status >= 200 && status < 300) renderAnswer(body);
+      else renderError(status, body);
     } catch (e) {
       if (ctrl !== inFlight) return;
       clearResult();
@@ -135,6 +153,69 @@
         result.setAttribute('aria-busy', 'false');
       }
     }
+  }
+
+  // -- the event stream of POST /ask ------------------------------------------
+
+  /** Whether this browser can read a response body as it arrives. */
+  function canStream() {
+    return typeof ReadableStream === 'function' && typeof TextDecoder === 'function'
+      && typeof Response === 'function' && 'body' in Response.prototype;
+  }
+
+  /**
+   * Reads Server-Sent Events from a fetch response; `onStep(name, data)`
+   * for each progress event. Returns the last `result` or `error` event
+   * ({name, data}), or null when the stream ended without one.
+   */
+  async function readEvents(response, onStep) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let last = null;
+    const frame = (text) => {
+      let name = 'message';
+      const lines = [];
+      for (const line of text.split('\n')) {
+        if (line.startsWith('event:')) name = line.slice(6).trim();
+        else if (line.startsWith('data:')) lines.push(line.slice(5).replace(/^ /, ''));
+      }
+      let data = null;
+      try { data = JSON.parse(lines.join('\n')); } catch (e) { return; }
+      if (name === 'result' || name === 'error') last = { name: name, data: data };
+      else onStep(name, data);
+    };
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        frame(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+      }
+    }
+    return last;
+  }
+
+  /** One line of the progress list for a step. */
+  function stageText(name, d) {
+    d = d || {};
+    switch (name) {
+      case 'route': return 'Route: ' + d.route + (d.routeReason ? ' (' + d.routeReason + ')' : '');
+      case 'retrieval': return 'Retrieved ' + (d.chunks ? d.chunks.length : 0) + ' passage(s)';
+      case 'sql': return 'SQL ' + d.verdict + (d.layer ? ' by ' + d.layer : '');
+      case 'rows': return 'Query returned ' + d.rowCount + ' row(s)';
+      case 'answer': return 'Answer: ' + d.status;
+      default: return name;
+    }
+  }
+
+  /** The HTTP status an `error` event's code stands for (as a plain POST). */
+  function errorStatus(body) {
+    const codes = { fixture_missing: 422, llm_unavailable: 503, overloaded: 503,
+      shutting_down: 503, sql_executor_failed: 503, timeout: 504 };
+    return (body && codes[body.error]) || 500;
   }
 
   function asked(question) {

@@ -275,4 +275,19 @@ BOOST_AUTO_TEST_CASE(response_head_is_what_beast_writes) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(accept_event_stream) {
+  BOOST_TEST(accepts_event_stream("text/event-stream"));
+  BOOST_TEST(accepts_event_stream("Text/Event-Stream"));
+  BOOST_TEST(accepts_event_stream("application/json, text/event-stream"));
+  BOOST_TEST(accepts_event_stream(" text/event-stream ;q=0.5"));
+  BOOST_TEST(accepts_event_stream("text/event-stream;charset=utf-8"));
+  BOOST_TEST(!accepts_event_stream(""));
+  BOOST_TEST(!accepts_event_stream("application/json"));
+  BOOST_TEST(!accepts_event_stream("*/*"));
+  BOOST_TEST(!accepts_event_stream("text/event-streamx"));
+  BOOST_TEST(!accepts_event_stream("text/event-stream;q=0"));
+  BOOST_TEST(!accepts_event_stream("text/event-stream; q=0.000"));
+  BOOST_TEST(accepts_event_stream("text/event-stream;q=0, text/event-stream"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -202,6 +202,20 @@ std::optional<http_response> http_client::ask(std::string_view json_body,
   return request("POST", "/ask", json_body, all);
 }
 
+bool http_client::read_until(std::string_view needle) {
+  while (buf_.find(needle) == std::string::npos)
+    if (!fill())
+      return false;
+  return true;
+}
+
+std::string http_client::read_until_closed() {
+  while (fill()) {
+    // nop
+  }
+  return buf_;
+}
+
 bool http_client::wait_closed(std::chrono::milliseconds within) {
   if (fd_ < 0)
     return true;

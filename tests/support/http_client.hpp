@@ -72,6 +72,20 @@ public:
   /// an interim "100 Continue".
   std::optional<http_response> read_response_head();
 
+  /// Reads until `needle` has arrived (true) or the peer closed or the
+  /// timeout passed (false); what was read stays in `received()`.
+  bool read_until(std::string_view needle);
+
+  /// Reads until the peer closes (or the timeout passes) and returns
+  /// everything received: a response framed by the end of the connection
+  /// (an event stream).
+  std::string read_until_closed();
+
+  /// Bytes received and not yet taken by read_response().
+  const std::string& received() const noexcept {
+    return buf_;
+  }
+
   /// Waits until the peer closes the connection (EOF or reset); false when
   /// it is still open after `within`. Unread data is discarded.
   bool wait_closed(std::chrono::milliseconds within);

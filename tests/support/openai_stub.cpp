@@ -85,6 +85,7 @@ struct openai_stub::impl {
   std::atomic<int> in_progress{0};
   std::atomic<int> max_seen{0};
   std::atomic<int> conns{0};
+  std::atomic<int> abandoned{0};
   uint16_t port = 0;
 
   stub_reply handle(http::request<http::string_body>& req) {
@@ -164,14 +165,40 @@ private:
       timer_.expires_after(reply_.delay);
       timer_.async_wait(
         [self = this->shared_from_this()](beast::error_code ec) {
-          if (!ec)
+          if (ec) {
+            --self->stub_.in_progress; // the client went away
+          } else if (self->probing_) {
+            // The probe's read ends first; it responds then.
+            self->respond_after_probe_ = true;
+            beast::error_code ignored;
+            beast::get_lowest_layer(self->stream_).socket().cancel(ignored);
+          } else {
             self->respond();
-          else
-            --self->stub_.in_progress;
+          }
         });
+      probe();
       return;
     }
     respond();
+  }
+
+  /// During a delay over plain TCP: a read that sees the client close the
+  /// connection (it gave up on the call), counted in abandoned().
+  void probe() {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      probing_ = true;
+      stream_.socket().async_read_some(
+        asio::buffer(&probe_byte_, 1),
+        [self = this->shared_from_this()](beast::error_code ec, size_t) {
+          self->probing_ = false;
+          if (std::exchange(self->respond_after_probe_, false)) {
+            self->respond();
+          } else if (ec) {
+            ++self->stub_.abandoned;
+            self->timer_.cancel();
+          }
+        });
+    }
   }
 
   void respond() {
@@ -258,6 +285,9 @@ private:
   http::request<http::string_body> req_;
   http::response<http::string_body> res_;
   stub_reply reply_;
+  bool probing_ = false;
+  bool respond_after_probe_ = false;
+  char probe_byte_ = 0;
 };
 
 void accept(openai_stub::impl& stub) {
@@ -324,6 +354,10 @@ int openai_stub::requests() const {
 
 int openai_stub::max_concurrent() const {
   return impl_->max_seen.load();
+}
+
+int openai_stub::abandoned() const {
+  return impl_->abandoned.load();
 }
 
 int openai_stub::connections() const {

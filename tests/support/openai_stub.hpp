@@ -85,6 +85,9 @@ public:
   int max_concurrent() const;
   /// TCP connections accepted.
   int connections() const;
+  /// Delayed replies whose client closed the connection before the delay
+  /// ended (plain HTTP only).
+  int abandoned() const;
   std::vector<stub_request> seen() const;
 
   struct impl; // public so that the sessions in the .cpp can name it
