@@ -63,8 +63,8 @@ struct llm_request {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, llm_request& x) {
   return f(x.request_id, x.received_us, x.prompt, x.prompt_version, x.key,
-           x.system, x.user, x.chaos, x.budget, x.max_tokens, x.ordinal,
-           x.schema, x.model, x.passages, x.sql);
+           x.system, x.user, x.chaos, x.budget, x.max_tokens, x.ordinal, x.schema, x.model,
+           x.passages, x.sql);
 }
 
 /// The model's answer to one logical call.
