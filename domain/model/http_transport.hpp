@@ -32,12 +32,12 @@ struct http_call {
 
 /// How a transport attempt ended before any HTTP status was seen.
 enum class transport_failure : uint8_t {
-  none,      ///< a response arrived (see status)
-  timeout,   ///< the attempt ran past its timeout
-  connect,   ///< resolve, connect or reset: the endpoint is unreachable
-  tls,       ///< handshake or certificate verification failed
-  protocol,  ///< malformed or oversized response
-  bad_url,   ///< the URL could not be used
+  none,     ///< a response arrived (see status)
+  timeout,  ///< the attempt ran past its timeout
+  connect,  ///< resolve, connect or reset: the endpoint is unreachable
+  tls,      ///< handshake or certificate verification failed
+  protocol, ///< malformed or oversized response
+  bad_url,  ///< the URL could not be used
   cancelled, ///< the caller raised the call's cancel signal
 };
 

@@ -157,8 +157,14 @@
 
   // -- the event stream of POST /ask ------------------------------------------
 
-  /** Whether this browser can read a response body as it arrives. */
+  /**
+   * Whether to ask for the event stream: the browser can read a response
+   * body as it arrives, and the page was not opened with ?stream=0 (plain
+   * POST, e.g. for a headless browser whose virtual clock does not wait for
+   * a streamed body).
+   */
   function canStream() {
+    if (new URLSearchParams(window.location.search).get('stream') === '0') return false;
     return typeof ReadableStream === 'function' && typeof TextDecoder === 'function'
       && typeof Response === 'function' && 'body' in Response.prototype;
   }

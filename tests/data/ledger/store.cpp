@@ -470,7 +470,8 @@ BOOST_AUTO_TEST_CASE(stats_over_a_window) {
   BOOST_TEST(route.at("out_of_scope").as_int64() == 1);
   BOOST_TEST(route.at("none").as_int64() == 3);
   auto& status = totals.at("byStatus").as_object();
-  BOOST_TEST(status.size() == 6u);
+  BOOST_TEST(status.size() == 7u);
+  BOOST_TEST(status.at("cancelled").as_int64() == 0);
   BOOST_TEST(status.at("answered").as_int64() == 12);
   BOOST_TEST(status.at("refused").as_int64() == 1);
   BOOST_TEST(status.at("no_results").as_int64() == 2);
