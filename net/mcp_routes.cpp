@@ -314,9 +314,8 @@ void session::mcp_call_tool(mcp::message m) {
 /// wrote the request's row either way.
 void session::on_mcp_ask(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
-  end_service_call();
-  ctx_.recorded = true;
-  charge_key(r);
+  if (!end_ask(r))
+    return;
   if (!r) {
     send_rpc(http::status::ok,
              mcp::result_body(mcp_id_,
@@ -330,9 +329,8 @@ void session::on_mcp_ask(domain::outcome<domain::ask_box> r) {
 
 void session::on_mcp_sql(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
-  end_service_call();
-  ctx_.recorded = true;
-  charge_key(r);
+  if (!end_ask(r))
+    return;
   if (!r) {
     send_rpc(http::status::ok,
              mcp::result_body(mcp_id_,

@@ -366,7 +366,7 @@ void session::charge_key(const domain::outcome<domain::ask_box>& r) {
   srv_.keys.spent(ctx_.key_name, tokens, data::wall_us());
 }
 
-bool session::settle_ask(const domain::outcome<domain::ask_box>& r) {
+bool session::end_ask(const domain::outcome<domain::ask_box>& r) {
   stop_watch();
   control_.reset();
   end_service_call();
@@ -376,6 +376,12 @@ bool session::settle_ask(const domain::outcome<domain::ask_box>& r) {
     do_close(false); // nobody to answer: the row says `cancelled`
     return false;
   }
+  return true;
+}
+
+bool session::settle_ask(const domain::outcome<domain::ask_box>& r) {
+  if (!end_ask(r))
+    return false;
   if (!r) {
     if (sse_)
       stream_finish("error", domain::error_body(r.err(), ctx_.request_id));

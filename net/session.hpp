@@ -305,6 +305,10 @@ private:
   /// the slot is freed, the key charged, an error sent. True when there is
   /// an answer to render.
   bool settle_ask(const domain::outcome<domain::ask_box>& r);
+  /// What every question's callback does first: stops watching the
+  /// socket, ends the service call, charges the key; false (the
+  /// connection closed) when the client hung up meanwhile.
+  bool end_ask(const domain::outcome<domain::ask_box>& r);
 
   /// The answer (or error) of /ask. The service wrote the request's row
   /// and the finalize node validated the response: this only renders.

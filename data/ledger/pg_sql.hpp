@@ -151,15 +151,20 @@ CREATE INDEX IF NOT EXISTS conversation_turns_created
 INSERT INTO candor_ledger.schema_version (version) VALUES (3);
 )sql";
 
-inline constexpr const char* insert_turn_sql
+inline constexpr const char* insert_turns_head
   = "INSERT INTO candor_ledger.conversation_turns (conversation_id, "
     "request_id, key_name, created_us, question, standalone, route, status, "
-    "answer, sql) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+    "answer, sql) VALUES ";
+inline constexpr size_t insert_turns_columns = 10;
 
+/// (conversation ids as a text[], kept): every turn of those conversations
+/// but the newest `kept` of each goes, in one statement per batch.
 inline constexpr const char* trim_turns_sql
-  = "DELETE FROM candor_ledger.conversation_turns WHERE conversation_id = $1 "
-    "AND id <= (SELECT id FROM candor_ledger.conversation_turns "
-    "WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)";
+  = "DELETE FROM candor_ledger.conversation_turns WHERE id IN ("
+    "SELECT id FROM (SELECT id, row_number() OVER (PARTITION BY "
+    "conversation_id ORDER BY id DESC) AS newer FROM "
+    "candor_ledger.conversation_turns WHERE conversation_id = ANY($1::text[])"
+    ") AS t WHERE newer > $2)";
 
 inline constexpr const char* purge_turns_sql
   = "DELETE FROM candor_ledger.conversation_turns WHERE created_us < $1";

@@ -8,12 +8,14 @@
 #include <charconv>
 #include <climits>
 #include <cstring>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "data/ledger/backend.hpp"
 #include "data/ledger/pg_sql.hpp"
 #include "data/pg/connection.hpp"
+#include "domain/conversation.hpp"
 
 namespace candor::data {
 
@@ -410,28 +412,44 @@ private:
     return insert_turns(reqs);
   }
 
-  /// The conversation turns of the batch's requests, each conversation
-  /// trimmed to its newest max_turns_, then the turns past the retention
-  /// dropped (only when the batch added one).
+  /// The conversation turns of the batch's requests in multi-row inserts,
+  /// then each of those conversations trimmed to its newest max_turns_ and
+  /// the turns past the retention dropped: three statements per batch
+  /// (none without a turn), whatever its size.
   domain::error insert_turns(const std::vector<domain::request_record>& xs) {
-    bool any = false;
-    for (const auto& x : xs) {
-      if (x.conversation_id.empty() || x.status.empty())
-        continue;
-      any = true;
-      const auto& t = x.said;
-      param_list row;
-      row(x.conversation_id)(t.request_id)(x.key_name)(t.at_us)(t.question)(
-        t.standalone)(t.route)(t.status)(t.answer)(t.sql);
-      if (auto r = conn_.query(insert_turn_sql, row.values()); !r)
-        return r.err();
-      param_list trim;
-      trim(x.conversation_id)(max_turns_);
-      if (auto r = conn_.query(trim_turns_sql, trim.values()); !r)
-        return r.err();
-    }
-    if (!any)
+    std::vector<const domain::request_record*> turns;
+    std::set<std::string_view> conversations;
+    for (const auto& x : xs)
+      if (domain::valid_conversation_id(x.conversation_id)
+          && !x.status.empty()) {
+        turns.push_back(&x);
+        conversations.insert(x.conversation_id);
+      }
+    if (turns.empty())
       return {};
+    if (auto err = insert_rows(insert_turns_head, insert_turns_columns,
+                               turns.size(), [&](param_list& b, size_t i) {
+                                 const auto& x = *turns[i];
+                                 const auto& t = x.said;
+                                 b(x.conversation_id)(t.request_id)(
+                                   x.key_name)(t.at_us)(t.question)(
+                                   t.standalone)(t.route)(t.status)(t.answer)(
+                                   t.sql);
+                               }))
+      return err;
+    // A text[] literal: the ids are "c_" and hex digits (checked above),
+    // so nothing in them needs quoting.
+    std::string ids = "{";
+    for (auto id : conversations) {
+      if (ids.size() > 1)
+        ids += ',';
+      ids += id;
+    }
+    ids += '}';
+    param_list trim;
+    trim(ids)(max_turns_);
+    if (auto r = conn_.query(trim_turns_sql, trim.values()); !r)
+      return r.err();
     param_list cutoff;
     cutoff(turn_cutoff_us());
     auto r = conn_.query(purge_turns_sql, cutoff.values());

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -184,6 +185,34 @@ BOOST_FIXTURE_TEST_CASE(two_servers_share_the_ledger_and_sigterm_loses_no_row,
   run = get_json(b.port(), "/runs/from-a-0002");
   BOOST_TEST(run.at("request").at("status").as_string() == "blocked");
   BOOST_TEST(writers() == 2);
+
+  // A conversation begun on a goes on on b (its turns are in the shared
+  // ledger once a has committed them, within its flush interval).
+  {
+    http_client ca{a.port()};
+    auto first = ca.ask(ask_body(out_of_scope_q));
+    BOOST_REQUIRE(first);
+    auto id = std::string{
+      json::parse(first->body).at("conversationId").as_string()};
+    http_client cb{b.port()};
+    std::optional<http_response> seen;
+    for (int i = 0; i < 100; ++i) {
+      seen = cb.request("GET", "/conversations/" + id);
+      if (seen && seen->status == 200)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    }
+    BOOST_REQUIRE(seen);
+    BOOST_REQUIRE_MESSAGE(seen->status == 200, seen->body);
+    auto next = cb.ask(json::serialize(json::object{
+      {"question", injection_q}, {"conversationId", id}}));
+    BOOST_REQUIRE(next);
+    BOOST_TEST(next->status == 200, next->body); // found: not a 404
+    BOOST_TEST(json::parse(next->body).at("conversationId").as_string() == id);
+    // b flushes its own ledger before it reads.
+    auto turns = get_json(b.port(), "/conversations/" + id).at("turns");
+    BOOST_TEST(turns.as_array().size() == 2u);
+  }
 
   // Load on both; a stops with SIGTERM in the middle of it, b goes on.
   load on_a{a.port(), "load-a", 3};

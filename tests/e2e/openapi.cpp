@@ -257,6 +257,17 @@ BOOST_AUTO_TEST_CASE(every_endpoint_answers_as_the_document_says) {
   // The stored runs, SQL audit included.
   for (const auto& id : ids)
     x.call("GET", "/runs/" + id, 200);
+  // A conversation: its turns; an id of none, and a malformed one.
+  auto turn = object_of(x.ask(out_of_scope_q));
+  auto conversation = std::string{turn.at("conversationId").as_string()};
+  x.call("GET", "/conversations/" + conversation, 200);
+  x.call("GET", "/conversations/c_00000000000000000000000000000000", 404);
+  x.call("POST", "/ask", 404,
+         R"({"question": "and tomorrow?", "conversationId": "c_00000000000000000000000000000000"})",
+         {{"Content-Type", "application/json"}});
+  x.call("POST", "/ask", 400,
+         R"({"question": "and tomorrow?", "conversationId": "c_1"})",
+         {{"Content-Type", "application/json"}});
 
   // /ask errors.
   x.call("POST", "/ask", 400,

@@ -131,6 +131,9 @@ json::object parse_object(std::string_view text) {
 /// question: the id, the latency and the steps' timings.
 json::object comparable(json::object o) {
   o.erase("requestId");
+  // Each question without one begins a conversation of its own.
+  if (auto* c = o.if_contains("conversationId"); c && c->is_string())
+    *c = "c_";
   if (auto* meta = o.if_contains("meta"); meta && meta->is_object()) {
     auto& m = meta->as_object();
     m.erase("latencyMs");

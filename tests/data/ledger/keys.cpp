@@ -70,7 +70,8 @@ BOOST_AUTO_TEST_CASE(a_version_3_ledger_is_migrated_keeping_its_rows) {
   auto writer = open_store(path, true);
   BOOST_TEST(count(writer) == 1);
   auto raw = open_raw(path);
-  BOOST_TEST(*raw.query_int64("PRAGMA user_version") == 4);
+  BOOST_TEST(*raw.query_int64("PRAGMA user_version")
+             == data::ledger_schema_version);
   BOOST_TEST(*raw.query_text("SELECT key_name || '|' FROM requests") == "|");
   auto reader = open_store(path, false);
   test::check_key_calls(writer, reader);
