@@ -91,6 +91,7 @@ void deliver(self_ptr self) {
   s.st->trace = std::move(s.trace);
   auto rec = domain::request_row(s.request, 200, latency);
   domain::record_outcome(rec, *s.st); // the trace travels with the row
+  domain::settle_conversation(s.request, *s.st);
   domain::record_turn(rec, s.request, *s.st,
                       static_cast<size_t>(s.lim.turn_bytes));
   record(self, std::move(rec));

@@ -71,11 +71,19 @@ std::string cut_utf8_bytes(const std::string& text, size_t max_bytes) {
   return text.substr(0, end);
 }
 
+void settle_conversation(ask_request& asked, ask_state& st) {
+  if (asked.continues || st.status != status_kind::blocked)
+    return;
+  asked.conversation_id.clear();
+  st.request.conversation_id.clear();
+}
+
 void record_turn(request_record& rec, const ask_request& asked,
                  const ask_state& st, size_t max_bytes) {
   if (asked.conversation_id.empty())
     return;
   rec.conversation_id = asked.conversation_id;
+  rec.conversation_continues = asked.continues;
   auto masked = [max_bytes](const std::string& text) {
     auto cut = cut_utf8_bytes(text, max_bytes);
     return may_hold_secret(cut) ? mask_secrets(cut) : cut;

@@ -37,6 +37,9 @@ struct request_record {
   /// status, the ledger keeps `turn` as that conversation's newest turn.
   std::string conversation_id;
   turn said;
+  /// The turn continues a conversation (false: its first turn, so the
+  /// writer has nothing to trim).
+  bool conversation_continues = false;
   /// The graph steps of an answered request. They travel with the request
   /// row (one ledger message instead of two) and are stored as trace rows;
   /// requests that ended in an HTTP error have their trace sent by the
@@ -49,7 +52,7 @@ typename Inspector::result_type inspect(Inspector& f, request_record& x) {
   return f(x.request_id, x.ts_us, x.method, x.path, x.route, x.status,
            x.blocked_by, x.http_status, x.error, x.latency_us, x.question,
            x.llm_calls, x.tokens, x.cost_usd, x.warnings, x.key_name,
-           x.conversation_id, x.said, x.steps);
+           x.conversation_id, x.said, x.conversation_continues, x.steps);
 }
 
 /// Copies what a finished graph run contributes to its request row: route,
@@ -63,6 +66,12 @@ void record_outcome(request_record& rec, const ask_state& st);
 /// character boundary). Nothing when the request has no conversation.
 void record_turn(request_record& rec, const ask_request& asked,
                  const ask_state& st, size_t max_bytes);
+
+/// A blocked first question begins no conversation: there is nothing to
+/// follow up on, so its turn is not kept and the answer carries no
+/// conversationId (clears it in both). Keeps the ledger's writes on the
+/// blocked path to the request row.
+void settle_conversation(ask_request& asked, ask_state& st);
 
 /// `text` cut to at most `max_bytes` bytes, at a UTF-8 character boundary.
 std::string cut_utf8_bytes(const std::string& text, size_t max_bytes);

@@ -423,7 +423,8 @@ private:
       if (domain::valid_conversation_id(x.conversation_id)
           && !x.status.empty()) {
         turns.push_back(&x);
-        conversations.insert(x.conversation_id);
+        if (x.conversation_continues) // a first turn: nothing to trim
+          conversations.insert(x.conversation_id);
       }
     if (turns.empty())
       return {};
@@ -439,6 +440,8 @@ private:
       return err;
     // A text[] literal: the ids are "c_" and hex digits (checked above),
     // so nothing in them needs quoting.
+    if (conversations.empty())
+      return purge_turns();
     std::string ids = "{";
     for (auto id : conversations) {
       if (ids.size() > 1)
@@ -450,6 +453,11 @@ private:
     trim(ids)(max_turns_);
     if (auto r = conn_.query(trim_turns_sql, trim.values()); !r)
       return r.err();
+    return purge_turns();
+  }
+
+  /// Drops the turns past the retention.
+  domain::error purge_turns() {
     param_list cutoff;
     cutoff(turn_cutoff_us());
     auto r = conn_.query(purge_turns_sql, cutoff.values());

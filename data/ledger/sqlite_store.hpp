@@ -345,6 +345,8 @@ struct sqlite_ledger final : ledger_backend {
                          .run())
           return err;
       }
+      if (!x.conversation_continues) // a first turn: nothing to trim
+        continue;
       auto guard = trim_turns.reset_on_exit();
       if (auto err = binder{trim_turns}(x.conversation_id)(max_turns_).run())
         return err;
