@@ -309,11 +309,12 @@ void session::mcp_call_tool(mcp::message m) {
   }
 }
 
-/// `ask`: the graph's answer as a tool result. A service error (no
-/// fixture, deadline, no model) is a tool error naming it; the service
-/// wrote the request's row either way.
-void session::on_mcp_ask(domain::outcome<domain::ask_box> r) {
-  auto self = std::move(pending_self_);
+/// `ask` and `query_sales`: the graph's outcome as a tool result
+/// (`render`). A service error (no fixture, deadline, no model) is a tool
+/// error naming it; the service wrote the request's row either way.
+void session::answer_mcp_graph(
+  const domain::outcome<domain::ask_box>& r,
+  boost::json::object (*render)(const domain::ask_state&)) {
   if (!end_ask(r))
     return;
   if (!r) {
@@ -324,22 +325,17 @@ void session::on_mcp_ask(domain::outcome<domain::ask_box> r) {
                                 + ": " + r.err().message)));
     return;
   }
-  send_rpc(http::status::ok, mcp::result_body(mcp_id_, mcp::ask_result(**r)));
+  send_rpc(http::status::ok, mcp::result_body(mcp_id_, render(**r)));
+}
+
+void session::on_mcp_ask(domain::outcome<domain::ask_box> r) {
+  auto self = std::move(pending_self_);
+  answer_mcp_graph(r, &mcp::ask_result);
 }
 
 void session::on_mcp_sql(domain::outcome<domain::ask_box> r) {
   auto self = std::move(pending_self_);
-  if (!end_ask(r))
-    return;
-  if (!r) {
-    send_rpc(http::status::ok,
-             mcp::result_body(mcp_id_,
-                              mcp::tool_error(
-                                std::string{domain::to_string(r.err().code)}
-                                + ": " + r.err().message)));
-    return;
-  }
-  send_rpc(http::status::ok, mcp::result_body(mcp_id_, mcp::sql_result(**r)));
+  answer_mcp_graph(r, &mcp::sql_result);
 }
 
 void session::on_mcp_search(domain::outcome<std::vector<domain::passage>> r) {

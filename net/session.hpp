@@ -252,6 +252,8 @@ private:
 
   void on_mcp_ask(domain::outcome<domain::ask_box> r);
   void on_mcp_sql(domain::outcome<domain::ask_box> r);
+  void answer_mcp_graph(const domain::outcome<domain::ask_box>& r,
+                        boost::json::object (*render)(const domain::ask_state&));
   void on_mcp_search(domain::outcome<std::vector<domain::passage>> r);
   void on_mcp_text(domain::outcome<std::string> r);
   /// False (and a 401 sent) when http.operatorToken is set and the request
