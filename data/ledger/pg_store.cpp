@@ -438,10 +438,10 @@ private:
                                    t.sql);
                                }))
       return err;
+    if (conversations.empty()) // first turns only
+      return purge_turns();
     // A text[] literal: the ids are "c_" and hex digits (checked above),
     // so nothing in them needs quoting.
-    if (conversations.empty())
-      return purge_turns();
     std::string ids = "{";
     for (auto id : conversations) {
       if (ids.size() > 1)
