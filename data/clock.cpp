@@ -42,8 +42,15 @@ std::string new_request_id() {
 }
 
 std::string new_conversation_id() {
+  // 48 bits of the Unix time in milliseconds, then 80 from the kernel.
   unsigned char bytes[16];
-  size_t got = 0;
+  using namespace std::chrono;
+  auto ms = static_cast<uint64_t>(
+    duration_cast<milliseconds>(system_clock::now().time_since_epoch())
+      .count());
+  for (int i = 0; i < 6; ++i)
+    bytes[i] = static_cast<unsigned char>(ms >> (8 * (5 - i)));
+  size_t got = 6;
   while (got < sizeof bytes) {
     auto n = ::getrandom(bytes + got, sizeof bytes - got, 0);
     if (n > 0)

@@ -93,10 +93,26 @@ protected:
   int64_t retention_us_ = int64_t{168} * 3600 * 1000000;
   /// The turns older than this go (wall clock, microseconds).
   int64_t turn_cutoff_us() const noexcept {
-    auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-    return now - retention_us_;
+    return now_us() - retention_us_;
+  }
+  /// Whether a batch that wrote turns should also drop the expired ones:
+  /// the first time, then at most once a minute (a retention is hours;
+  /// purging with every batch cost a statement per batch for nothing).
+  bool purge_due() noexcept {
+    auto now = now_us();
+    if (last_purge_us_ != 0 && now - last_purge_us_ < purge_interval_us)
+      return false;
+    last_purge_us_ = now;
+    return true;
+  }
+
+private:
+  static constexpr int64_t purge_interval_us = int64_t{60} * 1000000;
+  int64_t last_purge_us_ = 0;
+  static int64_t now_us() noexcept {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
   }
 };
 

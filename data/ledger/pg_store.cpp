@@ -414,8 +414,8 @@ private:
 
   /// The conversation turns of the batch's requests in multi-row inserts,
   /// then each of those conversations trimmed to its newest max_turns_ and
-  /// the turns past the retention dropped: three statements per batch
-  /// (none without a turn), whatever its size.
+  /// the turns past the retention dropped: at most three statements per
+  /// batch (none without a turn), whatever its size.
   domain::error insert_turns(const std::vector<domain::request_record>& xs) {
     std::vector<const domain::request_record*> turns;
     std::set<std::string_view> conversations;
@@ -456,8 +456,11 @@ private:
     return purge_turns();
   }
 
-  /// Drops the turns past the retention.
+  /// Drops the turns past the retention, at most once a purge interval
+  /// (see ledger_backend::purge_due).
   domain::error purge_turns() {
+    if (!purge_due())
+      return {};
     param_list cutoff;
     cutoff(turn_cutoff_us());
     auto r = conn_.query(purge_turns_sql, cutoff.values());

@@ -55,6 +55,13 @@ std::string insert_llm_calls_sql(size_t rows) {
     16, rows);
 }
 
+std::string insert_turns_sql(size_t rows) {
+  return multi_row_insert(
+    "INSERT INTO conversation_turns (conversation_id, request_id, key_name, "
+    "created_us, question, standalone, route, status, answer, sql) VALUES ",
+    10, rows);
+}
+
 std::string insert_trace_steps_sql(size_t rows) {
   std::string sql = "INSERT INTO trace_steps (request_id, ord, ts_us, seq, "
                     "node, outcome, micros) VALUES ";

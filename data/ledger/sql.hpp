@@ -180,12 +180,10 @@ CREATE INDEX conversation_turns_created ON conversation_turns (created_us);
 PRAGMA user_version = 5;
 )sql";
 
-/// (conversation_id, request_id, key_name, created_us, question,
-/// standalone, route, status, answer, sql).
-inline constexpr const char* insert_turn_sql
-  = "INSERT INTO conversation_turns (conversation_id, request_id, key_name, "
-    "created_us, question, standalone, route, status, answer, sql) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+/// `INSERT INTO conversation_turns ... VALUES` with `rows` rows, each taking
+/// 10 parameters in this order: conversation_id, request_id, key_name,
+/// created_us, question, standalone, route, status, answer, sql.
+std::string insert_turns_sql(size_t rows);
 
 /// (conversation_id, kept): drops all but the newest `kept` turns.
 inline constexpr const char* trim_turns_sql

@@ -149,9 +149,19 @@ domain::error sqlite_ledger::write(const ledger_batch& batch) {
   for (auto& x : batch.sql_audits)
     if (auto err = m.write_sql_audit(x))
       return failed(std::move(err));
-  if (m.insert_turn.is_valid())
-    if (auto err = m.write_turns(batch.requests))
+  if (m.trim_turns.is_valid()) {
+    m.turns.clear();
+    for (const auto& x : batch.requests)
+      if (!x.conversation_id.empty() && !x.status.empty())
+        m.turns.push_back(&x);
+    if (auto err = in_chunks(m.turns, [&m](auto& xs, size_t i, size_t n) {
+          return m.write_turns(xs, i, n);
+        }))
       return failed(std::move(err));
+    if (!m.turns.empty())
+      if (auto err = m.bound_turns())
+        return failed(std::move(err));
+  }
   if (auto err = tx->commit())
     return failed(std::move(err));
   return {};

@@ -114,8 +114,9 @@ struct sqlite_ledger final : ledger_backend {
   statement key_revoke;
   statement key_tokens_since;
   statement conversation_turns;
-  /// The conversations' writes (a writer only).
-  statement insert_turn;
+  /// The conversations' writes (a writer only): insert_turns as the
+  /// other multi-row inserts.
+  std::array<statement, rows_per_insert> insert_turns;
   statement trim_turns;
   statement purge_turns;
   bool writer = false;
@@ -147,7 +148,6 @@ struct sqlite_ledger final : ledger_backend {
       return {};
     for (auto [stmt, sql] : {std::pair{&key_add, key_add_sql},
                              std::pair{&key_revoke, key_revoke_sql},
-                             std::pair{&insert_turn, insert_turn_sql},
                              std::pair{&trim_turns, trim_turns_sql},
                              std::pair{&purge_turns, purge_turns_sql}}) {
       auto res = db.prepare(sql);
@@ -327,31 +327,41 @@ struct sqlite_ledger final : ledger_backend {
     return {};
   }
 
-  /// The conversation turns of the batch's requests, each conversation
-  /// trimmed to its newest max_turns_, then the turns past the retention
-  /// dropped (only when the batch added one).
-  domain::error write_turns(const std::vector<domain::request_record>& xs) {
-    bool any = false;
-    for (const auto& x : xs) {
-      if (x.conversation_id.empty() || x.status.empty())
-        continue;
-      any = true;
+  /// Turns of the batch's requests to write: those of a conversation
+  /// whose request has an outcome (bound without a copy, like
+  /// warnings_json).
+  std::vector<const domain::request_record*> turns;
+
+  /// Inserts turns [first, first + rows) of `xs` in one statement.
+  domain::error write_turns(const std::vector<const domain::request_record*>& xs,
+                            size_t first, size_t rows) {
+    auto stmt = multi_row(insert_turns, rows, insert_turns_sql);
+    if (!stmt)
+      return stmt.err();
+    auto guard = (*stmt)->reset_on_exit();
+    binder b{**stmt};
+    for (size_t i = 0; i < rows; ++i) {
+      const auto& x = *xs[first + i];
       const auto& t = x.said;
-      {
-        auto guard = insert_turn.reset_on_exit();
-        if (auto err = binder{insert_turn}(x.conversation_id)(t.request_id)(
-                         x.key_name)(t.at_us)(t.question)(t.standalone)(
-                         t.route)(t.status)(t.answer)(t.sql)
-                         .run())
-          return err;
-      }
-      if (!x.conversation_continues) // a first turn: nothing to trim
+      b(x.conversation_id)(t.request_id)(x.key_name)(t.at_us)(t.question)(
+        t.standalone)(t.route)(t.status)(t.answer)(t.sql);
+    }
+    return b.run();
+  }
+
+  /// After write_turns: each continued conversation trimmed to its newest
+  /// max_turns_ (a first turn has nothing to trim), then, at most once a
+  /// purge interval, the turns past the retention dropped (reads never
+  /// see those anyway: they ask for turns since the retention's start).
+  domain::error bound_turns() {
+    for (const auto* x : turns) {
+      if (!x->conversation_continues)
         continue;
       auto guard = trim_turns.reset_on_exit();
-      if (auto err = binder{trim_turns}(x.conversation_id)(max_turns_).run())
+      if (auto err = binder{trim_turns}(x->conversation_id)(max_turns_).run())
         return err;
     }
-    if (!any)
+    if (!purge_due())
       return {};
     auto guard = purge_turns.reset_on_exit();
     return binder{purge_turns}(turn_cutoff_us()).run();

@@ -1,10 +1,12 @@
 // Ledger write cost: microseconds of the ledger writer per
 // request, for records shaped like an out-of-scope request (one request
-// row, one model-call row, a trace of four steps), written in batches the
-// way the ledger actor writes them. Single-threaded and CPU-bound, so the
-// figure is steadier than a wrk run on a shared machine.
+// row, one model-call row, a trace of four steps and, as every /ask has
+// one, the first turn of its conversation), written in batches the way the
+// ledger actor writes them. Single-threaded and CPU-bound, so the figure
+// is steadier than a wrk run on a shared machine.
 //
-//   build/candor-bench-ledger [REQUESTS] [BATCH]   (defaults 50000, 100)
+//   build/candor-bench-ledger [REQUESTS] [BATCH] [TURNS]
+//   (defaults 50000, 100, 1; TURNS 0 writes no conversation turns)
 
 #include <chrono>
 #include <cstdio>
@@ -20,24 +22,28 @@
 
 using namespace candor;
 
-int run(const std::filesystem::path& dir, long requests, long batch_size);
+int run(const std::filesystem::path& dir, long requests, long batch_size,
+        bool turns);
 
 int main(int argc, char** argv) {
   long requests = argc > 1 ? std::atol(argv[1]) : 50000;
   long batch_size = argc > 2 ? std::atol(argv[2]) : 100;
-  if (requests <= 0 || batch_size <= 0) {
-    std::fprintf(stderr, "usage: candor-bench-ledger [REQUESTS] [BATCH]\n");
+  long turns = argc > 3 ? std::atol(argv[3]) : 1;
+  if (requests <= 0 || batch_size <= 0 || (turns != 0 && turns != 1)) {
+    std::fprintf(stderr,
+                 "usage: candor-bench-ledger [REQUESTS] [BATCH] [TURNS 0|1]\n");
     return 2;
   }
   auto dir = std::filesystem::temp_directory_path()
              / ("candor-bench-ledger-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  int rc = run(dir, requests, batch_size);
+  int rc = run(dir, requests, batch_size, turns == 1);
   std::filesystem::remove_all(dir);
   return rc;
 }
 
-int run(const std::filesystem::path& dir, long requests, long batch_size) {
+int run(const std::filesystem::path& dir, long requests, long batch_size,
+        bool turns) {
   auto store = data::ledger_store::open((dir / "ledger.db").string(), true);
   if (!store) {
     std::fprintf(stderr, "cannot open the ledger: %s\n",
@@ -70,6 +76,13 @@ int run(const std::filesystem::path& dir, long requests, long batch_size) {
       r.cost_usd = 5.385e-05;
       for (int s = 0; s < 4; ++s)
         r.steps.push_back({nodes[s], outcomes[s], 40 + s});
+      if (turns) {
+        r.conversation_id = data::new_conversation_id();
+        r.said = {r.request_id, r.question, "", r.route, r.status,
+                  "That is outside what I can answer: I know the company's "
+                  "documents and its sales data.",
+                  "", r.ts_us};
+      }
       domain::llm_call_record c;
       c.request_id = r.request_id;
       c.ts_us = ts;
@@ -96,8 +109,9 @@ int run(const std::filesystem::path& dir, long requests, long batch_size) {
                 std::chrono::steady_clock::now() - t0)
                 .count();
   std::printf("ledger writes: %ld requests in batches of %ld (1 request row,"
-              " 1 model-call row, 4 trace rows each): %.1f us per request,"
+              " 1 model-call row, 4 trace rows%s each): %.1f us per request,"
               " %.2f us per row\n",
-              requests, batch_size, us / requests, us / (requests * 6.0));
+              requests, batch_size, turns ? ", 1 conversation turn" : "",
+              us / requests, us / (requests * (turns ? 7.0 : 6.0)));
   return 0;
 }

@@ -1,10 +1,16 @@
-// Request ids: time-ordered UUID version 7, never repeated.
+// Request ids: time-ordered UUID version 7, never repeated. Conversation
+// ids: time-ordered too, with 80 random bits.
 
 #include "data/clock.hpp"
 
+#include <chrono>
+#include <set>
 #include <string>
+#include <thread>
 
 #include <boost/test/unit_test.hpp>
+
+#include "domain/conversation.hpp"
 
 using namespace candor::data;
 
@@ -30,6 +36,26 @@ BOOST_AUTO_TEST_CASE(request_ids_are_time_ordered_uuid_v7) {
     BOOST_CHECK(b.substr(0, 13) >= prev.substr(0, 13));
     prev = b;
   }
+}
+
+BOOST_AUTO_TEST_CASE(conversation_ids_are_valid_time_ordered_and_unguessable) {
+  auto a = new_conversation_id();
+  BOOST_REQUIRE(candor::domain::valid_conversation_id(a));
+  std::set<std::string> tails{a.substr(14)};
+  std::string prev = a;
+  for (int i = 0; i < 1000; ++i) {
+    auto b = new_conversation_id();
+    BOOST_REQUIRE(candor::domain::valid_conversation_id(b));
+    // The millisecond prefix (12 hex digits after "c_") never goes back.
+    BOOST_CHECK(b.substr(0, 14) >= prev.substr(0, 14));
+    // The random 80 bits differ every time.
+    BOOST_CHECK(tails.insert(b.substr(14)).second);
+    prev = b;
+  }
+  // Ids of the same millisecond are not ordered by the random part alone:
+  // a later millisecond sorts after.
+  std::this_thread::sleep_for(std::chrono::milliseconds{2});
+  BOOST_CHECK(new_conversation_id().substr(0, 14) > a.substr(0, 14));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -160,7 +160,8 @@ struct started_server {
     BOOST_REQUIRE(c.connected());
     BOOST_REQUIRE(c.send_raw(plain_request(q, id)));
     auto r = c.read_response();
-    BOOST_REQUIRE(r);
+    BOOST_REQUIRE_MESSAGE(r, "no answer to " << id << "; the server's log:\n"
+                               << proc.log());
     return {r->status, r->body};
   }
 
