@@ -36,7 +36,8 @@ command -v clang++-15 >/dev/null || { echo "fuzz.sh: clang++-15 is missing (conf
 if [[ ! -f $build/build.ninja ]]; then
   CC=clang-15 CXX=clang++-15 cmake -S "$root" -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=None \
-    -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCANDOR_FUZZ=ON -DCANDOR_SANITIZE=address >&2
+    -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCANDOR_BENCH=OFF \
+    -DCANDOR_FUZZ=ON -DCANDOR_SANITIZE=address >&2
 fi
 cmake --build "$build" -j "${FUZZ_JOBS:-2}" --target "${targets[@]/#/fuzz-}" >&2
 
