@@ -200,6 +200,7 @@ private:
   void connect_fresh() {
     reused_ = false;
     conn_ = std::make_unique<connection>();
+    closed_ = false;
     conn_->key = key_;
     if (url_.https) {
       conn_->tls = std::make_unique<tls_stream>(strand_, sh_->tls_ctx);
@@ -390,13 +391,17 @@ private:
     fail(kind, std::string{stage} + " failed: " + ec.message());
   }
 
+  /// Closes the connection but keeps it: an operation still pending on it
+  /// (a cancel arrives mid-read) completes later with an error, and Beast's
+  /// read touches the connection's buffer and stream then, so they live as
+  /// long as this attempt, whose handlers hold it.
   void close() {
-    if (!conn_)
+    if (!conn_ || closed_)
       return;
+    closed_ = true;
     beast::error_code ignored;
     conn_->tcp().socket().shutdown(tcp::socket::shutdown_both, ignored);
     conn_->tcp().close();
-    conn_.reset();
   }
 
   void fail(transport_failure kind, std::string detail) {
@@ -430,6 +435,7 @@ private:
   std::optional<http::response_parser<http::string_body>> parser_;
   int interim_ = 0; ///< 1xx responses skipped
   bool reused_ = false;
+  bool closed_ = false; ///< conn_ closed (kept until the attempt ends)
   bool finished_ = false;
 };
 
