@@ -48,6 +48,19 @@ void record(self_ptr self, domain::request_record rec) {
     rec_fn(std::move(rec));
 }
 
+/// The earlier messages a chat client sent with its question
+/// (/v1/chat/completions) bounded like the ledger's turns: the newest
+/// conversations.historyTurns, each cut to conversations.maxTurnBytes.
+std::vector<domain::turn> bounded_history(std::vector<domain::turn> history,
+                                          const limits& lim) {
+  auto out = domain::readable_history(std::move(history),
+                                      static_cast<size_t>(lim.history_turns));
+  for (auto& t : out)
+    t.question = domain::cut_utf8_bytes(t.question,
+                                        static_cast<size_t>(lim.turn_bytes));
+  return out;
+}
+
 /// Drops the supervisor's handle from its deadline slot, and its hook from
 /// the caller's control.
 void release_slot(self_ptr self) {
@@ -288,6 +301,8 @@ caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self,
   s.deadline_at = s.started + lim.deadline;
   s.request_id = req.request_id;
   s.received_us = req.received_us;
+  if (!req.continues && !req.history.empty())
+    req.history = bounded_history(std::move(req.history), lim);
   s.request = req;
   s.info
     = info ? std::move(info) : std::make_shared<const domain::service_info>();

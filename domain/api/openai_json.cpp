@@ -200,7 +200,8 @@ outcome<chat_request> parse_chat_body(std::string_view body,
     if (r == "user") {
       if (last_user && !trim_ascii(question).empty()) {
         turn t;
-        t.question = cut_utf8_bytes(std::string{trim_ascii(question)}, 4096);
+        // Bounded (turns, bytes) by the supervisor, as a conversation's.
+        t.question = std::string{trim_ascii(question)};
         t.status = std::string{asked_status};
         out.ask.history.push_back(std::move(t));
       }

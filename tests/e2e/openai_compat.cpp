@@ -13,6 +13,7 @@
 
 #include "domain/build_info.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/openai_stub.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/questions.hpp"
 
@@ -297,6 +298,51 @@ BOOST_AUTO_TEST_CASE(errors_take_openai_shape) {
   r = c.ask("{}");
   BOOST_REQUIRE(r);
   BOOST_CHECK_EQUAL(str(parse_object(r->body).at("error")), "invalid_request");
+}
+
+// A chat client's earlier messages reach a model as a conversation's turns
+// do: the newest conversations.historyTurns, each cut to maxTurnBytes.
+BOOST_AUTO_TEST_CASE(earlier_messages_are_bounded_like_a_conversation) {
+  openai_stub stub([](const stub_request&) {
+    stub_reply r;
+    r.content = R"({"route":"out_of_scope","reason":"Weather.",)"
+                R"("standalone":"What is the weather in Lisbon tomorrow?"})";
+    return r;
+  });
+  server_process proc{{{"CANDOR_LLM_BASE_URL", stub.base_url()},
+                       {"CANDOR_LLM_API_KEY", "sk-chat-history-0001"},
+                       {"CANDOR_LLM_MODEL", "gpt-4o-mini"},
+                       {"CANDOR_CONVERSATIONS_HISTORY_TURNS", "2"},
+                       {"CANDOR_CONVERSATIONS_MAX_TURN_BYTES", "256"}}};
+  BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n" << proc.log());
+  json::array messages;
+  for (auto q : {"first earlier question about bikes",
+                 "second earlier question about bikes",
+                 "third earlier question about bikes"})
+    messages.push_back(json::object{{"role", "user"}, {"content", q}});
+  messages.push_back(
+    json::object{{"role", "user"}, {"content", std::string(600, 'x')}});
+  messages.push_back(json::object{
+    {"role", "user"}, {"content", "What is the weather in Lisbon tomorrow?"}});
+  http_client c{proc.port()};
+  auto r = chat(c, json::serialize(json::object{{"model", "candor"},
+                                                {"messages", messages}}));
+  BOOST_REQUIRE(r);
+  BOOST_REQUIRE_MESSAGE(r->status == 200, r->status << " " << r->body);
+  auto seen = stub.seen();
+  BOOST_REQUIRE_EQUAL(seen.size(), 1u); // the router's call
+  const auto& prompt = seen[0].user;
+  BOOST_TEST_CONTEXT("router prompt: " << prompt) {
+    size_t turns = 0;
+    for (auto at = prompt.find("<turn>"); at != std::string::npos;
+         at = prompt.find("<turn>", at + 1))
+      ++turns;
+    BOOST_TEST(turns == 2u);
+    BOOST_TEST(prompt.find("third earlier question") != std::string::npos);
+    BOOST_TEST(prompt.find("second earlier question") == std::string::npos);
+    BOOST_TEST(prompt.find(std::string(256, 'x')) != std::string::npos);
+    BOOST_TEST(prompt.find(std::string(257, 'x')) == std::string::npos);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
