@@ -370,8 +370,11 @@ int cmd_ingest(int argc, char** argv) {
   po::variables_map vm;
   if (auto rc = parse(argc, argv, desc, nullptr,
                       "Usage: candor ingest [--kb DIR] [options]\n\n"
-                      "Chunks, sanitizes and indexes the Markdown documents; "
-                      "prints created / unchanged / removed counts.\n",
+                      "Chunks, sanitizes and indexes the documents of DIR "
+                      "(Markdown, plain text, HTML and PDF: *.md, *.txt, "
+                      "*.html, *.htm, *.pdf); prints created / unchanged / "
+                      "removed counts, each file it could not read and why, "
+                      "and each hidden passage it left out.\n",
                       vm);
       rc >= 0)
     return rc;
@@ -398,6 +401,11 @@ int cmd_ingest(int argc, char** argv) {
     std::cerr << "candor: ingest failed: " << report.err().message << "\n";
     return exit_code_of(report.err());
   }
+  for (const auto& [file, why] : report->skipped)
+    std::cerr << "candor: ingest: skipped " << file << ": " << why << "\n";
+  for (const auto& [file, what] : report->hidden)
+    std::cerr << "candor: ingest: left out of " << file << ", not shown to a "
+              << "reader (" << what << ")\n";
   std::cout << data::summary(*report) << "\n"
             << "seconds: " << report->seconds << "\n"
             << "tfidf: " << report->tfidf_fingerprint << "\n"

@@ -25,7 +25,7 @@ shift || true
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 work=${FUZZ_WORK:-$build/work}
 max_len=${FUZZ_MAX_LEN:-4096}
-all=(ask_body chat_body config_json openai_reply sql_policy pg_policy input_rules chunker output_guard http_request)
+all=(ask_body chat_body config_json openai_reply sql_policy pg_policy input_rules chunker output_guard http_request doc_formats)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 for t in "${targets[@]}"; do

@@ -3,6 +3,8 @@
 
 #include "data/retrieval/ingest.hpp"
 
+#include "data/retrieval/formats.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -204,9 +206,11 @@ domain::error reindex(database& db, const ingest_options& opts,
 struct document_file {
   fs::path path;
   std::string slug;
+  doc_format format = doc_format::markdown;
 };
 
-/// The `*.md` files of `kb_dir` in file-name order, with their slugs.
+/// The document files of `kb_dir` (every format of format_of) in file-name
+/// order, with their slugs.
 domain::outcome<std::vector<document_file>>
 list_documents(const std::string& kb_dir) {
   std::error_code fs_ec;
@@ -215,7 +219,7 @@ list_documents(const std::string& kb_dir) {
                               "no documents directory at " + kb_dir);
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator{kb_dir, fs_ec})
-    if (entry.is_regular_file(fs_ec) && entry.path().extension() == ".md")
+    if (entry.is_regular_file(fs_ec) && format_of(entry.path()))
       files.push_back(entry.path());
   if (fs_ec)
     return storage_error("cannot list " + kb_dir + ": " + fs_ec.message());
@@ -232,7 +236,8 @@ list_documents(const std::string& kb_dir) {
       return domain::make_error(domain::ec::config_invalid,
                                 "documents " + it->second + " and "
                                   + file.string() + " share the slug " + slug);
-    out.push_back(document_file{std::move(file), std::move(slug)});
+    auto format = *format_of(file);
+    out.push_back(document_file{std::move(file), std::move(slug), format});
   }
   return out;
 }
@@ -246,13 +251,17 @@ domain::outcome<std::vector<chunk>> chunk_directory(const std::string& kb_dir,
     return files.err();
   if (files->empty())
     return domain::make_error(domain::ec::config_invalid,
-                              "no documents (*.md files) in " + kb_dir);
+                              "no documents (" + std::string{document_kinds}
+                                + ") in " + kb_dir);
   std::vector<chunk> out;
   for (const auto& f : *files) {
     auto bytes = read_file(f.path);
     if (!bytes)
       return bytes.err();
-    for (auto& c : chunk_markdown(f.slug, *bytes, opts).chunks)
+    auto md = to_markdown(f.format, *bytes, f.path.stem().string());
+    if (!md)
+      continue; // unreadable: `candor ingest` reports it
+    for (auto& c : chunk_markdown(f.slug, md->markdown, opts).chunks)
       out.push_back(std::move(c));
   }
   return out;
@@ -277,6 +286,11 @@ std::string summary(const ingest_report& r) {
            + std::to_string(r.chunks_total) + " total, "
            + std::to_string(r.chunks_flagged) + " flagged; "
            + (r.reindexed ? "vectors rebuilt" : "vectors unchanged");
+  if (!r.skipped.empty())
+    s += "; " + std::to_string(r.skipped.size()) + " file(s) skipped";
+  if (!r.hidden.empty())
+    s += "; " + std::to_string(r.hidden.size())
+         + " hidden passage(s) left out";
   return s;
 }
 
@@ -293,7 +307,8 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
   // likely a wrong --kb than an intent.
   if (files->empty())
     return domain::make_error(domain::ec::config_invalid,
-                              "no documents (*.md files) in " + kb_dir
+                              "no documents (" + std::string{document_kinds}
+                                + ") in " + kb_dir
                                 + "; refusing to empty the index "
                                 + index_path);
   // The index, in one write transaction.
@@ -352,6 +367,17 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
       ++report.documents_unchanged;
       continue;
     }
+    auto md = to_markdown((*files)[i].format, *bytes, file.stem().string());
+    if (!md) {
+      // Reported by name and skipped; an earlier version stays indexed
+      // (its chunks are only replaced by a version that can be read).
+      report.skipped.push_back({file.filename().string(), md.err().message});
+      if (old != existing.end())
+        ++report.documents_unchanged;
+      continue;
+    }
+    for (auto& why : md->hidden)
+      report.hidden.push_back({file.filename().string(), std::move(why)});
     if (old != existing.end()) {
       auto n = remove_chunks(*db, slug);
       if (!n)
@@ -361,7 +387,7 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
     } else {
       ++report.documents_created;
     }
-    auto doc = chunk_markdown(slug, *bytes, opts.chunking);
+    auto doc = chunk_markdown(slug, md->markdown, opts.chunking);
     ins_doc->bind_text(1, slug);
     ins_doc->bind_text(2, doc.title);
     ins_doc->bind_text(3, file.string());

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "data/retrieval/chunker.hpp"
@@ -65,23 +66,39 @@ struct ingest_report {
   std::string tfidf_fingerprint;
   std::string bm25_fingerprint;
   double seconds = 0;
+  /// A file and a reason: files that could not be read (skipped; the rest
+  /// of the run goes on, and an earlier readable version stays indexed),
+  /// and passages a reader would not see that were left out (see
+  /// converted_document::hidden).
+  using file_note = std::pair<std::string, std::string>;
+  std::vector<file_note> skipped;
+  std::vector<file_note> hidden;
 };
+
+/// What `candor ingest` reads, for messages: "*.md, *.markdown, *.txt,
+/// *.html, *.htm or *.pdf files".
+inline constexpr std::string_view document_kinds
+  = "*.md, *.markdown, *.txt, *.html, *.htm or *.pdf files";
 
 /// One line for the CLI, e.g. "documents: 2 created, 1 updated, 27
 /// unchanged, 0 removed; chunks: 12 created, 5 removed, 431 total".
 std::string summary(const ingest_report& report);
 
-/// Chunks every `*.md` file directly inside `kb_dir` (file-name order, the
-/// same slugs and chunks as `ingest`), without an index file: for
+/// Chunks every document file directly inside `kb_dir` (file-name order,
+/// the same slugs and chunks as `ingest`; unreadable files left out),
+/// without an index file: for
 /// in-memory snapshots (`retrieval_snapshot::build`), e.g. the chunk-size
 /// ablation.
 domain::outcome<std::vector<chunk>>
 chunk_directory(const std::string& kb_dir, const chunk_options& opts = {});
 
-/// Ingests every `*.md` file directly inside `kb_dir` into the index at
+/// Ingests every document file directly inside `kb_dir` (Markdown, plain
+/// text, HTML, PDF: data/retrieval/formats.hpp) into the index at
 /// `index_path` (created when missing), in one write transaction: readers
 /// see the old index or the new one. A document's slug is its file name
-/// without ".md", slugified; two files with the same slug are an error.
+/// without its extension, slugified; two files with the same slug are an
+/// error. A file that cannot be read is reported in `skipped` and the run
+/// goes on.
 domain::outcome<ingest_report> ingest(const std::string& kb_dir,
                                       const std::string& index_path,
                                       const ingest_options& opts = {},

@@ -100,7 +100,7 @@ struct small_kb {
                           "sealant.\n\n## Pressure\n\nUse 4 bar on gravel.\n");
     write(kb / "gamma.md", "# Gamma\n\n## Helmets\n\nReplace a helmet after "
                            "any crash.\n");
-    write(kb / "notes.txt", "not a document");
+    write(kb / "photo.png", "not a document");
   }
 };
 
@@ -330,7 +330,7 @@ BOOST_AUTO_TEST_CASE(an_empty_documents_directory_never_empties_the_index) {
   BOOST_TEST(first.documents_total == 3);
   auto empty = s.dir.path / "empty";
   fs::create_directories(empty);
-  write(empty / "notes.txt", "not a document");
+  write(empty / "photo.png", "not a document");
   auto r = ingest(empty.string(), s.index);
   BOOST_REQUIRE(!r.ok());
   BOOST_TEST(r.err().code == domain::ec::config_invalid);

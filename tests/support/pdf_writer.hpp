@@ -1,0 +1,21 @@
+#pragma once
+
+// A minimal PDF writer for tests: pages of lines of text in Helvetica, at
+// a given size and, when asked, in white (invisible on the white page).
+
+#include <string>
+#include <vector>
+
+namespace candor::test {
+
+struct pdf_line {
+  double size = 11;
+  std::string text; ///< ASCII
+  bool white = false;
+};
+
+/// A valid PDF 1.4 file (catalog, page tree, one content stream per page,
+/// the cross-reference table) with each page's lines from the top down.
+std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages);
+
+} // namespace candor::test
