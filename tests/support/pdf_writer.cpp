@@ -26,7 +26,8 @@ std::string number(double x) {
 
 } // namespace
 
-std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages) {
+std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages,
+                     bool locked) {
   // Objects: 1 catalog, 2 page tree, 3 font, then per page its page object
   // and its content stream.
   std::vector<std::string> objects;
@@ -67,8 +68,14 @@ std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages) {
     std::snprintf(line, sizeof line, "%010zu 00000 n \n", off);
     pdf += line;
   }
+  const std::string ff(64, 'f'), ab(32, 'a');
+  auto encrypt = locked ? " /Encrypt << /Filter /Standard /V 1 /R 2 /O <" + ff
+                            + "> /U <" + ff + "> /P -4 >> /ID [<" + ab + "> <"
+                            + ab + ">]"
+                        : std::string{};
   pdf += "trailer\n<< /Size " + std::to_string(objects.size() + 1)
-         + " /Root 1 0 R >>\nstartxref\n" + std::to_string(xref) + "\n%%EOF\n";
+         + " /Root 1 0 R" + encrypt + " >>\nstartxref\n" + std::to_string(xref)
+         + "\n%%EOF\n";
   return pdf;
 }
 

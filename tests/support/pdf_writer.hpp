@@ -16,6 +16,9 @@ struct pdf_line {
 
 /// A valid PDF 1.4 file (catalog, page tree, one content stream per page,
 /// the cross-reference table) with each page's lines from the top down.
-std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages);
+/// `locked`: the file also names a standard security handler whose empty
+/// user password does not open it (an encrypted PDF, as a reader sees one).
+std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages,
+                     bool locked = false);
 
 } // namespace candor::test

@@ -142,6 +142,10 @@ BOOST_AUTO_TEST_CASE(unreadable_files_say_why) {
   auto image_only = to_markdown(doc_format::pdf, make_pdf({{}, {}}), "scan");
   BOOST_REQUIRE(!image_only.ok());
   BOOST_TEST(has(image_only.err().message, "no text"));
+  auto locked = to_markdown(
+    doc_format::pdf, make_pdf({{{11, "Confidential terms."}}}, true), "x");
+  BOOST_REQUIRE(!locked.ok());
+  BOOST_TEST(has(locked.err().message, "encrypted"), locked.err().message);
   auto empty_text = to_markdown(doc_format::text, " \n\n", "x");
   BOOST_REQUIRE(!empty_text.ok());
   auto latin1 = to_markdown(doc_format::text, "Gr\xfc\xdf" "e", "x");
