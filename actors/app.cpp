@@ -111,9 +111,8 @@ domain::error prepare_sqlite_sales(const domain::config& cfg,
                                    data::sales_setup& out) {
   int last_pct = -10;
   std::string last_stage;
-  auto sales = data::prepare_sales(
-    cfg.data_dir, cfg.sql.seed, std::move(cat),
-    [&](std::string_view stage, double fraction) {
+  auto sales = data::prepare_configured_sales(
+    cfg, std::move(cat), [&](std::string_view stage, double fraction) {
       auto pct = static_cast<int>(fraction * 100);
       if (pct - last_pct < 10 && stage == last_stage)
         return;
@@ -368,7 +367,7 @@ app::start(const domain::config& cfg,
   setup.snapshots = std::make_shared<snapshot_cell>(std::move(*snap));
   p->snapshots = setup.snapshots;
   p->mode = mode;
-  auto cat = data::catalog::load_default();
+  auto cat = data::load_catalog(cfg);
   if (!cat)
     return startup_error(domain::ec::config_invalid,
                          "sales catalog: " + cat.err().message);

@@ -5,6 +5,8 @@
 
 #include "actors/sql_sandbox.hpp"
 
+#include "data/sales/setup.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -58,7 +60,9 @@ void wake_signal::clear() noexcept {
 sandbox_settings sandbox_settings::from(const domain::config& cfg) {
   sandbox_settings s;
   s.exec.executable = data::default_executor_binary();
-  s.exec.db_path = cfg.data_dir + "/sales.db";
+  s.exec.db_path = data::sales_db_path(cfg);
+  if (!cfg.sql.catalog.empty())
+    s.exec.catalog_path = data::catalog_path(cfg);
   s.exec.memory_mb = cfg.sql.executor_memory_mb;
   s.exec.heap_limit_mb = cfg.sql.heap_limit_mb;
   s.exec.cpu_seconds = cfg.sql.executor_cpu_seconds;

@@ -25,6 +25,16 @@ po::options_description common_options() {
   return d;
 }
 
+void add_data_options(po::options_description& desc) {
+  desc.add_options()("db", po::value<std::string>(),
+                     "a SQLite database of your own to answer from, read as "
+                     "it is (sql.database; default: <data-dir>/sales.db, "
+                     "the generated sample)")(
+    "catalog", po::value<std::string>(),
+    "the catalog describing it (sql.catalog; default: the built-in "
+    "conf/catalog.json)");
+}
+
 /// Parses options; prints help or errors. Returns -1 to continue.
 int parse(int argc, char** argv, const po::options_description& desc,
           const po::positional_options_description* pos, const char* usage,
@@ -54,6 +64,10 @@ configure(const po::variables_map& vm,
           std::map<std::string, std::string> flags) {
   if (vm.count("data-dir"))
     flags["dataDir"] = vm["data-dir"].as<std::string>();
+  if (vm.count("db"))
+    flags["sql.database"] = vm["db"].as<std::string>();
+  if (vm.count("catalog"))
+    flags["sql.catalog"] = vm["catalog"].as<std::string>();
   std::string file;
   if (vm.count("config"))
     file = vm["config"].as<std::string>();
@@ -63,7 +77,9 @@ configure(const po::variables_map& vm,
     {"http.bind", "--bind"},
     {"http.port", "--port"},
     {"http.allowUnauthenticated", "--allow-unauthenticated"},
-    {"sql.seed", "--seed"}};
+    {"sql.seed", "--seed"},
+    {"sql.database", "--db"},
+    {"sql.catalog", "--catalog"}};
   return data::load_config(domain::default_config_json(), file,
                            data::candor_environment(), flags, names);
 }

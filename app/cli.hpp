@@ -26,6 +26,11 @@ constexpr int exit_usage = 2;
 /// --help, --data-dir, --config.
 po::options_description common_options();
 
+/// --db FILE and --catalog FILE (sql.database, sql.catalog): a SQLite
+/// database of one's own and the catalog describing it, for the commands
+/// that answer from the data.
+void add_data_options(po::options_description& desc);
+
 /// Parses options; prints help or errors. Returns -1 to continue, otherwise
 /// the exit code.
 int parse(int argc, char** argv, const po::options_description& desc,

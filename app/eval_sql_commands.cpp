@@ -33,13 +33,12 @@ domain::outcome<std::string> prepare_sales_db(const domain::config& cfg) {
     return domain::make_error(domain::ec::storage_failed,
                               "cannot create data directory '" + cfg.data_dir
                                 + "': " + ec.message());
-  auto cat = data::catalog::load_default();
+  auto cat = data::load_catalog(cfg);
   if (!cat)
     return cat.err();
   bool announced = false;
-  auto sales = data::prepare_sales(
-    cfg.data_dir, cfg.sql.seed,
-    std::make_shared<const data::catalog>(std::move(*cat)),
+  auto sales = data::prepare_configured_sales(
+    cfg, std::make_shared<const data::catalog>(std::move(*cat)),
     [&](std::string_view, double) {
       if (announced)
         return;

@@ -27,6 +27,7 @@
 #include "data/sales/postgres.hpp"
 #include "data/sqlite.hpp"
 #include "domain/api/api_json.hpp"
+#include "data/sales/setup.hpp"
 #include "domain/config.hpp"
 #include "domain/json_text.hpp"
 #include "data/log.hpp"
@@ -78,6 +79,7 @@ int cmd_serve(int argc, char** argv) {
   // fails the statistics simply stay on.
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
   auto desc = common_options();
+  add_data_options(desc);
   desc.add_options()("port,p", po::value<std::string>(),
                      "listen port (default 8080; 0 picks a free port)")(
     "bind", po::value<std::string>(), "listen address (default 127.0.0.1)")(
@@ -155,6 +157,7 @@ int cmd_serve(int argc, char** argv) {
 
 int cmd_ask(int argc, char** argv) {
   auto desc = common_options();
+  add_data_options(desc);
   desc.add_options()("question", po::value<std::string>(),
                      "the question (3 to 500 characters)")(
     "json", "print the full JSON response")("route", po::value<std::string>(),
@@ -336,7 +339,7 @@ int cmd_seed(int argc, char** argv) {
     }
     // The role candor reads as: the catalog's columns only, read-only,
     // with the statement deadline on the server.
-    auto cat = data::catalog::load_default();
+    auto cat = data::load_catalog(*cfg);
     if (!cat) {
       std::cerr << "candor: seed failed: sales catalog: " << cat.err().message
                 << "\n";

@@ -145,6 +145,8 @@ const std::vector<field>& fields() {
                          CANDOR_MEMBER(sql.executor_cpu_seconds), 1, 3600));
     t.push_back(make_string("sql.backend", CANDOR_MEMBER(sql.backend),
                             {"sqlite", "postgres"}));
+    t.push_back(make_string("sql.database", CANDOR_MEMBER(sql.database)));
+    t.push_back(make_string("sql.catalog", CANDOR_MEMBER(sql.catalog)));
     {
       auto f = make_string("sql.postgresDsn", CANDOR_MEMBER(sql.postgres_dsn));
       f.secret = true;

@@ -121,6 +121,13 @@ struct config {
     /// libpq connection string of the PostgreSQL warehouse; a secret (it
     /// may hold a password), so from the environment only.
     std::string postgres_dsn;
+    /// A SQLite database of one's own to answer from (`--db`), read as it
+    /// is, never generated; empty: `<data-dir>/sales.db`, generated from
+    /// `seed` on first use.
+    std::string database;
+    /// The catalog that describes the database (`--catalog`); empty: the
+    /// built-in conf/catalog.json. The PostgreSQL warehouse takes it too.
+    std::string catalog;
   } sql;
 
   /// The documents branch.

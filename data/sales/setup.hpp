@@ -14,6 +14,10 @@
 
 /// Startup of the data branch: the sales database is created on first
 /// start, checked against the catalog, and described for the model.
+namespace candor::domain {
+struct config;
+} // namespace candor::domain
+
 namespace candor::data {
 
 /// What the data branch needs once the server runs. Immutable after
@@ -49,6 +53,24 @@ domain::outcome<sales_setup> prepare_sales(const std::string& data_dir,
                                            uint64_t seed,
                                            std::shared_ptr<const catalog> cat,
                                            const sales_progress& progress);
+
+/// The database and catalog the configuration names: `sql.database` (a
+/// user's SQLite file, read as it is) or the generated
+/// `<data-dir>/sales.db`, and `sql.catalog` or the built-in catalog. Paths
+/// are made absolute (the executor processes get them).
+std::string sales_db_path(const domain::config& cfg);
+std::string catalog_path(const domain::config& cfg);
+/// Loads `catalog_path(cfg)`; an error names the file.
+domain::outcome<catalog> load_catalog(const domain::config& cfg);
+
+/// prepare_sales for the configuration: with `sql.database` set, that file
+/// is checked against the catalog and never generated or written (a
+/// missing file is `config_invalid`, naming the setting); otherwise
+/// prepare_sales on the data directory and `sql.seed`.
+domain::outcome<sales_setup>
+prepare_configured_sales(const domain::config& cfg,
+                         std::shared_ptr<const catalog> cat,
+                         const sales_progress& progress);
 
 /// Rows per table of an open database, in table-name order (SQLite's own
 /// `sqlite_*` tables left out).

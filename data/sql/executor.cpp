@@ -125,6 +125,10 @@ executor_process::start(const executor_settings& settings,
     "--cpu-seconds",
     std::to_string(settings.cpu_seconds),
   };
+  if (!settings.catalog_path.empty()) {
+    args.emplace_back("--catalog");
+    args.emplace_back(settings.catalog_path);
+  }
   if (settings.unguarded)
     args.emplace_back("--unguarded");
   if (!probe.empty()) {

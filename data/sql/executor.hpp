@@ -85,6 +85,8 @@ struct executor_settings {
   std::string executable;
   /// The sales database.
   std::string db_path;
+  /// The catalog its allowlist comes from; empty: the built-in one.
+  std::string catalog_path;
   /// Address space the process may map on top of its own image (the
   /// binary and its libraries, about 70 MiB): RLIMIT_AS is set to what is
   /// mapped when the limits are applied plus this.

@@ -536,6 +536,8 @@ domain::outcome<executor_options> parse_executor_args(int argc, char** argv) {
     int64_t n = 0;
     if (arg == "--db") {
       o.settings.db_path = value;
+    } else if (arg == "--catalog") {
+      o.settings.catalog_path = value;
     } else if (arg == "--probe-open") {
       o.probe_open = value;
     } else if (parse_int(value, n) != 0 || n < 0) {
@@ -614,7 +616,9 @@ int executor_main(const executor_options& opts) {
   r.memory_mb = cfg.memory_mb;
   std::optional<data::sql_authorizer> auth;
   if (!cfg.unguarded) {
-    auto cat = data::catalog::load_default();
+    auto cat = cfg.catalog_path.empty()
+                 ? data::catalog::load_default()
+                 : data::catalog::load(cfg.catalog_path);
     if (!cat)
       return setup_failed(fd, cat.err().message);
     auto made = data::sql_authorizer::for_connection(
@@ -627,7 +631,9 @@ int executor_main(const executor_options& opts) {
   }
   std::optional<data::sql_guard> guard;
   if (!cfg.unguarded) {
-    auto cat = data::catalog::load_default();
+    auto cat = cfg.catalog_path.empty()
+                 ? data::catalog::load_default()
+                 : data::catalog::load(cfg.catalog_path);
     if (!cat)
       return setup_failed(fd, cat.err().message);
     auto g = data::sql_guard::open(

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <set>
 #include <thread>
@@ -11,10 +13,12 @@
 #include <boost/test/unit_test.hpp>
 
 #include "data/ledger/store.hpp"
+#include "domain/build_info.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/ledger_rows.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/questions.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor;
 using namespace candor::test;
@@ -504,6 +508,62 @@ BOOST_AUTO_TEST_CASE(seed_is_deterministic_and_ingest_is_incremental) {
   BOOST_CHECK(second.out.find("0 created") != std::string::npos);
   BOOST_CHECK(second.out.find("30 unchanged") != std::string::npos);
   BOOST_CHECK(second.out.find("chunks: 0 created") != std::string::npos);
+  remove_tree(dir);
+}
+
+// A SQLite database and a catalog of one's own (--db, --catalog): answered
+// from as they are, nothing generated in the data directory; a missing
+// file and a catalog that does not fit the database stop with the reason.
+BOOST_AUTO_TEST_CASE(a_database_and_a_catalog_of_ones_own) {
+  namespace fs = std::filesystem;
+  auto dir = make_temp_dir("candor-own-db");
+  fs::copy_file(shared_sales_db(), dir + "/shop.db");
+  fs::copy_file(std::string{CANDOR_SOURCE_DIR} + "/conf/catalog.json",
+                dir + "/shop-catalog.json");
+  const std::map<std::string, std::string> local{
+    {"CANDOR_LLM_PROVIDER", "local"}};
+  const std::string q = "How many orders did we have in 2024?";
+  auto r = run_candor({"ask", q, "--json", "--data-dir", dir + "/var", "--db",
+                       dir + "/shop.db", "--catalog",
+                       dir + "/shop-catalog.json"},
+                      local);
+  BOOST_TEST_CONTEXT(r.out << r.err) {
+    BOOST_REQUIRE_EQUAL(r.exit_code, 0);
+    auto o = json::parse(r.out).as_object();
+    BOOST_TEST(o.at("route").as_string() == "data");
+    BOOST_TEST(o.at("status").as_string() == "answered");
+    BOOST_TEST(!fs::exists(dir + "/var/sales.db"));
+  }
+  // The same through the configuration keys.
+  r = run_candor({"ask", q, "--json", "--data-dir", dir + "/var"},
+                 {{"CANDOR_LLM_PROVIDER", "local"},
+                  {"CANDOR_SQL_DATABASE", dir + "/shop.db"}});
+  BOOST_CHECK_EQUAL(r.exit_code, 0);
+  BOOST_CHECK(!fs::exists(dir + "/var/sales.db"));
+  // No such file: a configuration error naming the flag and the path.
+  r = run_candor({"ask", q, "--data-dir", dir + "/var", "--db",
+                  dir + "/nowhere.db"},
+                 local);
+  BOOST_CHECK_EQUAL(r.exit_code, 2);
+  BOOST_CHECK_MESSAGE(r.err.find("no SQLite database at") != std::string::npos
+                        && r.err.find("nowhere.db") != std::string::npos,
+                      r.err);
+  // A catalog naming a table the database lacks.
+  {
+    std::ifstream in{dir + "/shop-catalog.json"};
+    std::string text{std::istreambuf_iterator<char>{in}, {}};
+    auto at = text.find("\"name\": \"orders\"");
+    BOOST_REQUIRE(at != std::string::npos);
+    text.replace(at, 16, "\"name\": \"ordrs\"");
+    std::ofstream{dir + "/wrong-catalog.json"} << text;
+  }
+  r = run_candor({"ask", q, "--data-dir", dir + "/var", "--db",
+                  dir + "/shop.db", "--catalog", dir + "/wrong-catalog.json"},
+                 local);
+  BOOST_CHECK_NE(r.exit_code, 0);
+  BOOST_CHECK_MESSAGE(r.err.find("wrong-catalog.json") != std::string::npos
+                        && r.err.find("ordrs") != std::string::npos,
+                      r.err);
   remove_tree(dir);
 }
 
