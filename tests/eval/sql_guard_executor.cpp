@@ -3,6 +3,8 @@
 
 #include "eval/sql_guard_tool.hpp"
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include "data/sales/catalog.hpp"
 #include "data/sales/gen.hpp"
 #include "tests/support/sales_db.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -24,10 +27,12 @@ const std::string& shared_db() {
 }
 
 std::vector<json::object> run_tool(const std::string& input,
-                                   int64_t deadline_ms = 5000) {
+                                   int64_t deadline_ms = 5000,
+                                   const std::string& catalog_path = {}) {
   eval::guard_tool_options opts;
   data::executor_settings exec;
   exec.executable = data::default_executor_binary();
+  exec.catalog_path = catalog_path;
   opts.executor = exec;
   opts.deadline_ms = deadline_ms;
   std::istringstream in{input};
@@ -104,6 +109,41 @@ BOOST_AUTO_TEST_CASE(a_statement_killed_at_the_deadline_does_not_stop_the_run) {
   BOOST_CHECK_EQUAL(str(slow.at("rule")), "sql_timeout");
   // A fresh executor serves the next statement.
   BOOST_CHECK_EQUAL(str(executor_layer(lines[1]).at("verdict")), "allow");
+}
+
+// The executor takes its allowlist from the catalog it is given (--catalog
+// FILE, sql.catalog), not from the built-in one: with orders.order_number
+// withheld by a catalog of one's own, its authorizer refuses the column.
+BOOST_AUTO_TEST_CASE(the_executor_reads_the_catalog_it_is_given) {
+  test::temp_dir dir;
+  auto doc = json::parse([] {
+    std::ifstream in{data::catalog::default_path()};
+    return std::string{std::istreambuf_iterator<char>{in}, {}};
+  }());
+  for (auto& t : doc.at("tables").as_array()) {
+    auto& table = t.as_object();
+    if (table.at("name").as_string() != "orders")
+      continue;
+    auto& cols = table.at("columns").as_array();
+    for (auto it = cols.begin(); it != cols.end(); ++it)
+      if (it->as_object().at("name").as_string() == "order_number") {
+        cols.erase(it);
+        break;
+      }
+    table["denied_columns"] = json::array{
+      json::object{{"name", "order_number"}, {"reason", "withheld here"}}};
+  }
+  auto path = dir.file("own-catalog.json");
+  std::ofstream{path} << json::serialize(doc);
+  BOOST_REQUIRE(data::catalog::load(path).ok());
+  const auto sql = line_for("num", "SELECT order_number FROM orders LIMIT 1");
+  auto built_in = run_tool(sql);
+  BOOST_REQUIRE_EQUAL(built_in.size(), 1u);
+  BOOST_TEST(str(executor_layer(built_in[0]).at("verdict")) == "allow");
+  auto own = run_tool(sql, 5000, path);
+  BOOST_REQUIRE_EQUAL(own.size(), 1u);
+  BOOST_TEST(str(executor_layer(own[0]).at("verdict")) == "block",
+             json::serialize(own[0]));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
