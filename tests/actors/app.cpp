@@ -13,6 +13,7 @@
 
 #include "domain/config.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor;
 
@@ -29,6 +30,7 @@ struct app_fixture {
     flags.emplace("llm.provider", "fake"); // the recorded fixtures
     auto cfg = data::load_config(domain::default_config_json(), "", {}, flags);
     BOOST_REQUIRE(cfg.ok());
+    test::provide_sales_db(cfg->data_dir);
     auto started = actors::app::start(*cfg);
     BOOST_REQUIRE_MESSAGE(started.ok(),
                           (started.ok() ? "" : started.err().message));

@@ -23,6 +23,7 @@
 #include "domain/model/contracts.hpp"
 #include "domain/guard/sanitizer.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor;
 namespace fs = std::filesystem;
@@ -76,6 +77,7 @@ struct docs_fixture {
   int seq = 0;
 
   docs_fixture() {
+    test::provide_sales_db(cfg.data_dir);
     auto started = actors::app::start(cfg);
     BOOST_REQUIRE_MESSAGE(started.ok(),
                           (started.ok() ? "" : started.err().message));

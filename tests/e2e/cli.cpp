@@ -14,6 +14,7 @@
 
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor::test;
 
@@ -290,6 +291,7 @@ BOOST_AUTO_TEST_CASE(ask_json_prints_the_error_object_and_names_the_flag) {
     BOOST_REQUIRE_MESSAGE(!ec && v.is_object(), "not a JSON object: " << out);
     return v.as_object();
   };
+  provide_sales_db(data);
   auto r = run_candor({"ask", "Which bikes have the best reviews this spring?",
                        "--json", "--data-dir", data});
   BOOST_CHECK_EQUAL(r.exit_code, 1);

@@ -18,6 +18,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor;
 using namespace candor::test;
@@ -308,6 +309,7 @@ BOOST_AUTO_TEST_CASE(an_index_of_another_embedder_stops_startup) {
   // `candor ingest` follows the configuration (here 8192 dimensions) ...
   std::map<std::string, std::string> small{
     {"CANDOR_RETRIEVAL_DIMENSIONS", "8192"}};
+  test::provide_sales_db(data);
   auto ing = run_candor({"ingest", "--data-dir", data}, small);
   BOOST_REQUIRE_MESSAGE(ing.exit_code == 0, ing.err);
   BOOST_CHECK(ing.out.find("dims=8192") != std::string::npos);

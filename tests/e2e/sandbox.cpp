@@ -19,6 +19,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/children.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor;
 using namespace std::chrono_literals;
@@ -33,8 +34,6 @@ struct seeded_server {
   test::server_process proc;
 
   seeded_server() {
-    auto seeded = test::run_candor({"seed", "--data-dir", proc.data_dir()});
-    BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);
     BOOST_REQUIRE_MESSAGE(proc.start(), "server did not start:\n"
                                           << proc.log());
   }
@@ -103,8 +102,7 @@ BOOST_AUTO_TEST_CASE(
   // questions, not "SQL executor failed" with the executor killed by
   // SIGXFSZ. run_candor captures stderr in a file.
   auto dir = test::make_temp_dir("candor-sandbox-memory");
-  auto seeded = test::run_candor({"seed", "--data-dir", dir});
-  BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);
+  test::provide_sales_db(dir);
   for (auto* mb : {"32", "48", "64"}) {
     for (auto* q : {"What was our revenue by channel in 2024?",
                     "How many products are in each category?"}) {
@@ -125,8 +123,7 @@ BOOST_AUTO_TEST_CASE(
 
 BOOST_AUTO_TEST_CASE(an_executor_killed_by_its_cpu_limit_is_named_to_the_user) {
   auto dir = test::make_temp_dir("candor-sandbox-cpu");
-  auto seeded = test::run_candor({"seed", "--data-dir", dir});
-  BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);
+  test::provide_sales_db(dir);
   // The scripted query that runs until it is stopped, with a deadline far
   // past a 1 s CPU limit.
   auto r = test::run_candor(

@@ -44,8 +44,6 @@ BOOST_AUTO_TEST_CASE(a_stopped_executor_costs_a_retry_not_the_answer) {
   test::server_process s{{{"CANDOR_LLM_PROVIDER", "local"},
                           {"CANDOR_SQL_EXECUTOR_POOL", "1"},
                           {"CANDOR_SQL_DEADLINE_MS", "1500"}}};
-  auto seeded = test::run_candor({"seed", "--data-dir", s.data_dir()});
-  BOOST_REQUIRE_MESSAGE(seeded.exit_code == 0, seeded.err);
   BOOST_REQUIRE_MESSAGE(s.start(), s.log());
   BOOST_REQUIRE(
     test::eventually([&] { return sandbox_number(s, "ready") == 1; }));

@@ -27,6 +27,7 @@
 #include "tests/support/openai_stub.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/sales_db.hpp"
 
 
 namespace candor::test::openai_app_support {
@@ -77,6 +78,7 @@ struct openai_app {
     BOOST_REQUIRE_EQUAL(cfg->llm.provider, "openai");
     auto client = net::make_llm_client(net::client_options(*cfg));
     BOOST_REQUIRE(client.ok());
+    test::provide_sales_db(cfg->data_dir);
     auto started = actors::app::start(*cfg, *client);
     BOOST_REQUIRE_MESSAGE(started.ok(),
                           (started.ok() ? "" : started.err().message));

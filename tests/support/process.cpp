@@ -2,6 +2,7 @@
 // temporary directories and captured stderr.
 
 #include "tests/support/process.hpp"
+#include "tests/support/sales_db.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -212,6 +213,8 @@ server_process::~server_process() {
 }
 
 bool server_process::start(std::chrono::seconds within) {
+  if (provide_sales_ && !fs::exists(data_dir_ + "/sales.db"))
+    provide_sales_db(data_dir_);
   std::vector<std::string> args{"serve", "--port", "0", "--data-dir",
                                 data_dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());

@@ -66,6 +66,8 @@ public:
 
   /// Starts `candor serve --port 0 --data-dir <tmp>` and waits until it
   /// listens. False (with log()) when it did not start within `within`.
+  /// The data directory gets a ready sales database (provide_sales_db)
+  /// unless generate_sales() was called first.
   bool start(std::chrono::seconds within = std::chrono::seconds{30});
 
   /// Sends `sig` and waits for the exit; returns the exit code (128+signal
@@ -82,6 +84,12 @@ public:
     return pid_;
   }
 
+  /// The next start() generates the sales database itself, as a fresh
+  /// installation does.
+  void generate_sales() noexcept {
+    provide_sales_ = false;
+  }
+
   /// Everything the server wrote to stderr so far.
   std::string log() const;
 
@@ -93,6 +101,7 @@ private:
   std::string log_path_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
+  bool provide_sales_ = true;
 };
 
 } // namespace candor::test
