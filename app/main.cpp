@@ -19,6 +19,7 @@
 #include "data/clock.hpp"
 #include "actors/app.hpp"
 #include "app/cli.hpp"
+#include "app/catalog_cmd.hpp"
 #include "app/keys.hpp"
 #include "net/key_gate.hpp"
 #include "data/retrieval/ingest.hpp"
@@ -57,6 +58,8 @@ Commands:
   ingest    index the documents (data/kb) into <data-dir>/index.db; unchanged
             documents are skipped
   keys      add, list or revoke API keys (stored hashed in the ledger)
+  catalog   draft a catalog from a SQLite database (catalog draft --db FILE),
+            or check one against it (catalog check --db FILE --catalog FILE)
   --version print the version, the commit and the linked libraries' versions
 
 The measuring commands (sql-guard, calibrate, ablation, layers, eval) are in
@@ -423,6 +426,7 @@ int main(int argc, char** argv) {
                                          {"ask", cmd_ask},
                                          {"seed", cmd_seed},
                                          {"ingest", cmd_ingest},
-                                         {"keys", cmd_keys}};
+                                         {"keys", cmd_keys},
+                                         {"catalog", cmd_catalog}};
   return run(argc, argv, "candor", top_help, commands);
 }

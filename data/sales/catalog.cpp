@@ -278,7 +278,8 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
     *root, "", "metrics", false,
     [&](const json::object& obj, const std::string& path) -> domain::error {
       if (auto e
-          = check_keys(obj, path, {"name", "description", "synonyms", "sql"}))
+          = check_keys(obj, path,
+                       {"name", "description", "synonyms", "sql", "draft"}))
         return e;
       catalog_metric metric;
       if (auto e = read_name(obj, path, metric.name))
@@ -293,6 +294,11 @@ domain::outcome<catalog> catalog::parse(std::string_view text) {
         return e;
       if (auto e = read_string(obj, path, "sql", true, metric.sql))
         return e;
+      if (auto* d = obj.if_contains("draft"); d != nullptr) {
+        if (!d->is_bool())
+          return field_error(join_path(path, "draft"), "expected true or false");
+        metric.draft = d->as_bool();
+      }
       out.metrics_.push_back(std::move(metric));
       return {};
     });

@@ -62,6 +62,9 @@ struct catalog_metric {
   std::string description;
   std::vector<std::string> synonyms;
   std::string sql;
+  /// Written by `candor catalog draft` and not reviewed yet (`"draft":
+  /// true`): served like any metric, flagged by `candor catalog check`.
+  bool draft = false;
 };
 
 class catalog {
