@@ -1,6 +1,7 @@
 // `candor-eval data`: the data planner on eval/data_questions.v1.json.
 
 #include "eval/data_planner.hpp"
+#include "domain/records.hpp"
 #include "eval/gate.hpp"
 
 #include <algorithm>
@@ -318,7 +319,7 @@ int run_data_command(const data_command& cmd, std::ostream& out,
     if (!r.planned()) {
       misses.push_back(line + "refused ("
                        + std::string(data::to_string(r.refusal))
-                       + "): " + r.message.substr(0, 240));
+                       + "): " + domain::cut_utf8(r.message, 240));
       continue;
     }
     // What runs is what the policy lets through (it may add a LIMIT).

@@ -2,6 +2,7 @@
 // routing set and the documents answer set, with the misses and the gate.
 
 #include "eval/local.hpp"
+#include "domain/records.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -134,7 +135,7 @@ int run_local_command(actors::app& service, const local_command& cmd,
         ++refusal.hits;
       else
         refusal.misses.push_back(str(q.at("id")) + " answered: " + question
-                                 + "  => " + r->answer.substr(0, 120));
+                                 + "  => " + domain::cut_utf8(r->answer, 120));
       continue;
     }
     auto text = folded(r->answer);
@@ -154,7 +155,7 @@ int run_local_command(actors::app& service, const local_command& cmd,
       warnings += (warnings.empty() ? "" : ",") + w;
     fact.misses.push_back(str(q.at("id")) + " " + why + ": " + question
                           + "  want " + json::serialize(q.at("facts"))
-                          + (answered ? "  => " + r->answer.substr(0, 160)
+                          + (answered ? "  => " + domain::cut_utf8(r->answer, 160)
                                       : "  [" + warnings + "]"));
   }
   auto seconds
