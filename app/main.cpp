@@ -45,8 +45,8 @@ using namespace candor::cli;
 namespace {
 
 const char* top_help
-  = R"(candor - answers questions about Kestrel Cycle Works' documents and sales
-data, and refuses rather than guess.
+  = R"(candor - answers questions about a company's documents and its database,
+and refuses rather than guess.
 
 Usage: candor <command> [options]
 

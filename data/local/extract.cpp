@@ -222,9 +222,10 @@ bool asks_for_amount(std::string_view question) {
 /// Whether `sentence` states a name the question does not already use: a
 /// word written with a capital that does not start the sentence, or a
 /// code mixing letters with digits or '_' ("EN 1078", "ksw_lang"). The
-/// company's own name does not count.
+/// company's own name (`own_names`, lower case) does not count.
 bool states_name(std::string_view sentence,
-                 const std::set<std::string>& question_words) {
+                 const std::set<std::string>& question_words,
+                 const std::set<std::string, std::less<>>& own_names) {
   bool first = true;
   std::string cur;
   bool capital = false, digit = false, letter = false, underscore = false;
@@ -235,7 +236,7 @@ bool states_name(std::string_view sentence,
       for (char c : cur)
         lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       bool code = (letter && digit) || underscore;
-      name = ((capital && !first) || code) && lower != "kestrel"
+      name = ((capital && !first) || code) && !own_names.count(lower)
              && lower.size() > 1 && !question_words.count(lower);
       first = false;
     }
@@ -389,7 +390,7 @@ extracted_answer extract_answer(std::string_view question,
       sc.score = got / total - 0.001 * static_cast<double>(pi);
       sc.type_ok
         = mask_has(a.types[si], out.type)
-          && (!wants_name || states_name(s, asked))
+          && (!wants_name || states_name(s, asked, opts.own_names))
           && (!wants_amount || mask_has(a.types[si], answer_type::money)
               || mask_has(a.types[si], answer_type::percentage));
       scored.push_back(std::move(sc));

@@ -42,6 +42,10 @@ struct extract_options {
   double min_score_strong = 0.30;
   /// Sentences longer than this are not quoted whole.
   size_t max_sentence_chars = 420;
+  /// Lower-case words of the company's own name: a sentence naming only
+  /// the company does not state the name a question asks for. The local
+  /// provider fills it from the catalog's `filler` phrases.
+  std::set<std::string, std::less<>> own_names;
 };
 
 /// One sentence of a passage, as the answerer considers it.

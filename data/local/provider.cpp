@@ -58,7 +58,8 @@ local_provider::local_provider(const catalog& cat, snapshot_source snapshots,
                                local_settings settings)
     : router_(cat, settings.router), planner_(make_planner(cat, settings.values, settings.dialect)),
       snapshots_(std::move(snapshots)), settings_(settings) {
-  // nop
+  settings_.extract.own_names.insert(router_.company_words().begin(),
+                                     router_.company_words().end());
 }
 
 std::shared_ptr<const plan_result>

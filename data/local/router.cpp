@@ -14,6 +14,8 @@
 #include "data/retrieval/query.hpp"
 #include "data/sales/catalog.hpp"
 
+#include <boost/json.hpp>
+
 namespace candor::data {
 
 namespace {
@@ -31,18 +33,10 @@ const std::set<std::string, std::less<>> shared_words{
   "amount",         "line",          "family",       "series",
   "market",         "destination",   "country",      "zone",
   "refunded",       "store",         "order",        "basket",
-  "charge",         "catalogue",     "kestrel club", "delivery zone",
-  "return date",    "selling price", "list price",   "retail price",
-  "payment method", "payment type",  "order status", "bike type",
-  "credit note",    "margin",        "profit"};
-
-/// Countries the catalog's codes stand for, by their English names.
-const char* const country_names[]
-  = {"netherlands",    "belgium",        "luxembourg", "germany", "france",
-     "austria",        "denmark",        "spain",      "italy",   "ireland",
-     "sweden",         "poland",         "portugal",   "finland", "czechia",
-     "czech republic", "united kingdom", "uk",         "norway",  "switzerland",
-     "dutch",          "belgian",        "german",     "french",  "spanish"};
+  "charge",         "catalogue",     "delivery zone", "return date",
+  "selling price",  "list price",    "retail price",  "payment method",
+  "payment type",   "order status",  "credit note",   "margin",
+  "profit"};
 
 struct builtin_cue {
   const char* words;
@@ -247,7 +241,7 @@ std::string cue_list(const std::vector<data_cue>& cues, bool positive) {
 }
 
 /// Words that occur in the documents' titles and headings without naming
-/// a subject of theirs ("What to do first", "Step 3", "Utrecht shop"):
+/// a subject of theirs ("What to do first", "Step 3", "Leiden shop"):
 /// ordinary verbs, time words, qualifiers and places. A question needs
 /// more than these to be about what the documents cover.
 const char* const generic_heading_words[]
@@ -258,7 +252,7 @@ const char* const generic_heading_words[]
      "change",     "children",    "choice",     "choose",      "city",
      "close",      "co",          "cold",       "come",        "common",
      "concern",    "copy",        "count",      "current",     "cut",
-     "cycling",    "cycle",       "ride",       "riding",      "day",
+     "day",
      "degree",     "different",   "difference", "document",    "double",
      "e",          "else",        "elsewhere",  "end",         "every",
      "everything", "example",     "fact",       "fail",        "final",
@@ -284,8 +278,7 @@ const char* const generic_heading_words[]
      "timeline",   "train",       "treat",      "try",         "unit",
      "update",     "urgent",      "use",        "value",       "well",
      "winter",     "work",        "wrong",      "year",        "week",
-     "kingdom",    "united",      "norway",     "switzerland", "utrecht",
-     "ghent",      "uk",          "eu",         "europe",      "country"};
+     "eu",         "europe",      "country"};
 
 /// First words of requests for a task candor does not do (writing,
 /// translating, arithmetic, small talk): out of scope unless the documents
@@ -303,14 +296,58 @@ const std::set<std::string, std::less<>> place_prepositions{
   "to", "from", "in", "into", "near", "at", "via", "around"};
 
 /// The word that addresses the question to the company (a person
-/// speaking to it or about it), or empty.
-std::string addressed_to_company(std::string_view question) {
+/// speaking to it or about it, or the company's name), or empty.
+std::string addressed_to_company(
+  std::string_view question,
+  const std::set<std::string, std::less<>>& company_words) {
   static const std::set<std::string, std::less<>> persons{
-    "you", "your", "u", "ur", "we", "our", "us", "kestrel"};
+    "you", "your", "u", "ur", "we", "our", "us"};
   for (const auto& w : plain_words(question))
-    if (persons.count(w))
+    if (persons.count(w) || company_words.count(w))
       return w;
   return {};
+}
+
+/// The router's words of one world, from the catalog's semantic layer: the
+/// company's name (the first word of each `filler` phrase), and `router` {shared, value_names,
+/// heading_words} (see docs/data-planner.md). Empty when it has none.
+struct world_words {
+  std::set<std::string, std::less<>> company;
+  std::set<std::string, std::less<>> shared;
+  std::vector<std::string> value_names;
+  std::vector<std::string> heading_words;
+};
+
+world_words read_world_words(const catalog& cat) {
+  world_words out;
+  if (cat.semantic_json().empty())
+    return out;
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(cat.semantic_json(), ec);
+  if (ec || !doc.is_object())
+    return out;
+  auto strings = [](const boost::json::value* v) {
+    std::vector<std::string> xs;
+    if (v != nullptr && v->is_array())
+      for (auto& x : v->as_array())
+        if (x.is_string())
+          xs.emplace_back(x.as_string());
+    return xs;
+  };
+  auto& root = doc.as_object();
+  // The first word of each: "Acme" of "Acme Bicycle Company", not
+  // "works".
+  for (auto& phrase : strings(root.if_contains("filler")))
+    if (auto words = plain_words(phrase); !words.empty())
+      out.company.insert(words.front());
+  if (auto* r = root.if_contains("router"); r && r->is_object()) {
+    auto& o = r->as_object();
+    for (auto& x : strings(o.if_contains("shared")))
+      out.shared.insert(x);
+    out.value_names = strings(o.if_contains("value_names"));
+    out.heading_words = strings(o.if_contains("heading_words"));
+  }
+  return out;
 }
 
 /// Whether `question` starts with one of `task_openers`.
@@ -446,6 +483,7 @@ std::vector<std::string> plain_words(std::string_view text) {
 
 local_router::local_router(const catalog& cat, local_router_options opts)
     : opts_(opts) {
+  auto world = read_world_words(cat);
   std::set<std::string> seen;
   auto add = [&](std::string_view text, std::string kind, double weight) {
     std::string spaced{text};
@@ -458,7 +496,7 @@ local_router::local_router(const catalog& cat, local_router_options opts)
       key += (key.empty() ? "" : " ") + w;
     if (!seen.insert(key).second)
       return;
-    if (shared_words.count(key))
+    if (shared_words.count(key) || world.shared.count(key))
       weight = std::min(weight, 0.5);
     phrases_.push_back({std::move(words), std::move(kind), weight});
   };
@@ -481,9 +519,14 @@ local_router::local_router(const catalog& cat, local_router_options opts)
           add(v, "value", 0.5);
     }
   }
-  for (const auto* name : country_names)
+  for (const auto& name : world.value_names)
     add(name, "value", 0.5);
-  for (const auto* w : generic_heading_words)
+  company_words_ = std::move(world.company);
+  heading_words_.assign(std::begin(generic_heading_words),
+                        std::end(generic_heading_words));
+  heading_words_.insert(heading_words_.end(), world.heading_words.begin(),
+                        world.heading_words.end());
+  for (const auto& w : heading_words_)
     for (auto& t : analyze(w, analyzer_options{}))
       generic_stems_.insert(std::move(t));
   for (const auto& p : phrases_)
@@ -552,7 +595,7 @@ std::string local_router::subject_term(std::string_view question,
   std::set<std::string, std::less<>> recomputed;
   const auto* generic = &generic_stems_;
   if (!(analysis == analyzer_options{})) {
-    for (const auto* w : generic_heading_words)
+    for (const auto& w : heading_words_)
       for (auto& t : analyze(w, analysis))
         recomputed.insert(std::move(t));
     generic = &recomputed;
@@ -639,7 +682,7 @@ local_route local_router::decide(std::string_view question,
             + "', a subject the documents' headings name (evidence "
             + format_score(ev.score) + where + ")");
   } else if (!hits.empty() && ev.score >= opts_.docs_floor
-             && !(addressed = addressed_to_company(question)).empty()) {
+             && !(addressed = addressed_to_company(question, company_words_)).empty()) {
     route(domain::route_kind::docs,
           "it is addressed to the company ('" + addressed
             + "'), though the documents match it weakly (evidence "

@@ -39,7 +39,8 @@ struct local_router_options {
   /// Otherwise a data score at or above this routes to data.
   double data_weak = 1.5;
   /// Otherwise a question addressed to the company (it says "I", "my",
-  /// "you", "we", "Kestrel"..., or names something the documents name)
+  /// "you", "we", the company's name from the catalog's `filler` phrases,
+  /// or names something the documents name)
   /// with at least this evidence goes to docs, where the evidence
   /// threshold refuses it if nothing answers; anything else is out of
   /// scope.
@@ -79,6 +80,11 @@ public:
     return opts_;
   }
 
+  /// Lower-case words of the company's name (the catalog's `filler`).
+  const std::set<std::string, std::less<>>& company_words() const noexcept {
+    return company_words_;
+  }
+
   /// The first word of `question` that names a subject of the documents:
   /// its term occurs in a title or heading of `snap` and is not one of
   /// the generic words headings also use ("first", "time", places). Empty
@@ -95,8 +101,13 @@ private:
   std::vector<phrase> phrases_;
   /// Positions in `phrases_` (longest phrase first) by first word.
   std::unordered_map<std::string, std::vector<size_t>> by_first_word_;
-  /// `generic_heading_words` analysed with the default analyzer options.
+  /// Words of headings that name no subject: the built-in
+  /// `generic_heading_words` and the catalog's `router.heading_words`.
+  std::vector<std::string> heading_words_;
+  /// `heading_words_` analysed with the default analyzer options.
   std::set<std::string, std::less<>> generic_stems_;
+  /// Words of the company's name (the catalog's `filler` phrases).
+  std::set<std::string, std::less<>> company_words_;
   /// Every word of the catalog's phrases (a name the catalog knows).
   std::set<std::string, std::less<>> known_words_;
   local_router_options opts_;

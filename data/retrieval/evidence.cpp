@@ -65,7 +65,7 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
   // the corpus never uses weighs most; a term counts as present when a
   // thesaurus equivalent of its phrase is). Only passages stating the
   // kind of answer the question asks for (a price, a weight, ...) count,
-  // and one missing a name the question uses ("Volt City") counts less.
+  // and one missing a name the question uses ("City Cruiser") counts less.
   // The best hit's product, times the share of the question's weight the
   // corpus knows at all: a passage must both resemble the question and
   // cover what it asks about, and a question about something no document

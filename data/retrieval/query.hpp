@@ -57,7 +57,7 @@ prepared_question prepare_question(std::string_view text,
                                    const analyzer_options& opts = {});
 
 /// Terms of the names in `text`: words of two letters or more written with
-/// a capital that do not start a sentence ("Volt City", "Black Friday",
+/// a capital that do not start a sentence ("City Cruiser", "Black Friday",
 /// "VAT"), analyzed like the rest of the query, each once, in order. A
 /// question naming a product, place or event can only be answered by a
 /// passage that names it too.

@@ -168,8 +168,8 @@ json::object initialize_result(std::string_view version) {
                   {"title", "candor: company documents and sales data"},
                   {"version", domain::version()}}},
     {"instructions",
-     "candor answers questions about Kestrel Cycle Works' documents and "
-     "sales database, and refuses rather than guesses. Use `ask` for a "
+     "candor answers questions about a company's documents and its "
+     "database, and refuses rather than guesses. Use `ask` for a "
      "question in words, `search_documents` for passages, "
      "`describe_catalog` before `query_sales` (read-only SQL, checked and "
      "sandboxed; personal data cannot be read)."}};

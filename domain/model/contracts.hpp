@@ -53,9 +53,9 @@ outcome<rag_reply> parse_rag_reply(std::string_view text);
 namespace texts {
 
 inline constexpr std::string_view out_of_scope
-  = "I can only answer questions about Kestrel Cycle Works: its policies, "
-    "guides and services, or figures from its sales data. This question is "
-    "outside that scope, so I will not guess an answer.";
+  = "I can only answer questions about what the company's documents say "
+    "(its policies, guides and services) or figures from its data. This "
+    "question is outside that scope, so I will not guess an answer.";
 
 inline constexpr std::string_view input_blocked
   = "This request was blocked by the input guard because it looks like an "
@@ -83,9 +83,9 @@ inline constexpr std::string_view response_invalid
 
 /// Retrieval found too little evidence: refused before any model call.
 inline constexpr std::string_view weak_evidence
-  = "Kestrel Cycle Works' documents do not say enough about this for a "
-    "reliable answer, so I will not guess. Try asking about a specific "
-    "policy, guide or service, or contact customer support.";
+  = "The company's documents do not say enough about this for a reliable "
+    "answer, so I will not guess. Try asking about a specific policy, guide "
+    "or service, or contact customer support.";
 
 /// The model declined, was not confident, or cited nothing retrieved.
 inline constexpr std::string_view unsupported_answer
