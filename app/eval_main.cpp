@@ -27,6 +27,7 @@
 #include "eval/input_guard.hpp"
 #include "eval/local.hpp"
 #include "eval/sql_guard_tool.hpp"
+#include "eval/sample/fernhill.hpp"
 
 using namespace candor;
 using namespace candor::cli;
@@ -419,6 +420,37 @@ int cmd_guard(int argc, char** argv) {
   return eval::run_guard_command(cmd, std::cout, std::cerr);
 }
 
+/// `candor-eval sample --out DIR`: the second sample world's database and
+/// documents (eval/sample/fernhill.hpp).
+int cmd_sample(int argc, char** argv) {
+  po::options_description desc{"Options"};
+  desc.add_options()("help,h", "show this help")(
+    "out", po::value<std::string>(), "the directory to write into");
+  po::variables_map vm;
+  if (auto rc = parse(argc, argv, desc, nullptr,
+                      "Usage: candor-eval sample --out DIR\n\nWrites the "
+                      "Fernhill Veterinary Group sample: DIR/fernhill.db "
+                      "(eight tables, from a fixed seed) and DIR/docs/ (its "
+                      "HTML pages and PDFs), for `candor catalog draft`, "
+                      "`candor ingest` and eval/worlds/fernhill.\n",
+                      vm);
+      rc >= 0)
+    return rc;
+  if (!vm.count("out")) {
+    std::cerr << "candor-eval: sample needs --out DIR\n";
+    return exit_usage;
+  }
+  auto out = vm["out"].as<std::string>();
+  auto rows = eval::make_fernhill(out);
+  if (!rows) {
+    std::cerr << "candor-eval: sample: " << rows.err().message << "\n";
+    return exit_code_of(rows.err());
+  }
+  std::cout << out << "/fernhill.db: " << *rows << " rows\n"
+            << out << "/docs/: the documents\n";
+  return exit_ok;
+}
+
 const char* top_help
   = R"(candor-eval - measures candor: the golden questions, the retrieval
 calibration and ablation, the attack x layer matrix and the SQL guard.
@@ -449,6 +481,8 @@ Commands:
             chunk sizes on the test split of eval/retrieval.v1.json
   sql-guard audit SQL statements without a model: JSON lines {"id","sql"} on
             stdin, one verdict line per statement with each layer's verdict
+  sample    write the second sample world (a veterinary group): its database
+            and documents, into --out DIR
   --version print the version, the commit and the linked libraries' versions
 
 Every command accepts --data-dir DIR and --config FILE, and --help.
@@ -463,6 +497,7 @@ int main(int argc, char** argv) {
     = {{"eval", cmd_eval},         {"local", cmd_local},
        {"data", cmd_data},         {"guard", cmd_guard},
        {"layers", cmd_layers},     {"calibrate", cmd_calibrate},
-       {"ablation", cmd_ablation}, {"sql-guard", cmd_sql_guard}};
+       {"ablation", cmd_ablation}, {"sql-guard", cmd_sql_guard},
+       {"sample", cmd_sample}};
   return run(argc, argv, "candor-eval", top_help, commands);
 }

@@ -102,6 +102,20 @@ json::array strings(std::initializer_list<std::string> xs) {
   return out;
 }
 
+/// "city" -> "cities", "status" -> "statuses", "species" -> "species":
+/// good enough for phrases, never for SQL.
+std::string plural(const std::string& s) {
+  if (s.ends_with("species") || s.ends_with("series"))
+    return s;
+  if (s.size() > 2 && s.ends_with("y")
+      && std::string_view{"aeiou"}.find(s[s.size() - 2]) == std::string::npos)
+    return s.substr(0, s.size() - 1) + "ies";
+  if (s.ends_with("s") || s.ends_with("x") || s.ends_with("ch")
+      || s.ends_with("sh"))
+    return s + "es";
+  return s + "s";
+}
+
 /// "orders" -> "order"; good enough for phrases, never for SQL.
 std::string singular(const std::string& s) {
   if (s.size() > 3 && s.ends_with("ies"))
@@ -435,7 +449,7 @@ json::object draft_semantic(database& db,
         auto dname = found == dim_index.end() ? cname : name + "_" + cname;
         dim_index.emplace(dname, dims.size());
         dims.push_back(json::object{{"name", dname},
-                                    {"phrases", strings({cw, cw + "s"})},
+                                    {"phrases", strings({cw, plural(cw)})},
                                     {"expr", json::array{json::value(expr)}},
                                     {"values", std::move(values)}});
       } else if (c.distinct > 0 && c.distinct <= 500) {
@@ -444,7 +458,7 @@ json::object draft_semantic(database& db,
           continue;
         dim_index.emplace(dname, dims.size());
         dims.push_back(json::object{{"name", dname},
-                                    {"phrases", strings({cw, cw + "s"})},
+                                    {"phrases", strings({cw, plural(cw)})},
                                     {"expr", json::array{json::value(expr)}},
                                     {"values_from", name + "." + cname},
                                     {"values", json::array{}}});

@@ -18,13 +18,13 @@
 #include "data/retrieval/chunker.hpp"
 #include "data/retrieval/ingest.hpp"
 #include "data/sqlite.hpp"
-#include "tests/support/pdf_writer.hpp"
+#include "eval/sample/pdf_writer.hpp"
 
 using namespace candor;
 using namespace candor::data;
 namespace fs = std::filesystem;
-using candor::test::make_pdf;
-using candor::test::pdf_line;
+using candor::eval::make_pdf;
+using candor::eval::pdf_line;
 
 namespace {
 

@@ -1,12 +1,13 @@
 #pragma once
 
-// A minimal PDF writer for tests: pages of lines of text in Helvetica, at
-// a given size and, when asked, in white (invisible on the white page).
+// A minimal PDF writer, for the sample worlds' documents and the tests:
+// pages of lines of text in Helvetica, at a given size and, when asked, in
+// white (invisible on the white page).
 
 #include <string>
 #include <vector>
 
-namespace candor::test {
+namespace candor::eval {
 
 struct pdf_line {
   double size = 11;
@@ -21,4 +22,4 @@ struct pdf_line {
 std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages,
                      bool locked = false);
 
-} // namespace candor::test
+} // namespace candor::eval

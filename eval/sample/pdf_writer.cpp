@@ -1,10 +1,10 @@
 // See pdf_writer.hpp.
 
-#include "tests/support/pdf_writer.hpp"
+#include "eval/sample/pdf_writer.hpp"
 
 #include <cstdio>
 
-namespace candor::test {
+namespace candor::eval {
 
 namespace {
 
@@ -79,4 +79,4 @@ std::string make_pdf(const std::vector<std::vector<pdf_line>>& pages,
   return pdf;
 }
 
-} // namespace candor::test
+} // namespace candor::eval
