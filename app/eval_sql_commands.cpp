@@ -209,7 +209,7 @@ int cmd_data(int argc, char** argv) {
     "thresholds", po::value<std::string>(),
     "bounds (default: eval/local_thresholds.json of the source tree)")(
     "catalog", po::value<std::string>(),
-    "catalog (default: the built-in conf/catalog.json)")(
+    "catalog (default: sql.catalog, else the built-in conf/catalog.json)")(
     "question", po::value<std::string>(),
     "print the plan (or the refusal) of this one question and stop")(
     "bench", po::value<int>()->default_value(0),
@@ -276,6 +276,9 @@ int cmd_data(int argc, char** argv) {
     return config_failure(cfg.err());
   cmd.backend = cfg->sql.backend;
   cmd.postgres_dsn = cfg->sql.postgres_dsn;
+  // Without --catalog, the configured one (sql.catalog), as serve reads.
+  if (cmd.catalog_path.empty())
+    cmd.catalog_path = cfg->sql.catalog;
   if (cmd.question.empty()) {
     auto sales = prepare_sales_db(*cfg);
     if (!sales) {

@@ -26,7 +26,7 @@ std::string exhausted_text(int32_t corrections) {
 }
 
 constexpr std::string_view abstained_text
-  = "I cannot answer this from the sales data: the model could not repair "
+  = "I cannot answer this from the data: the model could not repair "
     "its query with the tables and columns available, so it did not "
     "guess.";
 

@@ -18,7 +18,7 @@ using domain::ask_box;
 using domain::ask_state;
 
 constexpr std::string_view abstained_text
-  = "I cannot answer this from the sales data: the model found no query "
+  = "I cannot answer this from the data: the model found no query "
     "that answers it with the tables and columns available, so it did not "
     "guess. Try asking about orders, revenue, products, channels, "
     "countries, refunds or payments.";

@@ -45,7 +45,7 @@ std::string authorizer_block_text(const data::guard_result& r, bool caller) {
   std::string what;
   if (r.rule == "denied_column" || r.rule == "denied_table")
     what = "it tried to read data that may not be read (personal data, or "
-           "a table or column outside the sales catalog)";
+           "a table or column outside the catalog)";
   else
     what = "the database refused it as outside the allowed operations";
   if (caller)

@@ -100,6 +100,10 @@ struct semantic_layer {
   /// Phrases that carry no meaning for this database (the company's own
   /// name, "our shop"): read as function words.
   std::vector<std::string> filler_phrases;
+  /// Verbs that say the counted thing happened, read like "sold": "how
+  /// many vaccinations were given" counts `default_count_sold` by the
+  /// vaccination value ("sold", "bought", "ordered" are built in).
+  std::vector<std::string> measure_verbs;
 
   static domain::outcome<semantic_layer> parse(const catalog& cat);
 

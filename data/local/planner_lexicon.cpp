@@ -50,6 +50,8 @@ std::shared_ptr<const planner::lexicon> build_lexicon(const semantic_layer& s) {
     lex->add(p, {lx::restricted});
   for (auto& p : s.filler_phrases)
     lex->add(p, {lx::filler});
+  for (auto& p : s.measure_verbs)
+    lex->add(p, {lx::sell});
   auto add = [&](const std::vector<std::string_view>& ps, lx k, int arg = 0) {
     for (auto p : ps)
       lex->add(std::string{p}, {k, -1, arg});

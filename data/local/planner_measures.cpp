@@ -131,7 +131,7 @@ bool imply_metric(reading& r) {
     return r.refuse_explained(plan_refusal::ambiguous,
                               "'How much' with no period and no verb such as "
                               "'sold' could ask for a price or for sales; the "
-                              "sales data hold sales only. ");
+                              "data hold only what the catalog describes. ");
   }
   if (r.how_much) {
     r.p.metrics.push_back(amount);
@@ -142,8 +142,8 @@ bool imply_metric(reading& r) {
     return r.refuse_explained(
       plan_refusal::unsupported,
       "Counting " + r.counted_members
-        + " themselves is not a measure of the sales data; "
-          "ask how many were sold, or for revenue or orders. ");
+        + " themselves is not a measure of the data; "
+          "ask for one of the measures the catalog defines. ");
   } else if (r.how_many && r.counted_dim >= 0
              && !s.dimensions[static_cast<size_t>(r.counted_dim)]
                    .how_many.empty()) {

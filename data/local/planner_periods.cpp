@@ -222,7 +222,7 @@ bool check_words(reading& r) {
     msg += (i > 0 ? (i + 1 == r.unknown.size() ? " and " : ", ") : "")
            + ("'" + r.unknown[i] + "'");
   msg += r.unknown.size() == 1 ? " means" : " mean";
-  msg += " in the sales data, so I will not guess.";
+  msg += " in the data, so I will not guess.";
   // Name the valid values of a dimension the question names.
   for (int d : r.dims_grouped) {
     auto& dim = s.dimensions[static_cast<size_t>(d)];
@@ -240,7 +240,7 @@ bool check_periods(reading& r) {
   for (auto& a : r.atoms) {
     if (a.period.to < s.coverage_from || a.period.from > s.coverage_to)
       return r.refuse(plan_refusal::out_of_period,
-                      "The sales data cover " + s.coverage_from + " to "
+                      "The data cover " + s.coverage_from + " to "
                         + s.coverage_to + ", so there are no figures for "
                         + a.period.label
                         + ". Ask about a period inside that range.");

@@ -102,6 +102,7 @@ constexpr std::string_view function_words[] = {
   "across", "break", "broken", "down", "breakdown", "split", "grouped",
   "group", "by", "per", "which", "when", "where", "sum", "count", "did",
   "happen", "happened", "thanks", "thank", "quick", "quickly", "roughly",
+  "often", "frequently",
   "exactly", "approximately", "approx", "around", "about", "put", "pull",
   "need", "calculate", "compute", "shows", "showing", "including",
   "included", "separately", "side", "result", "results", "table", "chart",

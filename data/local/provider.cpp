@@ -312,7 +312,7 @@ std::string local_provider::sql_answer_reply(const local_call& call) const {
     answer += sql.rows.size() > 5 ? "; ... (see the table)." : ".";
   }
   if (follow.empty())
-    follow.emplace_back("What else can I ask about the sales data?");
+    follow.emplace_back("What else can I ask about the data?");
   if (answer.size() > 1800) {
     answer.resize(1790);
     while (!answer.empty() && (answer.back() & 0xC0) == 0x80)

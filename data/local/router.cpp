@@ -629,7 +629,7 @@ local_route local_router::decide(std::string_view question,
       && unknown_name(question, snap, known_words_).empty()
       && task_opener(question).empty()) {
     out.route = domain::route_kind::data;
-    out.reason = "the sales catalog covers it (score "
+    out.reason = "the catalog covers it (score "
                  + format_score(out.data_score) + ": "
                  + cue_list(out.cues, true) + ")";
     if (out.reason.size() > 200)
@@ -654,7 +654,7 @@ local_route local_router::decide(std::string_view question,
     out.reason = std::move(why);
   };
   auto data_reason = [&] {
-    return "the sales catalog covers it (score " + format_score(out.data_score)
+    return "the catalog covers it (score " + format_score(out.data_score)
            + ": " + data_words + ")";
   };
   bool strong_docs = ev.score >= opts_.docs_evidence;
@@ -663,7 +663,7 @@ local_route local_router::decide(std::string_view question,
       && !(name = unknown_name(question, snap, known_words_)).empty()) {
     route(domain::route_kind::out_of_scope,
           "it names '" + name
-            + "', which neither the documents nor the sales catalog know: "
+            + "', which neither the documents nor the catalog know: "
               "another company's business or a general question");
   } else if (!strong_docs && !(task = task_opener(question)).empty()) {
     route(domain::route_kind::out_of_scope,
@@ -690,7 +690,7 @@ local_route local_router::decide(std::string_view question,
   } else {
     route(domain::route_kind::out_of_scope,
           "neither the documents (evidence " + format_score(ev.score)
-            + ") nor the sales catalog (score " + format_score(out.data_score)
+            + ") nor the catalog (score " + format_score(out.data_score)
             + ") cover it");
   }
   if (out.reason.size() > 200)

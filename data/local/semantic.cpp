@@ -289,6 +289,8 @@ domain::outcome<semantic_layer> semantic_layer::parse(const catalog& cat) {
                             out.restricted_reason))
       return e;
   }
+  if (auto e = get_strings(root, "verbs", "verbs", out.measure_verbs, true))
+    return e;
   if (auto e = get_strings(root, "filler", "filler", out.filler_phrases, true))
     return e;
   // Cross-checks: default filters name dimensions, every expression's

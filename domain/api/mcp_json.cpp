@@ -165,7 +165,7 @@ json::object initialize_result(std::string_view version) {
                                              {"listChanged", false}}}}},
     {"serverInfo",
      json::object{{"name", "candor"},
-                  {"title", "candor: company documents and sales data"},
+                  {"title", "candor: company documents and data"},
                   {"version", domain::version()}}},
     {"instructions",
      "candor answers questions about a company's documents and its "
@@ -211,7 +211,7 @@ json::object tools_list() {
   json::array tools;
   tools.push_back(tool(
     "ask", "Ask candor",
-    "Answers a question about the company's documents or sales data through "
+    "Answers a question about the company's documents or data through "
     "candor's whole graph (input guard, router, retrieval with checked "
     "citations or checked SQL, output guard). Returns the answer, or an "
     "explicit refusal, with citations or the SQL that ran.",
@@ -238,8 +238,8 @@ json::object tools_list() {
       json::array{"query"}),
     true));
   tools.push_back(tool(
-    "query_sales", "Query the sales database",
-    "Runs one read-only SQL SELECT on the sales database. The query is "
+    "query_sales", "Query the database",
+    "Runs one read-only SQL SELECT on the database. The query is "
     "untrusted, exactly like a model's: the statement policy, the "
     "authorizer (only catalog tables and columns; personal data is denied) "
     "and the value domains check it, then a sandboxed executor runs it with "
@@ -254,8 +254,8 @@ json::object tools_list() {
            json::array{"sql"}),
     true));
   tools.push_back(tool(
-    "describe_catalog", "Describe the sales catalog",
-    "The tables and columns of the sales database that may be queried, "
+    "describe_catalog", "Describe the catalog",
+    "The tables and columns of the database that may be queried, "
     "with descriptions, declared values of categorical columns, row "
     "counts and metric definitions (e.g. revenue). Personal-data columns "
     "are withheld.",

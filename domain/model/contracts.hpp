@@ -61,7 +61,7 @@ inline constexpr std::string_view input_blocked
   = "This request was blocked by the input guard because it looks like an "
     "attempt to change the assistant's instructions or extract protected "
     "information. Please ask a question about our policies, products or "
-    "sales data.";
+    "data.";
 
 inline constexpr std::string_view output_blocked
   = "The answer was withheld because it contained protected content.";
