@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "data/catalog/draft_detail.hpp"
+#include "data/sales/catalog_detail.hpp"
 #include "data/catalog/personal_data.hpp"
 #include "data/sales/schema.hpp"
 #include "data/sqlite.hpp"
@@ -35,13 +36,7 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
-std::string lower(std::string_view s) {
-  std::string out{s};
-  for (auto& c : out)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
+using catalog_detail::lower;
 
 std::string ident(std::string_view name) {
   std::string q = "\"";

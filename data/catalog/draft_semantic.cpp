@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include "data/catalog/draft_detail.hpp"
+#include "data/sales/catalog_detail.hpp"
 #include "data/sqlite.hpp"
 
 namespace candor::data::draft_detail {
@@ -17,13 +18,7 @@ namespace json = boost::json;
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out{s};
-  for (auto& c : out)
-    if (c >= 'A' && c <= 'Z')
-      c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
+using catalog_detail::lower;
 
 std::string spoken(std::string_view name) {
   std::string out;

@@ -1,8 +1,9 @@
 #pragma once
 
 // The helper shared by the catalog's parsing and lookups
-// (data/sales/catalog.cpp) and its database side
-// (data/sales/catalog_database.cpp). Internal to those files.
+// (data/sales/catalog.cpp), its database side
+// (data/sales/catalog_database.cpp) and its draft (data/catalog/draft*.cpp).
+// Internal to those files.
 
 #include <string>
 #include <string_view>

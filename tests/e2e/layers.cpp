@@ -12,6 +12,7 @@
 
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor;
 using namespace candor::test;
@@ -97,6 +98,7 @@ BOOST_AUTO_TEST_CASE(weak_defences_fail_the_gate) {
   temp_dir dir{"candor-e2e-layers"};
   auto file = dir.file("weak.json");
   std::ofstream{file} << weak_set;
+  provide_sales_db(dir.file("data")); // generation is the case above
   auto r = run_candor_eval(
     {"layers", "--attacks", file, "--data-dir", dir.file("data")}, {},
     std::chrono::seconds{120});

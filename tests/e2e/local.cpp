@@ -2,6 +2,7 @@
 // no endpoint) answers questions nobody scripted, with no fixture and no
 // network, and says how it answered.
 
+#include <filesystem>
 #include <string>
 
 #include <boost/json.hpp>
@@ -13,6 +14,7 @@
 #include "tests/support/openapi.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/sales_db.hpp"
 
 using namespace candor;
 using namespace candor::test;
@@ -24,6 +26,8 @@ const std::map<std::string, std::string> local_env{
   {"CANDOR_LLM_PROVIDER", "local"}};
 
 json::object ask_cli(const std::string& dir, const std::string& question) {
+  if (!std::filesystem::exists(dir + "/sales.db"))
+    provide_sales_db(dir);
   auto r
     = run_candor({"ask", question, "--json", "--data-dir", dir}, local_env);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
