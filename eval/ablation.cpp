@@ -215,7 +215,11 @@ build_snapshot(const std::string& kb_dir, size_t chunk_size,
   auto chunks = data::chunk_directory(kb_dir, copts);
   if (!chunks)
     return chunks.err();
-  return data::retrieval_snapshot::build(std::move(*chunks), params);
+  auto thesaurus = data::read_kb_thesaurus(kb_dir);
+  if (!thesaurus)
+    return thesaurus.err();
+  return data::retrieval_snapshot::build(std::move(*chunks), params,
+                                         std::move(*thesaurus));
 }
 
 domain::outcome<ablation_report> run_ablation(const labelled_set& set,

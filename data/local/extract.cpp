@@ -118,7 +118,7 @@ struct weighted_term {
 std::vector<weighted_term> question_terms(std::string_view question,
                                           const retrieval_snapshot* snap) {
   analyzer_options opts = snap ? snap->tfidf().analysis() : analyzer_options{};
-  auto q = analyze_query(question, opts);
+  auto q = analyze_query(question, opts, snap ? snap->thesaurus() : nullptr);
   std::vector<weighted_term> out;
   double unseen = 1.0;
   if (snap)

@@ -52,7 +52,8 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
   if (hits.empty())
     return {};
   return evidence_details(
-    snap, prepare_question(query, snap.tfidf().analysis()), hits, opts);
+    snap, prepare_question(query, snap.tfidf().analysis(), snap.thesaurus()),
+    hits, opts);
 }
 
 evidence_features evidence_details(const retrieval_snapshot& snap,
@@ -79,7 +80,7 @@ evidence_features evidence_details(const retrieval_snapshot& snap,
   const auto& query = question.text;
   std::optional<analyzed_query> other;
   if (!(question.options == analysis))
-    other = analyze_query(query, analysis);
+    other = analyze_query(query, analysis, snap.thesaurus());
   const auto& q = other ? *other : question.query;
   if (q.terms.empty())
     return out;
@@ -197,7 +198,7 @@ retrieve_with_evidence(const retrieval_snapshot& snap,
   key += std::to_string(static_cast<int>(mode));
   if (auto hit = snap.memo().find(key))
     return hit;
-  auto q = prepare_question(question, snap.tfidf().analysis());
+  auto q = prepare_question(question, snap.tfidf().analysis(), snap.thesaurus());
   auto out = std::make_shared<retrieval_result>();
   out->hits = snap.search(q, k, mode);
   out->evidence = evidence_details(snap, q, out->hits);

@@ -313,9 +313,41 @@ load_snapshot(const std::string& index_path, const retrieval_params& params,
                 + " chunks but its embedders were fitted on "
                 + std::to_string(tfidf.corpus_size())
                 + "; run `candor ingest`");
+  auto thesaurus = load_thesaurus(*db);
+  if (!thesaurus)
+    return fail(index_path + ": its thesaurus: " + thesaurus.err().message
+                + "; run `candor ingest`");
   return std::shared_ptr<const retrieval_snapshot>{
     std::make_shared<const retrieval_snapshot>(
-      std::move(chunks), params, std::move(tfidf), std::move(bm25), tv, bv)};
+      std::move(chunks), params, std::move(tfidf), std::move(bm25), tv, bv,
+      std::move(*thesaurus))};
+}
+
+// -- the documents' thesaurus -------------------------------------------------
+
+domain::outcome<std::shared_ptr<const thesaurus_extension>>
+load_thesaurus(database& db) {
+  auto stmt = db.prepare("SELECT value FROM meta WHERE key = 'thesaurus'");
+  if (!stmt)
+    return stmt.err();
+  auto row = stmt->step();
+  if (!row)
+    return row.err();
+  if (*row != step_result::row)
+    return std::shared_ptr<const thesaurus_extension>{};
+  return thesaurus_extension::parse(stmt->column_text(0));
+}
+
+domain::error store_thesaurus(database& db, const thesaurus_extension* t) {
+  if (t == nullptr)
+    return db.exec("DELETE FROM meta WHERE key = 'thesaurus'");
+  auto stmt = db.prepare("INSERT INTO meta(key, value) VALUES('thesaurus', ?1) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  if (!stmt)
+    return stmt.err();
+  if (auto err = stmt->bind_text(1, t->json()))
+    return err;
+  return stmt->run();
 }
 
 // -- FTS5 reference -----------------------------------------------------------
@@ -324,8 +356,12 @@ domain::outcome<std::vector<fts_hit>>
 fts5_search(database& db, std::string_view query, size_t k,
             const analyzer_options& opts) {
   std::vector<fts_hit> out;
-  // The same query analysis as `retrieval_snapshot::search`.
-  auto terms = analyze_query(query, opts).search_terms();
+  // The same query analysis as `retrieval_snapshot::search`, with the
+  // thesaurus the index keeps.
+  auto thesaurus = load_thesaurus(db);
+  if (!thesaurus)
+    return thesaurus.err();
+  auto terms = analyze_query(query, opts, thesaurus->get()).search_terms();
   std::sort(terms.begin(), terms.end());
   terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
   if (terms.empty() || k == 0)

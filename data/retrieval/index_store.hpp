@@ -33,6 +33,7 @@
 namespace candor::data {
 
 struct prepared_question; // data/retrieval/query.hpp
+class thesaurus_extension; // data/retrieval/query.hpp
 
 /// Bumped when the tables change incompatibly.
 inline constexpr int index_schema_version = 1;
@@ -166,8 +167,10 @@ public:
   /// Builds a snapshot in memory (fits both embedders on `chunks`), for
   /// tests, benchmarks and the ablation. Chunks are ordered by document
   /// slug, then ordinal.
+  /// `thesaurus`: the documents' own phrase groups (query.hpp), if any.
   static std::shared_ptr<const retrieval_snapshot>
-  build(std::vector<chunk> chunks, const retrieval_params& params);
+  build(std::vector<chunk> chunks, const retrieval_params& params,
+        std::shared_ptr<const thesaurus_extension> thesaurus = {});
 
   /// Top `k` chunks for `query`, best first. Ties are broken by chunk
   /// position, so results are deterministic. An empty query, or one with
@@ -269,7 +272,22 @@ public:
   retrieval_snapshot(std::vector<chunk> chunks, retrieval_params params,
                      tfidf_embedder tfidf, bm25_embedder bm25,
                      const std::vector<sparse_vector>& tfidf_vectors,
-                     const std::vector<sparse_vector>& bm25_vectors);
+                     const std::vector<sparse_vector>& bm25_vectors,
+                     std::shared_ptr<const thesaurus_extension> thesaurus
+                     = {});
+
+  /// The documents' own thesaurus groups (`<kb>/thesaurus.json`, kept in
+  /// the index), or nullptr: every query analysis on this snapshot uses
+  /// them after the built-in ones.
+  const thesaurus_extension* thesaurus() const noexcept {
+    return thesaurus_.get();
+  }
+
+  /// The same, shared: to build another snapshot with it.
+  const std::shared_ptr<const thesaurus_extension>&
+  shared_thesaurus() const noexcept {
+    return thesaurus_;
+  }
 
   /// A chunk (index into `chunks()`) as the search ranks it.
   struct scored {
@@ -307,6 +325,7 @@ private:
   document_relevance(const std::vector<std::string>& terms) const;
 
   retrieval_params params_;
+  std::shared_ptr<const thesaurus_extension> thesaurus_;
   std::vector<chunk> chunks_;
   size_t documents_ = 0;
   std::unordered_map<std::string, uint32_t> by_id_;
@@ -355,6 +374,16 @@ struct fts_hit {
   /// -bm25(chunk_fts): higher is better, as in the snapshot.
   double score = 0;
 };
+
+/// The documents' thesaurus kept in the index (meta key `thesaurus`), or
+/// nullptr when it has none; `storage_failed` or `config_invalid` when it
+/// cannot be read.
+domain::outcome<std::shared_ptr<const thesaurus_extension>>
+load_thesaurus(database& db);
+
+/// Keeps `t` in the index (nullptr: removes it). Inside the writer's
+/// transaction.
+domain::error store_thesaurus(database& db, const thesaurus_extension* t);
 
 /// BM25 through SQLite FTS5 (k1 = 1.2, b = 0.75, FTS5's constants) over the
 /// index's `chunk_fts`, with the query analyzed as `search` does

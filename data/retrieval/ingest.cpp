@@ -17,6 +17,7 @@
 #include <boost/json.hpp>
 
 #include "data/retrieval/index_store.hpp"
+#include "data/retrieval/query.hpp"
 #include "data/sqlite.hpp"
 #include "domain/config.hpp"
 
@@ -244,6 +245,27 @@ list_documents(const std::string& kb_dir) {
 
 } // namespace
 
+domain::outcome<std::shared_ptr<const thesaurus_extension>>
+read_kb_thesaurus(const std::string& kb_dir) {
+  auto path = fs::path{kb_dir} / "thesaurus.json";
+  std::error_code fs_ec;
+  if (!fs::is_regular_file(path, fs_ec))
+    return std::shared_ptr<const thesaurus_extension>{};
+  std::ifstream in{path, std::ios::binary};
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in && !in.eof())
+    return domain::make_error(domain::ec::config_invalid,
+                              "cannot read " + path.string());
+  auto t = thesaurus_extension::parse(text.str());
+  if (!t) {
+    auto e = t.err();
+    e.message = path.string() + ": " + e.message;
+    return e;
+  }
+  return t;
+}
+
 domain::outcome<std::vector<chunk>> chunk_directory(const std::string& kb_dir,
                                                     const chunk_options& opts) {
   auto files = list_documents(kb_dir);
@@ -315,6 +337,9 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
   auto db = open_index_for_writing(index_path);
   if (!db)
     return db.err();
+  auto thesaurus = read_kb_thesaurus(kb_dir);
+  if (!thesaurus)
+    return thesaurus.err();
   auto tx = transaction::begin(*db);
   if (!tx)
     return tx.err();
@@ -460,6 +485,8 @@ domain::outcome<ingest_report> ingest(const std::string& kb_dir,
   report.documents_total = count("SELECT COUNT(*) FROM documents");
   report.chunks_total = count("SELECT COUNT(*) FROM chunks");
   report.chunks_flagged = count("SELECT COUNT(*) FROM chunks WHERE flagged");
+  if (auto err = store_thesaurus(*db, thesaurus->get()))
+    return err;
   if (auto err = tx->commit())
     return err;
   report.seconds

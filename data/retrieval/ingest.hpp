@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,8 @@ struct config;
 } // namespace candor::domain
 
 namespace candor::data {
+
+class thesaurus_extension; // data/retrieval/query.hpp
 
 struct ingest_options {
   chunk_options chunking;
@@ -92,13 +95,20 @@ std::string summary(const ingest_report& report);
 domain::outcome<std::vector<chunk>>
 chunk_directory(const std::string& kb_dir, const chunk_options& opts = {});
 
+/// The documents' own thesaurus, `<kb_dir>/thesaurus.json` (see
+/// thesaurus_extension in query.hpp), or nullptr when there is none;
+/// `config_invalid` naming the file when it is not a valid one.
+domain::outcome<std::shared_ptr<const thesaurus_extension>>
+read_kb_thesaurus(const std::string& kb_dir);
+
 /// Ingests every document file directly inside `kb_dir` (Markdown, plain
 /// text, HTML, PDF: data/retrieval/formats.hpp) into the index at
 /// `index_path` (created when missing), in one write transaction: readers
 /// see the old index or the new one. A document's slug is its file name
 /// without its extension, slugified; two files with the same slug are an
 /// error. A file that cannot be read is reported in `skipped` and the run
-/// goes on.
+/// goes on. `<kb_dir>/thesaurus.json`, when there is one, is kept in the
+/// index for the snapshots loaded from it (and removed when it is gone).
 domain::outcome<ingest_report> ingest(const std::string& kb_dir,
                                       const std::string& index_path,
                                       const ingest_options& opts = {},

@@ -8,20 +8,22 @@
 #include <set>
 #include <unordered_map>
 
+#include <boost/json.hpp>
+
 namespace candor::data {
 
 namespace {
 
 /// Groups of phrases that mean the same in a customer's question about a
-/// bike shop's policies, the customer's wording first and the documents'
+/// company's policies, the customer's wording first and the documents'
 /// wording last; a phrase expands to the phrases after it in its group
 /// (one way, so that a document word does not drag in loose variants).
 /// Everyday synonyms and spelling variants, written from the calibration
-/// split's misses and general knowledge, and a gazetteer from every EU
-/// member state to the shipping region the documents use for it (zone A
-/// and Benelux, zone B, "EU" for the rest) and from Norway, Switzerland and
-/// the United Kingdom's names to theirs. No entry is here that helps only
-/// test questions (see README, "Retrieval ablation").
+/// split's misses and general knowledge. The words of one set of documents
+/// (a gazetteer of the regions they ship to, their product names) are
+/// theirs: `<kb>/thesaurus.json`, kept with the index (thesaurus_extension).
+/// No entry is here that helps only test questions (see README, "Retrieval
+/// ablation").
 const std::vector<std::vector<const char*>> thesaurus_groups = {
   {"working day", "business day"},
   {"workday", "business day"},
@@ -91,37 +93,9 @@ const std::vector<std::vector<const char*>> thesaurus_groups = {
   {"lost", "not received"},
   {"never arrived", "not received"},
   {"never got", "not received"},
-  {"bulgaria", "eu"},
-  {"croatia", "eu"},
-  {"cyprus", "eu"},
-  {"czechia", "eu"},
-  {"czech republic", "eu"},
-  {"estonia", "eu"},
-  {"finland", "eu"},
-  {"greece", "eu"},
-  {"hungary", "eu"},
-  {"ireland", "eu"},
-  {"italy", "eu"},
-  {"latvia", "eu"},
-  {"lithuania", "eu"},
-  {"malta", "eu"},
-  {"poland", "eu"},
-  {"portugal", "eu"},
-  {"romania", "eu"},
-  {"slovakia", "eu"},
-  {"slovenia", "eu"},
-  {"spain", "eu"},
-  {"sweden", "eu"},
-  {"germany", "zone b"},
-  {"france", "zone b"},
-  {"austria", "zone b"},
-  {"denmark", "zone b"},
-  {"netherlands", "zone a", "benelux"},
-  {"belgium", "zone a", "benelux"},
-  {"luxembourg", "zone a", "benelux"},
-  {"norway", "zone e"},
-  {"switzerland", "zone e"},
 };
+
+} // namespace
 
 using phrase = std::vector<std::string>;
 
@@ -142,21 +116,30 @@ struct compiled_thesaurus {
   std::unordered_map<std::string, std::vector<size_t>> by_first;
 };
 
-compiled_thesaurus compile(const analyzer_options& opts) {
+namespace {
+
+compiled_thesaurus compile(const analyzer_options& opts,
+                           const std::vector<std::vector<std::string>>& extra
+                           = {}) {
   compiled_thesaurus t;
-  for (const auto& g : thesaurus_groups) {
+  auto add_group = [&](const auto& g) {
     std::vector<phrase> ps;
-    for (const auto* p : g) {
+    for (const auto& p : g) {
       auto terms = analyze(p, opts);
       if (!terms.empty() && std::find(ps.begin(), ps.end(), terms) == ps.end())
         ps.push_back(std::move(terms));
     }
     if (ps.size() < 2)
-      continue;
+      return;
     for (size_t i = 0; i + 1 < ps.size(); ++i)
       t.phrases.push_back({ps[i], t.groups.size(), i});
     t.groups.push_back(std::move(ps));
-  }
+  };
+  // The built-in groups first, then the documents' own.
+  for (const auto& g : thesaurus_groups)
+    add_group(g);
+  for (const auto& g : extra)
+    add_group(g);
   std::stable_sort(t.phrases.begin(), t.phrases.end(),
                    [](const auto& a, const auto& b) {
                      return a.terms.size() > b.terms.size();
@@ -192,10 +175,11 @@ std::vector<std::string> analyzed_query::search_terms() const {
 }
 
 analyzed_query analyze_query(std::string_view text,
-                             const analyzer_options& opts) {
+                             const analyzer_options& opts,
+                             const thesaurus_extension* extra) {
   analyzed_query q;
   q.terms = analyze(text, opts);
-  const auto& th = thesaurus(opts);
+  const auto& th = extra != nullptr ? extra->compiled(opts) : thesaurus(opts);
   std::vector<bool> used(q.terms.size(), false);
   for (size_t i = 0; i < q.terms.size(); ++i) {
     if (used[i])
@@ -229,11 +213,12 @@ analyzed_query analyze_query(std::string_view text,
 }
 
 prepared_question prepare_question(std::string_view text,
-                                   const analyzer_options& opts) {
+                                   const analyzer_options& opts,
+                                   const thesaurus_extension* extra) {
   prepared_question q;
   q.text = text;
   q.options = opts;
-  q.query = analyze_query(text, opts);
+  q.query = analyze_query(text, opts, extra);
   q.type = expected_answer_type(text);
   return q;
 }
@@ -269,6 +254,62 @@ std::vector<std::string> named_terms(std::string_view text,
 
 size_t thesaurus_size(const analyzer_options& opts) {
   return thesaurus(opts).groups.size();
+}
+
+
+// -- a set of documents' own groups -------------------------------------------
+
+struct thesaurus_extension::compiled_set {
+  compiled_thesaurus variants[4];
+};
+
+thesaurus_extension::thesaurus_extension(
+  std::vector<std::vector<std::string>> groups, std::string json)
+    : groups_(std::move(groups)), json_(std::move(json)) {
+  auto set = std::make_shared<compiled_set>();
+  for (int i = 0; i < 4; ++i)
+    set->variants[i]
+      = compile(analyzer_options{(i & 2) != 0, (i & 1) != 0}, groups_);
+  compiled_ = std::move(set);
+}
+
+const compiled_thesaurus&
+thesaurus_extension::compiled(const analyzer_options& opts) const {
+  return compiled_->variants[(opts.stopwords ? 2 : 0) + (opts.stem ? 1 : 0)];
+}
+
+domain::outcome<std::shared_ptr<const thesaurus_extension>>
+thesaurus_extension::parse(std::string_view json) {
+  auto bad = [](const std::string& what) {
+    return domain::make_error(domain::ec::config_invalid,
+                              "thesaurus: " + what);
+  };
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(json, ec);
+  if (ec)
+    return bad("not valid JSON: " + ec.message());
+  auto* groups = doc.is_object() ? doc.as_object().if_contains("groups")
+                                 : nullptr;
+  if (groups == nullptr || !groups->is_array())
+    return bad("expected {\"groups\": [[\"phrase\", \"phrase\", ...], ...]}");
+  std::vector<std::vector<std::string>> out;
+  for (size_t i = 0; i < groups->as_array().size(); ++i) {
+    auto& g = groups->as_array()[i];
+    auto where = "groups[" + std::to_string(i) + "]";
+    if (!g.is_array() || g.as_array().size() < 2)
+      return bad(where + ": expected at least two phrases");
+    std::vector<std::string> ps;
+    for (auto& p : g.as_array()) {
+      if (!p.is_string() || p.as_string().empty() || p.as_string().size() > 80)
+        return bad(where + ": expected phrases of 1 to 80 bytes");
+      ps.emplace_back(p.as_string());
+    }
+    out.push_back(std::move(ps));
+  }
+  if (out.size() > 5000)
+    return bad("more than 5000 groups");
+  return std::make_shared<const thesaurus_extension>(std::move(out),
+                                                     std::string{json});
 }
 
 } // namespace candor::data

@@ -3,12 +3,14 @@
 // Declares query analysis for retrieval: a question's terms, its thesaurus
 // expansions and the prepared question the retrieve node uses.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "data/retrieval/answer_type.hpp"
 #include "data/retrieval/embedder.hpp"
+#include "domain/error.hpp"
 
 /// Query analysis for retrieval: a question's terms plus the phrases a
 /// small built-in thesaurus makes equivalent to phrases in it, so that a
@@ -36,10 +38,48 @@ struct analyzed_query {
   std::vector<std::string> search_terms() const;
 };
 
+struct compiled_thesaurus;
+
+/// The phrase groups of one set of documents, after the built-in ones:
+/// places and the regions the documents use for them, product names, house
+/// words. Read by `candor ingest` from `<kb>/thesaurus.json`
+/// (`{"groups": [["phrase", "phrase", ...], ...]}`, each phrase expanding
+/// to the ones after it), kept in the index and loaded with its snapshot.
+/// Immutable; compiled once for every analyzer option.
+class thesaurus_extension {
+public:
+  /// Parses and checks the file's text; `config_invalid` naming the group.
+  static domain::outcome<std::shared_ptr<const thesaurus_extension>>
+  parse(std::string_view json);
+
+  thesaurus_extension(std::vector<std::vector<std::string>> groups,
+                      std::string json);
+
+  const std::vector<std::vector<std::string>>& groups() const noexcept {
+    return groups_;
+  }
+
+  /// The text it was parsed from (what the index keeps).
+  const std::string& json() const noexcept {
+    return json_;
+  }
+
+  /// The built-in groups and these, for `opts` (internal to query.cpp).
+  const compiled_thesaurus& compiled(const analyzer_options& opts) const;
+
+private:
+  struct compiled_set;
+  std::vector<std::vector<std::string>> groups_;
+  std::string json_;
+  std::shared_ptr<const compiled_set> compiled_;
+};
+
 /// Analyzes a question and finds its thesaurus phrases (longest match
-/// first, left to right). Deterministic and thread-safe.
+/// first, left to right): the built-in groups and, when given, those of the
+/// documents (`extra`). Deterministic and thread-safe.
 analyzed_query analyze_query(std::string_view text,
-                             const analyzer_options& opts = {});
+                             const analyzer_options& opts = {},
+                             const thesaurus_extension* extra = nullptr);
 
 /// A question analysed once for one retrieval: the retrieve node hands it
 /// to both `retrieval_snapshot::search` and `evidence_details`, which
@@ -54,7 +94,8 @@ struct prepared_question {
 };
 
 prepared_question prepare_question(std::string_view text,
-                                   const analyzer_options& opts = {});
+                                   const analyzer_options& opts = {},
+                                   const thesaurus_extension* extra = nullptr);
 
 /// Terms of the names in `text`: words of two letters or more written with
 /// a capital that do not start a sentence ("City Cruiser", "Black Friday",

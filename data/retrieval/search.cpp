@@ -256,7 +256,8 @@ std::vector<retrieval_snapshot::scored> retrieval_snapshot::top(
 std::vector<search_hit>
 retrieval_snapshot::search(std::string_view query, size_t k, search_mode mode,
                            const search_options& opts) const {
-  return search(prepare_question(query, params_.tfidf.analysis), k, mode, opts);
+  return search(prepare_question(query, params_.tfidf.analysis, thesaurus()),
+                k, mode, opts);
 }
 
 std::vector<search_hit>
@@ -277,7 +278,7 @@ retrieval_snapshot::search(const prepared_question& question, size_t k,
   auto terms_for = [&](const analyzer_options& a) {
     return a == question.options
              ? question.query.search_terms()
-             : analyze_query(question.text, a).search_terms();
+             : analyze_query(question.text, a, thesaurus()).search_terms();
   };
   auto terms = terms_for(params_.tfidf.analysis);
   auto bm25_terms = params_.bm25.analysis == params_.tfidf.analysis

@@ -40,8 +40,10 @@ retrieval_snapshot::terms_of(size_t i) const {
 retrieval_snapshot::retrieval_snapshot(
   std::vector<chunk> chunks, retrieval_params params, tfidf_embedder tfidf,
   bm25_embedder bm25, const std::vector<sparse_vector>& tfidf_vectors,
-  const std::vector<sparse_vector>& bm25_vectors)
-    : params_(std::move(params)), chunks_(std::move(chunks)),
+  const std::vector<sparse_vector>& bm25_vectors,
+  std::shared_ptr<const thesaurus_extension> thesaurus)
+    : params_(std::move(params)), thesaurus_(std::move(thesaurus)),
+      chunks_(std::move(chunks)),
       tfidf_(std::move(tfidf)), bm25_(std::move(bm25)),
       terms_(new std::atomic<const chunk_terms*>[chunks_.size()]) {
   for (size_t i = 0; i < chunks_.size(); ++i)
@@ -109,7 +111,8 @@ retrieval_snapshot::retrieval_snapshot(
 
 std::shared_ptr<const retrieval_snapshot>
 retrieval_snapshot::build(std::vector<chunk> chunks,
-                          const retrieval_params& params) {
+                          const retrieval_params& params,
+                          std::shared_ptr<const thesaurus_extension> thesaurus) {
   std::stable_sort(chunks.begin(), chunks.end(),
                    [](const chunk& a, const chunk& b) {
                      return a.doc_slug != b.doc_slug ? a.doc_slug < b.doc_slug
@@ -142,7 +145,8 @@ retrieval_snapshot::build(std::vector<chunk> chunks,
     bv.push_back(bm25.embed_document_terms(b_terms[i]));
   }
   return std::make_shared<const retrieval_snapshot>(
-    std::move(chunks), params, std::move(tfidf), std::move(bm25), tv, bv);
+    std::move(chunks), params, std::move(tfidf), std::move(bm25), tv, bv,
+    std::move(thesaurus));
 }
 
 const chunk* retrieval_snapshot::find(std::string_view id) const {

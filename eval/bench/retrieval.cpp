@@ -301,7 +301,9 @@ int main(int argc, char** argv) {
   size_t sink = 0;
 
   auto t1 = clock_type::now();
-  auto real = data::retrieval_snapshot::build(*chunks, params);
+  auto thesaurus = data::read_kb_thesaurus(opts.kb_dir);
+  auto real = data::retrieval_snapshot::build(
+    *chunks, params, thesaurus ? *thesaurus : nullptr);
   std::printf("real corpus: chunked in %.3f s, snapshot built in %.3f s\n",
               chunk_s, seconds_since(t1));
   data::search_options served; // the server's defaults

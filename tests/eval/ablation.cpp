@@ -16,6 +16,7 @@
 
 #include "tests/support/process.hpp"
 
+#include "data/retrieval/ingest.hpp"
 #include "data/retrieval/query.hpp"
 #include "domain/build_info.hpp"
 #include "domain/config.hpp"
@@ -200,7 +201,11 @@ BOOST_AUTO_TEST_CASE(malformed_sets_are_rejected_with_the_question_named) {
 }
 
 BOOST_AUTO_TEST_CASE(the_thesaurus_expands_one_way) {
-  auto q = data::analyze_query("How many working days to Italy?");
+  // The built-in groups and those of the sample documents (their gazetteer).
+  auto kb = data::read_kb_thesaurus(std::string{CANDOR_SOURCE_DIR} + "/data/kb");
+  BOOST_REQUIRE(kb.ok() && *kb != nullptr);
+  auto q = data::analyze_query("How many working days to Italy?", {},
+                               kb->get());
   auto terms = q.search_terms();
   auto has = [&](const std::string& t) {
     return std::find(terms.begin(), terms.end(), t) != terms.end();

@@ -86,10 +86,12 @@ BOOST_AUTO_TEST_CASE(out_of_vocabulary_share_is_idf_weighted) {
 }
 
 BOOST_AUTO_TEST_CASE(a_thesaurus_equivalent_makes_a_term_known) {
-  // The corpus never says "Italy", but the gazetteer maps it to "EU",
-  // which it uses: the term is not out of vocabulary.
+  // The corpus never says "Italy", but its gazetteer (data/kb's
+  // thesaurus.json) maps it to "EU", which it uses: the term is not out of
+  // vocabulary.
   BOOST_REQUIRE(!in_vocabulary("itali"));
-  auto q = analyze_query("Italy", corpus().bm25().analysis());
+  auto q = analyze_query("Italy", corpus().bm25().analysis(),
+                         corpus().thesaurus());
   BOOST_REQUIRE(!q.expansions.empty());
   BOOST_TEST(details("How many days does a parcel take to Italy?").oov_share
              == 0.0);
@@ -126,9 +128,9 @@ BOOST_AUTO_TEST_CASE(a_prepared_question_gives_what_the_text_gives) {
   size_t differences = 0;
   for (const auto& lq : set->questions) {
     const auto& text = lq.question;
-    auto q = prepare_question(text, analysis);
-    auto o = prepare_question(text, other);
-    auto reference = analyze_query(text, analysis);
+    auto q = prepare_question(text, analysis, snap.thesaurus());
+    auto o = prepare_question(text, other, snap.thesaurus());
+    auto reference = analyze_query(text, analysis, snap.thesaurus());
     differences += q.query.terms == reference.terms
                        && q.query.search_terms() == reference.search_terms()
                        && q.type == expected_answer_type(text)

@@ -316,7 +316,8 @@ BOOST_FIXTURE_TEST_CASE(chunk_terms_are_the_analysis_kept_once,
 }
 
 BOOST_FIXTURE_TEST_CASE(built_in_memory_equals_loaded, corpus_fixture) {
-  auto built = retrieval_snapshot::build(snap->chunks(), retrieval_params{});
+  auto built = retrieval_snapshot::build(snap->chunks(), retrieval_params{},
+                                         snap->shared_thesaurus());
   BOOST_TEST(built->size() == snap->size());
   BOOST_TEST(built->fingerprint(search_mode::tfidf)
              == snap->fingerprint(search_mode::tfidf));
@@ -533,7 +534,7 @@ BOOST_AUTO_TEST_CASE(document_and_heading_parts_follow_their_formulas) {
   headings.fit_terms(heading_terms);
   for (std::string q : {"club payment failed", "pause the club",
                         "card payments", "ship parcels"}) {
-    auto terms = analyze_query(q, analysis).search_terms();
+    auto terms = analyze_query(q, analysis, snap->thesaurus()).search_terms();
     search_options plain;
     plain.prune_ratio = 0;
     plain.intro_weight = 1;
