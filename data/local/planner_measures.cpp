@@ -9,6 +9,38 @@
 
 namespace candor::data::plan_detail {
 
+namespace {
+
+/// "a, b or c" of the first `n` of `xs`.
+std::string listed(const std::vector<std::string>& xs, size_t n,
+                   const char* last) {
+  std::string out;
+  n = std::min(n, xs.size());
+  for (size_t i = 0; i < n; ++i)
+    out += (i == 0 ? "" : i + 1 == n ? last : ", ") + xs[i];
+  return out;
+}
+
+/// The catalog's first metrics, as examples of what to measure.
+std::string metric_examples(const semantic_layer& s) {
+  std::vector<std::string> labels;
+  for (auto& m : s.metrics)
+    labels.push_back(m.label);
+  return listed(labels, 3, " or ");
+}
+
+/// The catalog's first dimensions and months, as examples of groupings.
+std::string grouping_examples(const semantic_layer& s) {
+  std::vector<std::string> names;
+  for (auto& d : s.dimensions)
+    if (names.size() < 2)
+      names.push_back(d.phrases.empty() ? d.name : d.phrases.back());
+  names.push_back("months");
+  return listed(names, 3, ", ") + "...";
+}
+
+} // namespace
+
 bool choose_groups(reading& r) {
   auto& s = r.s;
   // Filters from the values said.
@@ -165,7 +197,8 @@ bool imply_metric(reading& r) {
   } else {
     return r.refuse_explained(plan_refusal::no_metric,
                               "The question does not say what to measure (for "
-                              "example revenue, orders or units sold). ");
+                              "example "
+                                + metric_examples(s) + "). ");
   }
   return true;
 }
@@ -247,8 +280,8 @@ bool choose_ranking(reading& r) {
     if (r.p.group_by.empty() && r.p.time_group == time_grain::none)
       return r.refuse_explained(
         plan_refusal::ambiguous,
-        "The question asks for an order, but not of what "
-        "(products, countries, months...). ");
+        "The question asks for an order, but not of what ("
+          + grouping_examples(r.s) + "). ");
     r.p.sorted = true;
   }
   // The most or the least: a grouping to rank, and how many.
@@ -262,7 +295,8 @@ bool choose_ranking(reading& r) {
     return r.refuse_explained(
       plan_refusal::ambiguous,
       "The question asks for the most or the least, but "
-      "not of what (products, countries, months...). ");
+      "not of what ("
+        + grouping_examples(r.s) + "). ");
   return true;
 }
 
