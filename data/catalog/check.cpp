@@ -344,9 +344,10 @@ void alias_tables(const std::string& sql,
       w += c;
     }
   }
-  for (size_t k = 0; k + 2 < words.size() + 1; ++k) {
-    bool start = (k == 0 && words[0] != "JOIN") || (k > 0 && words[k - 1] == "JOIN");
-    if (start && k + 1 < words.size())
+  // "<table> <alias>" opens the FROM clause and follows each JOIN.
+  for (size_t k = 0; k + 1 < words.size(); ++k) {
+    bool start = k == 0 ? words[0] != "JOIN" : words[k - 1] == "JOIN";
+    if (start)
       out.emplace(words[k + 1], words[k]);
   }
 }
