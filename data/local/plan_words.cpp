@@ -2,6 +2,7 @@
 // counts, shares, periods), follow-up questions from the plan, and example
 // questions for refusals.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -267,9 +268,15 @@ std::vector<std::string> planner::examples() const {
       first_dim = &d;
       break;
     }
-  if (amount && first_dim)
-    out.push_back("\"" + capitalised(amount->label) + " by " + first_dim->name
-                  + " in " + year + "\"");
+  if (amount && first_dim) {
+    // As users say it: the dimension's first phrase, not its name.
+    auto said = first_dim->name;
+    std::replace(said.begin(), said.end(), '_', ' ');
+    if (!first_dim->phrases.empty())
+      said = first_dim->phrases.front();
+    out.push_back("\"" + capitalised(amount->label) + " by " + said + " in "
+                  + year + "\"");
+  }
   if (sold)
     out.push_back("\"" + capitalised(sold->label) + " per month in " + year
                   + "\"");
