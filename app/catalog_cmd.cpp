@@ -47,15 +47,15 @@ std::optional<data::database> open_db(const std::string& path) {
   }
   auto db = data::database::open(path, SQLITE_OPEN_READONLY);
   if (!db) {
-    std::cerr << "candor: catalog: --db " << path << ": "
-              << db.err().message << "\n";
+    std::cerr << "candor: catalog: --db " << path << ": " << db.err().message
+              << "\n";
     return std::nullopt;
   }
   // A file that is not a database opens; reading it fails.
   if (auto probe = db->query_int64("SELECT COUNT(*) FROM sqlite_schema");
       !probe) {
-    std::cerr << "candor: catalog: --db " << path
-              << ": not a SQLite database (" << probe.err().message << ")\n";
+    std::cerr << "candor: catalog: --db " << path << ": not a SQLite database ("
+              << probe.err().message << ")\n";
     return std::nullopt;
   }
   return std::move(*db);
@@ -81,8 +81,8 @@ int draft(const po::variables_map& vm) {
     opts.max_values = static_cast<size_t>(v);
   }
   data::progress_stream progress{std::cerr, data::is_terminal(std::cerr)};
-  opts.progress = [&out = progress.get()](const std::string& table,
-                                          size_t done, size_t total) {
+  opts.progress = [&out = progress.get()](const std::string& table, size_t done,
+                                          size_t total) {
     out << "\rcatalog draft: read " << done << "/" << total << " tables"
         << (table.empty() ? "" : ", now " + table) << "          "
         << std::flush;
@@ -108,8 +108,7 @@ int check(const po::variables_map& vm) {
   auto file = vm["catalog"].as<std::string>();
   std::ifstream in{file, std::ios::binary};
   if (!in) {
-    std::cerr << "candor: catalog: --catalog " << file
-              << ": cannot read it\n";
+    std::cerr << "candor: catalog: --catalog " << file << ": cannot read it\n";
     return exit_usage;
   }
   std::ostringstream text;
@@ -134,8 +133,8 @@ int check(const po::variables_map& vm) {
 int cmd_catalog(int argc, char** argv) {
   po::options_description desc{"Options"};
   desc.add_options()("help,h", "print this help")(
-    "action", po::value<std::string>(), "draft or check")(
-    "db", po::value<std::string>(), "the SQLite database")(
+    "action", po::value<std::string>(),
+    "draft or check")("db", po::value<std::string>(), "the SQLite database")(
     "catalog", po::value<std::string>(), "check: the catalog to check")(
     "max-values", po::value<std::string>(),
     "draft: most distinct values a text column may have to get its list "

@@ -196,6 +196,15 @@ private:
     findings_.push_back({loc_.find(path), path, std::move(message), error});
   }
 
+  /// Adds a validation error's issues (each names its field), or its
+  /// message when it has none.
+  void add_error(const domain::error& e) {
+    for (auto& is : e.issues)
+      add(is.path, is.message);
+    if (e.issues.empty())
+      add("", e.message);
+  }
+
   /// Adds an error for each column `r` reads that the catalog does not
   /// allow; true when there was none.
   bool allowed(const std::string& path, const reads& r);
@@ -217,16 +226,6 @@ private:
   std::vector<catalog_finding> findings_;
 };
 
-/// "catalog: tables[1].name: message" -> {path, message}.
-std::pair<std::string, std::string> split_message(std::string m) {
-  if (m.rfind("catalog: ", 0) == 0)
-    m = m.substr(9);
-  auto colon = m.find(": ");
-  if (colon == std::string::npos || m.find(' ') < colon)
-    return {"", m};
-  return {m.substr(0, colon), m.substr(colon + 2)};
-}
-
 std::vector<catalog_finding> checker::run() {
   boost::json::stream_parser p;
   boost::system::error_code ec;
@@ -234,22 +233,17 @@ std::vector<catalog_finding> checker::run() {
   if (!ec)
     p.finish(ec);
   if (ec) {
-    auto line = 1 + static_cast<size_t>(std::count(
-                      text_.begin(), text_.begin() + static_cast<long>(used),
-                      '\n'));
+    auto line
+      = 1
+        + static_cast<size_t>(std::count(
+          text_.begin(), text_.begin() + static_cast<long>(used), '\n'));
     findings_.push_back({line, "", "not valid JSON: " + ec.message(), true});
     return findings_;
   }
   loc_.value("");
   auto parsed = catalog::parse(text_);
   if (!parsed) {
-    auto& e = parsed.err();
-    if (e.issues.empty()) {
-      auto [path, message] = split_message(e.message);
-      add(path, message);
-    }
-    for (auto& is : e.issues)
-      add(is.path, is.message);
+    add_error(parsed.err());
     return findings_;
   }
   cat_ = std::move(*parsed);
@@ -317,14 +311,15 @@ void checker::check_metrics() {
     auto path = "metrics[" + std::to_string(i) + "]";
     reads r;
     if (auto problem = compile(db_, ms[i].sql, r)) {
-      add(path + ".sql", "metric '" + ms[i].name + "' does not compile: "
-                           + *problem);
+      add(path + ".sql",
+          "metric '" + ms[i].name + "' does not compile: " + *problem);
       continue;
     }
     allowed(path + ".sql", r);
     if (ms[i].draft)
-      add(path, "metric '" + ms[i].name
-                  + "' is a draft: check its meaning, then remove \"draft\"",
+      add(path,
+          "metric '" + ms[i].name
+            + "' is a draft: check its meaning, then remove \"draft\"",
           false);
   }
 }
@@ -437,10 +432,10 @@ void checker::check_join(size_t i, const semantic_join& j,
   if (la != j.alias || tables.count(la) == 0 || tables.count(ra) == 0)
     return; // not a plain key equality: compiled is all we can say
   auto key_table = tables.at(la);
-  auto q = [](const std::string& n) { return "\"" + n + "\""; };
-  auto dup = db_.query_int64("SELECT COUNT(*) - COUNT(DISTINCT " + q(lc)
-                             + ") FROM " + q(key_table) + " WHERE " + q(lc)
-                             + " IS NOT NULL");
+  auto dup
+    = db_.query_int64("SELECT COUNT(*) - COUNT(DISTINCT " + quote_identifier(lc)
+                      + ") FROM " + quote_identifier(key_table) + " WHERE "
+                      + quote_identifier(lc) + " IS NOT NULL");
   if (dup && *dup > 0) {
     add(path, key_table + "." + lc + " is not unique (" + std::to_string(*dup)
                 + " rows repeat a key): the join would multiply rows");
@@ -448,13 +443,16 @@ void checker::check_join(size_t i, const semantic_join& j,
   }
   auto other = tables.at(ra);
   auto orphans = db_.query_int64(
-    "SELECT COUNT(*) FROM " + q(other) + " WHERE " + q(rc) + " IS NOT NULL AND "
-    + q(rc) + " NOT IN (SELECT " + q(lc) + " FROM " + q(key_table) + " WHERE "
-    + q(lc) + " IS NOT NULL)");
+    "SELECT COUNT(*) FROM " + quote_identifier(other) + " WHERE "
+    + quote_identifier(rc) + " IS NOT NULL AND " + quote_identifier(rc)
+    + " NOT IN (SELECT " + quote_identifier(lc) + " FROM "
+    + quote_identifier(key_table) + " WHERE " + quote_identifier(lc)
+    + " IS NOT NULL)");
   if (orphans && *orphans > 0)
-    add(path, std::to_string(*orphans) + " rows of " + other + " have a "
-                + rc + " with no match in " + key_table + "." + lc
-                + ": the join leaves them out",
+    add(path,
+        std::to_string(*orphans) + " rows of " + other + " have a " + rc
+          + " with no match in " + key_table + "." + lc
+          + ": the join leaves them out",
         false);
 }
 
@@ -463,8 +461,7 @@ void checker::check_semantic() {
     return;
   auto layer = semantic_layer::parse(cat_);
   if (!layer) {
-    auto [path, message] = split_message(layer.err().message);
-    add(path, message);
+    add_error(layer.err());
     return;
   }
   layer_ = std::move(*layer);

@@ -27,15 +27,14 @@ namespace candor::data {
 class database;
 
 struct catalog_finding {
-  size_t line = 1;   ///< 1-based line in the catalog text
-  std::string path;  ///< e.g. `tables[2].columns[0].name`, `metrics[1].sql`
+  size_t line = 1;  ///< 1-based line in the catalog text
+  std::string path; ///< e.g. `tables[2].columns[0].name`, `metrics[1].sql`
   std::string message;
   bool error = true; ///< false: a warning
 };
 
 /// Checks `text` against `db` (read only). Empty when all is well.
-std::vector<catalog_finding> check_catalog(std::string_view text,
-                                           database& db);
+std::vector<catalog_finding> check_catalog(std::string_view text, database& db);
 
 /// `file:line: error: path: message`.
 std::string format_finding(const std::string& file, const catalog_finding& f);

@@ -24,35 +24,16 @@ namespace {
 
 using domain::ec;
 
-/// A lower-case SQL identifier, as the catalog's names must be.
-bool is_identifier(std::string_view s) {
-  if (s.empty() || s.size() > 64)
-    return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (!((c >= 'a' && c <= 'z') || c == '_' || (i > 0 && c >= '0' && c <= '9')))
-      return false;
-  }
-  return true;
-}
-
+using catalog_detail::is_identifier;
 using catalog_detail::lower;
-
-std::string ident(std::string_view name) {
-  std::string q = "\"";
-  for (char c : name)
-    q += c == '"' ? std::string{"\"\""} : std::string{c};
-  return q + "\"";
-}
 
 /// SQLite's type affinity of a declared type (section 3.1 of its manual).
 enum class affinity { integer, text, blob, real, numeric };
 
 affinity affinity_of(std::string_view declared) {
   auto t = lower(declared);
-  auto has = [&](const char* part) {
-    return t.find(part) != std::string::npos;
-  };
+  auto has
+    = [&](const char* part) { return t.find(part) != std::string::npos; };
   if (has("int"))
     return affinity::integer;
   if (has("char") || has("clob") || has("text"))
@@ -75,8 +56,10 @@ bool is_date_text(std::string_view s) {
 
 domain::error read_column(database& db, const std::string& table,
                           draft_column& c, const draft_options& opts) {
-  auto counts = db.prepare("SELECT COUNT(" + ident(c.name) + "), COUNT(DISTINCT "
-                           + ident(c.name) + ") FROM " + ident(table));
+  auto col = quote_identifier(c.name);
+  auto from = " FROM " + quote_identifier(table);
+  auto counts = db.prepare("SELECT COUNT(" + col + "), COUNT(DISTINCT " + col
+                           + ")" + from);
   if (!counts)
     return counts.err();
   if (auto err = for_each_row(*counts, [&](statement& row) {
@@ -84,10 +67,8 @@ domain::error read_column(database& db, const std::string& table,
         c.distinct = row.column_int64(1);
       }))
     return err;
-  auto sample = db.prepare("SELECT " + ident(c.name) + ", typeof("
-                           + ident(c.name) + ") FROM " + ident(table)
-                           + " WHERE " + ident(c.name)
-                           + " IS NOT NULL LIMIT "
+  auto sample = db.prepare("SELECT " + col + ", typeof(" + col + ")" + from
+                           + " WHERE " + col + " IS NOT NULL LIMIT "
                            + std::to_string(opts.sample_rows));
   if (!sample)
     return sample.err();
@@ -128,20 +109,20 @@ domain::error read_column(database& db, const std::string& table,
 
 domain::error read_values(database& db, const std::string& table,
                           draft_column& c) {
-  auto stmt = db.prepare("SELECT DISTINCT " + ident(c.name) + " FROM "
-                         + ident(table) + " WHERE " + ident(c.name)
-                         + " IS NOT NULL ORDER BY 1");
+  auto col = quote_identifier(c.name);
+  auto stmt
+    = db.prepare("SELECT DISTINCT " + col + " FROM " + quote_identifier(table)
+                 + " WHERE " + col + " IS NOT NULL ORDER BY 1");
   if (!stmt)
     return stmt.err();
-  return for_each_row(*stmt, [&](statement& row) {
-    c.values.push_back(row.column_text(0));
-  });
+  return for_each_row(
+    *stmt, [&](statement& row) { c.values.push_back(row.column_text(0)); });
 }
 
 /// Everything the draft needs from the database.
-domain::outcome<std::vector<draft_table>> read_tables(database& db,
-                                                      const draft_options& o,
-                                                      std::vector<std::string>& notes) {
+domain::outcome<std::vector<draft_table>>
+read_tables(database& db, const draft_options& o,
+            std::vector<std::string>& notes) {
   auto objects = schema_objects(db);
   if (!objects)
     return objects.err();
@@ -165,7 +146,8 @@ domain::outcome<std::vector<draft_table>> read_tables(database& db,
     auto refs = table_references(db, t.name);
     if (!refs)
       return refs.err();
-    auto rows = db.query_int64("SELECT COUNT(*) FROM " + ident(t.name));
+    auto rows
+      = db.query_int64("SELECT COUNT(*) FROM " + quote_identifier(t.name));
     if (!rows)
       return rows.err();
     t.rows = *rows;
@@ -189,19 +171,19 @@ domain::outcome<std::vector<draft_table>> read_tables(database& db,
       c.sample.column = c.name;
       c.personal = personal_data_in(c.sample);
       auto words = name_words(c.name);
-      bool referencing = std::any_of(t.refs.begin(), t.refs.end(),
-                                     [&](const draft_ref& r) {
-                                       return lower(r.from) == lower(c.name);
-                                     });
-      c.is_key = c.pk || referencing || (!words.empty() && words.back() == "id");
+      bool referencing
+        = std::any_of(t.refs.begin(), t.refs.end(), [&](const draft_ref& r) {
+            return lower(r.from) == lower(c.name);
+          });
+      c.is_key
+        = c.pk || referencing || (!words.empty() && words.back() == "id");
       if (!c.personal && c.is_text && c.distinct > 0
           && static_cast<size_t>(c.distinct) <= o.max_values) {
         if (auto err = read_values(db, t.name, c))
           return err;
-        bool usable = std::all_of(c.values.begin(), c.values.end(),
-                                  [](const std::string& v) {
-                                    return !v.empty() && v.size() <= 40;
-                                  });
+        bool usable = std::all_of(
+          c.values.begin(), c.values.end(),
+          [](const std::string& v) { return !v.empty() && v.size() <= 40; });
         if (!usable)
           c.values.clear();
       }
@@ -239,8 +221,10 @@ std::string column_description(const draft_table& t, const draft_column& c) {
 
 json::object metric(const std::string& name, const std::string& description,
                     const std::string& sql) {
-  return json::object{{"name", name}, {"description", description},
-                      {"sql", sql}, {"draft", true}};
+  return json::object{{"name", name},
+                      {"description", description},
+                      {"sql", sql},
+                      {"draft", true}};
 }
 
 } // namespace
@@ -291,7 +275,8 @@ domain::outcome<catalog_draft> draft_catalog(database& db,
       if (c.personal) {
         auto why = "personal data: " + c.personal->kind + " ("
                    + c.personal->evidence + ")";
-        denied_columns.push_back(json::object{{"name", cname}, {"reason", why}});
+        denied_columns.push_back(
+          json::object{{"name", cname}, {"reason", why}});
         out.notes.push_back("restricted " + name + "." + cname + ": " + why);
         continue;
       }
@@ -326,9 +311,9 @@ domain::outcome<catalog_draft> draft_catalog(database& db,
     // Candidate metrics: a count of the table, a sum of each measure.
     auto count_name = name + "_count";
     if (metric_names.insert(count_name).second)
-      metrics.push_back(metric(count_name, "Number of rows in " + name + ".",
-                               "SELECT COUNT(*) AS " + count_name + " FROM "
-                                 + name));
+      metrics.push_back(
+        metric(count_name, "Number of rows in " + name + ".",
+               "SELECT COUNT(*) AS " + count_name + " FROM " + name));
     for (auto& c : t.columns) {
       if (!is_measure(c))
         continue;
@@ -339,9 +324,9 @@ domain::outcome<catalog_draft> draft_catalog(database& db,
         if (!metric_names.insert(mname).second)
           continue;
       }
-      metrics.push_back(metric(mname, "Sum of " + name + "." + cname + ".",
-                               "SELECT SUM(" + cname + ") AS " + mname
-                                 + " FROM " + name));
+      metrics.push_back(
+        metric(mname, "Sum of " + name + "." + cname + ".",
+               "SELECT SUM(" + cname + ") AS " + mname + " FROM " + name));
     }
   }
   if (allowed.empty())
@@ -352,8 +337,7 @@ domain::outcome<catalog_draft> draft_catalog(database& db,
   doc["version"] = 1;
   doc["description"]
     = "Drafted by candor catalog draft"
-      + (opts.source_name.empty() ? std::string{}
-                                  : " from " + opts.source_name)
+      + (opts.source_name.empty() ? std::string{} : " from " + opts.source_name)
       + ". Review every description, the restricted columns and the draft "
         "metrics before serving it.";
   doc["tables"] = std::move(allowed);
@@ -365,7 +349,7 @@ domain::outcome<catalog_draft> draft_catalog(database& db,
                           "one's meaning, then remove the mark");
     doc["metrics"] = std::move(metrics);
   }
-  if (auto sem = draft_semantic(db, *tables, opts, out.notes); !sem.empty())
+  if (auto sem = draft_semantic(db, *tables, out.notes); !sem.empty())
     doc["semantic"] = std::move(sem);
   out.json = catalog_json_text(doc);
   return out;

@@ -62,7 +62,6 @@ bool is_measure(const draft_column& c);
 /// saying why) when no allowed table has a date column.
 boost::json::object draft_semantic(database& db,
                                    const std::vector<draft_table>& tables,
-                                   const draft_options& opts,
                                    std::vector<std::string>& notes);
 
 /// The document as text: nested objects and arrays of objects indented,

@@ -36,10 +36,10 @@ bool has_word(std::string_view name, std::initializer_list<const char*> any) {
 }
 
 /// Short aliases that are SQL keywords.
-const std::set<std::string> keywords{
-  "as", "at", "by", "do", "if", "in", "is", "no", "of", "on", "or", "to",
-  "and", "asc", "end", "for", "key", "not", "row", "set", "all", "any",
-  "add", "use"};
+const std::set<std::string> keywords{"as",  "at",  "by",  "do",  "if",  "in",
+                                     "is",  "no",  "of",  "on",  "or",  "to",
+                                     "and", "asc", "end", "for", "key", "not",
+                                     "row", "set", "all", "any", "add", "use"};
 
 /// A short alias for the table, made unique: its initials ("order_items"
 /// -> "oi"), else the first two or three letters of its first word, else
@@ -219,16 +219,14 @@ std::vector<std::string> restricted_phrases(const std::string& kind) {
 /// calendar part.
 bool is_measure(const draft_column& c) {
   return c.is_numeric && !c.is_key && !c.is_flag && column_allowed(c)
-         && !has_word(c.name, {"number", "no", "num", "position", "rank",
-                               "seq", "sequence", "index", "year", "month",
-                               "day", "version", "zip", "code"});
+         && !has_word(c.name, {"number", "no", "num", "position", "rank", "seq",
+                               "sequence", "index", "year", "month", "day",
+                               "version", "zip", "code"});
 }
 
 json::object draft_semantic(database& db,
                             const std::vector<draft_table>& tables,
-                            const draft_options& opts,
                             std::vector<std::string>& notes) {
-  (void) opts;
   std::set<std::string> used;
   std::map<std::string, std::string> alias; // table -> alias
   for (auto& t : tables)
@@ -278,9 +276,8 @@ json::object draft_semantic(database& db,
         continue;
       if (!joined.insert({alias[target], alias[name]}).second)
         continue;
-      auto sql = "JOIN " + target + " " + alias[target] + " ON "
-                 + alias[target] + "." + to + " = " + alias[name] + "."
-                 + lower(r.from);
+      auto sql = "JOIN " + target + " " + alias[target] + " ON " + alias[target]
+                 + "." + to + " = " + alias[name] + "." + lower(r.from);
       edges.push_back({&t, lower(r.from), it->second, to, sql});
       joins.push_back(json::object{
         {"alias", alias[target]}, {"needs", alias[name]}, {"sql", sql}});
@@ -324,15 +321,18 @@ json::object draft_semantic(database& db,
     if (tc == nullptr)
       continue;
     auto col = alias[lower(dated->name)] + "." + lower(tc->name);
-    bool stamp = std::any_of(tc->sample.values.begin(),
-                             tc->sample.values.end(),
-                             [](const std::string& v) { return v.size() > 10; });
+    bool stamp
+      = std::any_of(tc->sample.values.begin(), tc->sample.values.end(),
+                    [](const std::string& v) { return v.size() > 10; });
     auto time = stamp ? "substr(" + col + ", 1, 10)" : col;
-    auto range = db.prepare("SELECT MIN(substr(\"" + tc->name
-                            + "\", 1, 10)), MAX(substr(\"" + tc->name
-                            + "\", 1, 10)) FROM \"" + dated->name + "\"");
+    auto column = quote_identifier(tc->name);
+    auto range = db.prepare("SELECT MIN(substr(" + column
+                            + ", 1, 10)), "
+                              "MAX(substr("
+                            + column + ", 1, 10)) FROM "
+                            + quote_identifier(dated->name));
     if (range)
-      (void) for_each_row(*range, [&](statement& row) {
+      (void)for_each_row(*range, [&](statement& row) {
         auto lo = row.column_text(0);
         auto hi = row.column_text(1);
         if (!lo.empty() && (from.empty() || lo < from))
@@ -351,9 +351,8 @@ json::object draft_semantic(database& db,
         {"label", words},
         {"unit", "count"},
         {"additive", true},
-        {"phrases", strings({words, "number of " + words, singular(words)
-                                                            + " count",
-                             "how many " + words})},
+        {"phrases", strings({words, "number of " + words,
+                             singular(words) + " count", "how many " + words})},
         {"at", json::object{{name, "COUNT(*)"}}}});
       if (amount.empty())
         amount = name;
@@ -467,7 +466,8 @@ json::object draft_semantic(database& db,
   sem["grains"] = std::move(grains);
   sem["joins"] = std::move(joins);
   sem["metrics"] = std::move(metrics);
-  sem["defaults"] = json::object{{"amount", amount}, {"count_sold", count_sold}};
+  sem["defaults"]
+    = json::object{{"amount", amount}, {"count_sold", count_sold}};
   sem["dimensions"] = std::move(dims);
   if (!kinds.empty()) {
     json::array phrases;
@@ -483,13 +483,14 @@ json::object draft_semantic(database& db,
                          "restricts ";
     for (size_t i = 0; i < restricted.size(); ++i)
       reason += (i == 0 ? "" : ", ") + restricted[i];
-    sem["restricted"] = json::object{{"phrases", std::move(phrases)},
-                                     {"reason", reason}};
+    sem["restricted"]
+      = json::object{{"phrases", std::move(phrases)}, {"reason", reason}};
   }
-  notes.push_back("semantic layer: " + std::to_string(sem["grains"].as_array().size())
-                  + " grains, " + std::to_string(sem["metrics"].as_array().size())
-                  + " metrics, " + std::to_string(sem["dimensions"].as_array().size())
-                  + " dimensions; add the phrases your users say");
+  notes.push_back(
+    "semantic layer: " + std::to_string(sem["grains"].as_array().size())
+    + " grains, " + std::to_string(sem["metrics"].as_array().size())
+    + " metrics, " + std::to_string(sem["dimensions"].as_array().size())
+    + " dimensions; add the phrases your users say");
   return sem;
 }
 

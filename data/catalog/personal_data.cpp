@@ -49,11 +49,11 @@ std::string squashed(const std::vector<std::string>& words) {
 /// Nouns for people: a `name` column of a table called one of these (or
 /// `<noun>_name`) names a person.
 constexpr std::array<std::string_view, 30> person_nouns{
-  "customer", "customers", "client", "clients", "contact", "contacts",
-  "user", "users", "employee", "employees", "member", "members",
-  "patient", "patients", "student", "students", "person", "people",
-  "persons", "guest", "guests", "passenger", "passengers", "staff",
-  "owner", "owners", "buyer", "buyers", "driver", "drivers"};
+  "customer", "customers", "client",   "clients",   "contact",    "contacts",
+  "user",     "users",     "employee", "employees", "member",     "members",
+  "patient",  "patients",  "student",  "students",  "person",     "people",
+  "persons",  "guest",     "guests",   "passenger", "passengers", "staff",
+  "owner",    "owners",    "buyer",    "buyers",    "driver",     "drivers"};
 
 /// The kind a column's name alone reveals, or empty.
 std::string kind_by_name(const std::vector<std::string>& table,
@@ -71,9 +71,8 @@ std::string kind_by_name(const std::vector<std::string>& table,
       || contains("phonenumber") || contains("phoneno"))
     return "telephone numbers";
   if (has_any(col, std::array<std::string_view, 8>{"address", "street", "addr",
-                                                   "postcode", "zipcode",
-                                                   "zip", "postal",
-                                                   "housenumber"})
+                                                   "postcode", "zipcode", "zip",
+                                                   "postal", "housenumber"})
       || contains("streetaddress") || contains("postalcode"))
     return "postal addresses";
   if (has(col, "iban") || contains("bankaccount") || contains("accountnumber")
@@ -83,9 +82,9 @@ std::string kind_by_name(const std::vector<std::string>& table,
                                                    "birthdate"})
       || contains("dateofbirth") || contains("birthdate"))
     return "birth dates";
-  if (has_any(col, std::array<std::string_view, 6>{"ssn", "bsn", "nin",
-                                                   "passport", "nationalid",
-                                                   "taxid"})
+  if (has_any(col,
+              std::array<std::string_view, 6>{"ssn", "bsn", "nin", "passport",
+                                              "nationalid", "taxid"})
       || contains("nationalid") || contains("socialsecurity")
       || contains("passportnumber") || contains("taxnumber")
       || contains("idnumber") || contains("personalnumber"))
@@ -94,8 +93,8 @@ std::string kind_by_name(const std::vector<std::string>& table,
   // column of a table of people or prefixed by a noun for a person.
   if (contains("firstname") || contains("lastname") || contains("fullname")
       || contains("givenname") || contains("familyname")
-      || contains("middlename") || contains("maidenname")
-      || has(col, "surname") || has(col, "forename"))
+      || contains("middlename") || contains("maidenname") || has(col, "surname")
+      || has(col, "forename"))
     return "people's names";
   if (has(col, "name")) {
     if (col.size() == 1 && !table.empty() && has_any(table, person_nouns))
@@ -150,11 +149,11 @@ bool looks_like_phone(std::string_view v) {
 /// either order ("12 Baker Street", "Keizersgracht 124", "Hauptstrasse 5").
 bool looks_like_street(std::string_view v) {
   static constexpr std::array<std::string_view, 12> whole{
-    "street", "st", "road", "rd", "avenue", "ave", "lane", "ln", "drive",
-    "boulevard", "blvd", "way"};
+    "street", "st", "road",  "rd",        "avenue", "ave",
+    "lane",   "ln", "drive", "boulevard", "blvd",   "way"};
   static constexpr std::array<std::string_view, 11> endings{
-    "straat", "weg", "laan", "plein", "gracht", "strasse", "straße", "gasse",
-    "kade", "singel", "dijk"};
+    "straat", "weg",   "laan", "plein",  "gracht", "strasse",
+    "straße", "gasse", "kade", "singel", "dijk"};
   bool number = false;
   bool street = false;
   std::string word;
@@ -186,8 +185,8 @@ bool looks_like_street(std::string_view v) {
 /// words of letters, each capitalised except lower-case particles.
 bool looks_like_person(std::string_view v) {
   static constexpr std::array<std::string_view, 12> particles{
-    "van", "de", "der", "den", "von", "da", "di", "le", "la", "du", "del",
-    "ter"};
+    "van", "de", "der", "den", "von", "da",
+    "di",  "le", "la",  "du",  "del", "ter"};
   size_t words = 0;
   size_t capitalised = 0;
   std::string word;

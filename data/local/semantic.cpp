@@ -20,8 +20,10 @@ namespace {
 using domain::ec;
 
 domain::error bad(const std::string& path, const std::string& what) {
-  return domain::make_error(ec::config_invalid,
-                            "catalog: semantic." + path + ": " + what);
+  auto e = domain::make_error(ec::config_invalid,
+                              "catalog: semantic." + path + ": " + what);
+  e.issues.push_back({"semantic." + path, what});
+  return e;
 }
 
 bool is_date(std::string_view s) {

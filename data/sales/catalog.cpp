@@ -25,20 +25,6 @@ using namespace catalog_detail;
 
 // -- helpers ------------------------------------------------------------------
 
-/// A lower-case SQL identifier: [a-z_][a-z0-9_]*, at most 64 bytes.
-bool is_identifier(std::string_view text) {
-  if (text.empty() || text.size() > 64)
-    return false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    auto c = text[i];
-    bool ok
-      = (c >= 'a' && c <= 'z') || c == '_' || (i > 0 && c >= '0' && c <= '9');
-    if (!ok)
-      return false;
-  }
-  return true;
-}
-
 domain::error field_error(const std::string& path, std::string message) {
   auto err = domain::make_error(ec::config_invalid,
                                 "catalog: " + path + ": " + message);

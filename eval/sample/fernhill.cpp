@@ -97,16 +97,16 @@ constexpr std::array<treatment, 16> treatments{{
 }};
 
 const char* const first_names[]
-  = {"Anna", "Bram", "Chloe", "Daan", "Eva", "Finn", "Greta", "Hugo", "Iris",
-     "Jonas", "Kim", "Lotte", "Milan", "Noor", "Olivier", "Puck", "Ruben",
-     "Sanne", "Thijs", "Vera", "Wouter", "Yara", "Zoe", "Lars"};
+  = {"Anna",  "Bram",  "Chloe", "Daan",  "Eva",    "Finn", "Greta",   "Hugo",
+     "Iris",  "Jonas", "Kim",   "Lotte", "Milan",  "Noor", "Olivier", "Puck",
+     "Ruben", "Sanne", "Thijs", "Vera",  "Wouter", "Yara", "Zoe",     "Lars"};
 const char* const last_names[]
-  = {"de Vries", "Jansen", "Bakker", "Visser", "Smit", "Meijer", "de Boer",
-     "Mulder", "de Groot", "Bos", "Vos", "Peters", "Hendriks", "van Leeuwen",
-     "Dekker", "Brouwer"};
+  = {"de Vries", "Jansen",      "Bakker",   "Visser", "Smit", "Meijer",
+     "de Boer",  "Mulder",      "de Groot", "Bos",    "Vos",  "Peters",
+     "Hendriks", "van Leeuwen", "Dekker",   "Brouwer"};
 const char* const pet_names[]
-  = {"Bello", "Luna", "Max", "Pip", "Bobby", "Tijger", "Saar", "Guus",
-     "Moos", "Nala", "Rocky", "Kiki", "Loki", "Fleur", "Snuf", "Bram",
+  = {"Bello", "Luna",  "Max",   "Pip",   "Bobby", "Tijger", "Saar", "Guus",
+     "Moos",  "Nala",  "Rocky", "Kiki",  "Loki",  "Fleur",  "Snuf", "Bram",
      "Daisy", "Oscar", "Minou", "Pluto", "Sammy", "Tommie", "Kees", "Flip"};
 
 struct clinic {
@@ -189,10 +189,10 @@ domain::error insert(data::database& db, const std::string& sql,
     return stmt.err();
   for (size_t i = 0; i < values.size(); ++i) {
     auto& v = values[i];
-    auto err = !v.empty() && v[0] == '#'
-                 ? stmt->bind_int64(static_cast<int>(i + 1),
-                                    std::stoll(v.substr(1)))
-                 : stmt->bind_text(static_cast<int>(i + 1), v);
+    auto err
+      = !v.empty() && v[0] == '#'
+          ? stmt->bind_int64(static_cast<int>(i + 1), std::stoll(v.substr(1)))
+          : stmt->bind_text(static_cast<int>(i + 1), v);
     if (err)
       return err;
   }
@@ -216,8 +216,8 @@ domain::outcome<long> write_database(const std::string& path) {
     return e;
   rng r{20261207};
   long rows = 0;
-  auto add = [&](const std::string& sql, const std::vector<std::string>& v)
-    -> domain::error {
+  auto add = [&](const std::string& sql,
+                 const std::vector<std::string>& v) -> domain::error {
     ++rows;
     return insert(db, sql, v);
   };
@@ -244,18 +244,18 @@ domain::outcome<long> write_database(const std::string& path) {
   for (int o = 1; o <= owners; ++o) {
     int c = static_cast<int>(r.pick(std::array<int, 4>{34, 22, 20, 24}));
     owner_clinic[static_cast<size_t>(o)] = c + 1;
-    auto name = std::string{first_names[r.below(24)]} + " "
-                + last_names[r.below(16)];
+    auto name
+      = std::string{first_names[r.below(24)]} + " " + last_names[r.below(16)];
     auto mail = "owner" + std::to_string(o) + "@mail.example";
     auto phone = "+31 6 " + std::to_string(10000000 + r.below(89999999));
     auto joined = date_of(day_2018 + r.below(8 * 365));
     if (auto e = add("INSERT INTO owners VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                     {n(o), name, mail, phone, clinics[static_cast<size_t>(c)].city,
-                      joined}))
+                     {n(o), name, mail, phone,
+                      clinics[static_cast<size_t>(c)].city, joined}))
       return e;
   }
-  static const char* const species[] = {"dog", "cat", "rabbit", "bird",
-                                        "reptile"};
+  static const char* const species[]
+    = {"dog", "cat", "rabbit", "bird", "reptile"};
   constexpr int pets = 1200;
   std::vector<int> pet_owner(pets + 1);
   std::vector<int> pet_species(pets + 1);
@@ -282,15 +282,16 @@ domain::outcome<long> write_database(const std::string& path) {
   static const char* const kinds[] = {"routine", "urgent", "follow_up"};
   static const char* const statuses[] = {"completed", "cancelled", "no_show"};
   static const char* const methods[] = {"card", "cash", "insurance"};
-  static const char* const vaccine[] = {"VDOG", "VCAT", "VRAB", nullptr,
-                                        nullptr};
+  static const char* const vaccine[]
+    = {"VDOG", "VCAT", "VRAB", nullptr, nullptr};
   int item = 0;
   int payment = 0;
   for (int a = 1; a <= 3600; ++a) {
     int p = 1 + r.below(pets);
-    int clinic_id = r.below(100) < 85
-                      ? owner_clinic[static_cast<size_t>(pet_owner[static_cast<size_t>(p)])]
-                      : 1 + r.below(4);
+    int clinic_id
+      = r.below(100) < 85
+          ? owner_clinic[static_cast<size_t>(pet_owner[static_cast<size_t>(p)])]
+          : 1 + r.below(4);
     int vet = (clinic_id - 1) * 3 + 1 + r.below(3);
     int64_t day = day_2024 + r.below(days_2024_2025);
     auto date = date_of(day);
@@ -426,9 +427,8 @@ domain::outcome<long> make_fernhill(const std::string& out) {
   std::error_code ec_fs;
   fs::create_directories(fs::path{out} / "docs", ec_fs);
   if (ec_fs)
-    return domain::make_error(ec::storage_failed,
-                              "cannot create " + out + "/docs: "
-                                + ec_fs.message());
+    return domain::make_error(
+      ec::storage_failed, "cannot create " + out + "/docs: " + ec_fs.message());
   auto rows = write_database(out + "/fernhill.db");
   if (!rows)
     return rows.err();

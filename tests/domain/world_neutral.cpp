@@ -21,14 +21,14 @@ namespace {
 /// The sample world's names: the company, its club, its stores and its
 /// product lines.
 const std::vector<std::string> sample_names{
-  "kestrel", "cycle works", "utrecht", "ghent", "strada", "ridgeline",
-  "volt_city", "volt_trek", "fledgling"};
+  "kestrel",   "cycle works", "utrecht",   "ghent",    "strada",
+  "ridgeline", "volt_city",   "volt_trek", "fledgling"};
 
 /// The generator of the embedded sample database (`candor seed`): it is the
 /// sample, as data/kb is.
 bool is_sample_generator(const fs::path& p) {
   auto rel = p.lexically_relative(fs::path{std::string{CANDOR_SOURCE_DIR}})
-                 .generic_string();
+               .generic_string();
   return rel == "data/sales/gen.hpp" || rel == "data/sales/gen.cpp"
          || rel == "data/sales/orders.cpp" || rel == "data/sales/world.hpp"
          || rel == "data/sales/generator.hpp";
@@ -62,9 +62,11 @@ BOOST_AUTO_TEST_CASE(the_code_names_no_sample_company) {
         auto l = lower(line);
         for (auto& name : sample_names)
           if (l.find(name) != std::string::npos)
-            found.push_back(e.path().lexically_relative(fs::path{std::string{CANDOR_SOURCE_DIR}})
-                              .generic_string()
-                            + ":" + std::to_string(n) + ": " + name);
+            found.push_back(
+              e.path()
+                .lexically_relative(fs::path{std::string{CANDOR_SOURCE_DIR}})
+                .generic_string()
+              + ":" + std::to_string(n) + ": " + name);
       }
     }
   }

@@ -27,8 +27,7 @@ void write_file(const std::string& path, const std::string& text) {
 
 boost::json::object ask(const std::string& q, const std::string& dir) {
   auto r = run_candor({"ask", q, "--json", "--data-dir", dir + "/var", "--db",
-                       dir + "/library.db", "--catalog",
-                       dir + "/catalog.json"},
+                       dir + "/library.db", "--catalog", dir + "/catalog.json"},
                       {{"CANDOR_LLM_PROVIDER", "local"}});
   BOOST_REQUIRE_MESSAGE(!r.out.empty(), r.err);
   return boost::json::parse(r.out).as_object();
@@ -77,8 +76,8 @@ BOOST_AUTO_TEST_CASE(check_prints_each_problem_with_its_line_and_fails) {
   auto at = text.find("\"name\": \"genre\"");
   BOOST_REQUIRE(at != std::string::npos);
   text.replace(at, 15, "\"name\": \"genus\"");
-  auto line = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at),
-                             '\n');
+  auto line
+    = 1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');
   write_file(dir.file("catalog.json"), text);
   auto r = run_candor({"catalog", "check", "--db", dir.file("library.db"),
                        "--catalog", dir.file("catalog.json")});
@@ -112,8 +111,8 @@ BOOST_AUTO_TEST_CASE(bad_arguments_are_named) {
                   "--catalog", dir.file("missing.json")});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "missing.json: cannot read it"));
-  r = run_candor({"catalog", "draft", "--db", dir.file("library.db"),
-                  "--max-values", "0"});
+  r = run_candor(
+    {"catalog", "draft", "--db", dir.file("library.db"), "--max-values", "0"});
   BOOST_CHECK_EQUAL(r.exit_code, 2);
   BOOST_CHECK(has(r.err, "--max-values must be a number from 1 to 200"));
 }

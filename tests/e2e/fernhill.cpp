@@ -64,14 +64,14 @@ BOOST_AUTO_TEST_CASE(the_sample_is_the_same_every_time) {
               == slurp(a.dir.file("again/fernhill.db")));
   for (auto* doc : {"fees-and-payment.pdf", "vaccinations.pdf",
                     "clinics-and-opening-hours.html", "dental-care.html"})
-    BOOST_CHECK_MESSAGE(std::filesystem::exists(a.dir.file("w/docs/")
-                                                + doc),
+    BOOST_CHECK_MESSAGE(std::filesystem::exists(a.dir.file("w/docs/") + doc),
                         doc);
 }
 
 BOOST_AUTO_TEST_CASE(the_kept_catalog_is_the_draft_and_a_short_edit) {
   world w;
-  auto draft = run_candor({"catalog", "draft", "--db", w.dir.file("w/fernhill.db")});
+  auto draft
+    = run_candor({"catalog", "draft", "--db", w.dir.file("w/fernhill.db")});
   BOOST_REQUIRE_EQUAL(draft.exit_code, 0);
   auto drafted = json::parse(draft.out).as_object();
   auto kept = json::parse(slurp(kept_catalog())).as_object();
@@ -97,24 +97,24 @@ BOOST_AUTO_TEST_CASE(the_kept_catalog_is_the_draft_and_a_short_edit) {
   for (auto& j : kept_joins)
     BOOST_CHECK_MESSAGE(draft_joins.count(j) == 1, j);
   // It fits the database.
-  auto check = run_candor({"catalog", "check", "--db",
-                           w.dir.file("w/fernhill.db"), "--catalog",
-                           kept_catalog()});
+  auto check
+    = run_candor({"catalog", "check", "--db", w.dir.file("w/fernhill.db"),
+                  "--catalog", kept_catalog()});
   BOOST_CHECK_MESSAGE(check.exit_code == 0, check.out);
   BOOST_CHECK(check.out.find(": 0 errors, 0 warnings") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(its_pdf_and_html_documents_answer_with_citations) {
   world w;
-  auto ing = run_candor({"ingest", "--kb", w.dir.file("w/docs"), "--data-dir",
-                         w.dir.file("var")});
+  auto ing = run_candor(
+    {"ingest", "--kb", w.dir.file("w/docs"), "--data-dir", w.dir.file("var")});
   BOOST_REQUIRE_MESSAGE(ing.exit_code == 0, ing.err);
   BOOST_CHECK(ing.out.find("documents: 8 created") != std::string::npos);
   auto ask = [&](const std::string& q) {
-    auto r = run_candor({"ask", q, "--json", "--data-dir", w.dir.file("var"),
-                         "--db", w.dir.file("w/fernhill.db"), "--catalog",
-                         kept_catalog()},
-                        {{"CANDOR_LLM_PROVIDER", "local"}});
+    auto r
+      = run_candor({"ask", q, "--json", "--data-dir", w.dir.file("var"), "--db",
+                    w.dir.file("w/fernhill.db"), "--catalog", kept_catalog()},
+                   {{"CANDOR_LLM_PROVIDER", "local"}});
     BOOST_REQUIRE_MESSAGE(!r.out.empty(), r.err);
     return json::parse(r.out).as_object();
   };

@@ -60,13 +60,13 @@ CREATE TABLE loans (
   fee_cents INTEGER NOT NULL,
   status TEXT NOT NULL
 );)");
-  static const char* first[] = {"Anna", "Bram", "Chloe", "Daan", "Eva",
-                                "Finn", "Greta", "Hugo"};
-  static const char* last[] = {"de Vries", "Jansen", "Peeters", "Moreau",
-                               "Schmidt"};
+  static const char* first[]
+    = {"Anna", "Bram", "Chloe", "Daan", "Eva", "Finn", "Greta", "Hugo"};
+  static const char* last[]
+    = {"de Vries", "Jansen", "Peeters", "Moreau", "Schmidt"};
   static const char* cities[] = {"Leiden", "Delft", "Haarlem"};
-  static const char* genres[] = {"crime", "fantasy", "history", "poetry",
-                                 "science"};
+  static const char* genres[]
+    = {"crime", "fantasy", "history", "poetry", "science"};
   static const char* statuses[] = {"returned", "returned", "open", "late"};
   // Valid IBANs (mod 97) for the addresses.
   static const char* ibans[] = {"NL91ABNA0417164300", "DE89370400440532013000",
@@ -104,8 +104,8 @@ CREATE TABLE loans (
     run(db, "INSERT INTO loans VALUES (" + std::to_string(i) + ", "
               + std::to_string(i % 40 + 1) + ", " + std::to_string(i % 30 + 1)
               + ", " + q(date) + ", " + std::to_string(7 + i % 21) + ", "
-              + std::to_string(i % 4 == 3 ? 150 : 0) + ", "
-              + q(statuses[i % 4]) + ")");
+              + std::to_string(i % 4 == 3 ? 150 : 0) + ", " + q(statuses[i % 4])
+              + ")");
   }
   run(db, "COMMIT");
   return in_2025;

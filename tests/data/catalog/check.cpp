@@ -54,9 +54,9 @@ struct drafted {
 size_t line_at(const std::string& text, const std::string& needle) {
   auto at = text.find(needle);
   BOOST_REQUIRE_MESSAGE(at != std::string::npos, needle);
-  return 1 + static_cast<size_t>(std::count(text.begin(),
-                                            text.begin() + static_cast<long>(at),
-                                            '\n'));
+  return 1
+         + static_cast<size_t>(std::count(
+           text.begin(), text.begin() + static_cast<long>(at), '\n'));
 }
 
 const catalog_finding* find(const std::vector<catalog_finding>& fs,
@@ -82,9 +82,9 @@ BOOST_AUTO_TEST_CASE(a_fresh_draft_has_only_warnings_for_its_draft_metrics) {
   drafted d;
   auto text = d.text();
   auto fs = check_catalog(text, d.db);
-  BOOST_CHECK_MESSAGE(std::none_of(fs.begin(), fs.end(),
-                                   [](auto& f) { return f.error; }),
-                      all(fs));
+  BOOST_CHECK_MESSAGE(
+    std::none_of(fs.begin(), fs.end(), [](auto& f) { return f.error; }),
+    all(fs));
   auto* draft = find(fs, "'loans_count' is a draft");
   BOOST_REQUIRE_MESSAGE(draft != nullptr, all(fs));
   BOOST_CHECK(!draft->error);
@@ -121,18 +121,17 @@ BOOST_AUTO_TEST_CASE(metrics_that_do_not_compile_or_read_restricted_columns) {
   ms.push_back(json::object{{"name", "broken"},
                             {"description", "x"},
                             {"sql", "SELECT SUM(nope) FROM loans"}});
-  ms.push_back(json::object{
-    {"name", "reader_mails"},
-    {"description", "x"},
-    {"sql", "SELECT COUNT(DISTINCT email) FROM members"}});
+  ms.push_back(
+    json::object{{"name", "reader_mails"},
+                 {"description", "x"},
+                 {"sql", "SELECT COUNT(DISTINCT email) FROM members"}});
   ms.push_back(json::object{
     {"name", "sneaky"},
     {"description", "x"},
     {"sql", "SELECT COUNT(*) FROM loans l JOIN member_addresses a "
             "ON a.member_id = l.member_id WHERE a.iban LIKE 'NL%'"}});
-  ms.push_back(json::object{{"name", "writer"},
-                            {"description", "x"},
-                            {"sql", "DELETE FROM loans"}});
+  ms.push_back(json::object{
+    {"name", "writer"}, {"description", "x"}, {"sql", "DELETE FROM loans"}});
   auto text = d.text();
   auto fs = check_catalog(text, d.db);
   auto* broken = find(fs, "'broken' does not compile");
@@ -160,11 +159,11 @@ BOOST_AUTO_TEST_CASE(a_join_that_would_multiply_rows_does_not_hold) {
       loans_alias = std::string{g.at("provides").at(0).as_string()};
   BOOST_REQUIRE(!loans_alias.empty());
   // Another loan of the same member: loans.member_id is not unique.
-  sem.at("joins").as_array().push_back(json::object{
-    {"alias", "again"},
-    {"needs", loans_alias},
-    {"sql", "JOIN loans again ON again.member_id = " + loans_alias
-              + ".member_id"}});
+  sem.at("joins").as_array().push_back(
+    json::object{{"alias", "again"},
+                 {"needs", loans_alias},
+                 {"sql", "JOIN loans again ON again.member_id = " + loans_alias
+                           + ".member_id"}});
   auto text = d.text();
   auto fs = check_catalog(text, d.db);
   auto* fanout = find(fs, "loans.member_id is not unique");
@@ -192,9 +191,23 @@ BOOST_AUTO_TEST_CASE(bad_json_and_bad_fields_name_their_line) {
   BOOST_CHECK_MESSAGE(fs[0].path.find("].colour") != std::string::npos,
                       fs[0].path);
   BOOST_CHECK_EQUAL(fs[0].line, line_at(odd, "\"colour\""));
-  BOOST_CHECK_EQUAL(format_finding("c.json", fs[0]).rfind(
-                      "c.json:" + std::to_string(fs[0].line) + ": error: ", 0),
-                    0u);
+  BOOST_CHECK_EQUAL(
+    format_finding("c.json", fs[0])
+      .rfind("c.json:" + std::to_string(fs[0].line) + ": error: ", 0),
+    0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_semantic_layer_error_names_its_line) {
+  drafted d;
+  d.doc.at("semantic").as_object()["defaults"]
+    = json::object{{"amount", "no_such_metric"}, {"count_sold", "loans"}};
+  auto text = d.text();
+  auto fs = check_catalog(text, d.db);
+  auto* e = find(fs, "unknown metric 'no_such_metric'");
+  BOOST_REQUIRE_MESSAGE(e != nullptr, all(fs));
+  BOOST_CHECK(e->error);
+  BOOST_CHECK_EQUAL(e->path, "semantic.defaults");
+  BOOST_CHECK_EQUAL(e->line, line_at(text, "\"defaults\""));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

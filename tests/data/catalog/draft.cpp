@@ -51,10 +51,9 @@ struct library {
   }
 
   bool noted(const std::string& part) const {
-    return std::any_of(draft.notes.begin(), draft.notes.end(),
-                       [&](const std::string& n) {
-                         return n.find(part) != std::string::npos;
-                       });
+    return std::any_of(
+      draft.notes.begin(), draft.notes.end(),
+      [&](const std::string& n) { return n.find(part) != std::string::npos; });
   }
 };
 
@@ -226,8 +225,8 @@ BOOST_AUTO_TEST_CASE(personal_data_by_content) {
   auto phone = verdict({"+31 6 1234 5678", "(020) 555-0142", "0612345678"});
   BOOST_REQUIRE(phone);
   BOOST_CHECK_EQUAL(phone->kind, "telephone numbers");
-  auto street = verdict({"12 Baker Street", "Keizersgracht 124",
-                         "Hauptstrasse 5", "3 Main Rd"});
+  auto street = verdict(
+    {"12 Baker Street", "Keizersgracht 124", "Hauptstrasse 5", "3 Main Rd"});
   BOOST_REQUIRE(street);
   BOOST_CHECK_EQUAL(street->kind, "postal addresses");
   auto people = verdict({"Anna de Vries", "Bram Jansen", "Chloe Peeters",

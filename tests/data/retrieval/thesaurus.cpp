@@ -54,9 +54,9 @@ BOOST_AUTO_TEST_CASE(groups_are_checked_and_named) {
   auto ok = thesaurus_extension::parse(harbour_thesaurus);
   BOOST_REQUIRE(ok.ok());
   BOOST_CHECK_EQUAL((*ok)->groups().size(), 2u);
-  for (auto* bad : {"not json", R"({"group": []})",
-                    R"({"groups": [["alone"]]})",
-                    R"({"groups": [["a", 3]]})"}) {
+  for (auto* bad :
+       {"not json", R"({"group": []})", R"({"groups": [["alone"]]})",
+        R"({"groups": [["a", 3]]})"}) {
     auto r = thesaurus_extension::parse(bad);
     BOOST_REQUIRE_MESSAGE(!r.ok(), bad);
     BOOST_CHECK(r.err().code == domain::ec::config_invalid);
@@ -72,8 +72,8 @@ BOOST_AUTO_TEST_CASE(a_query_expands_with_the_documents_groups) {
   BOOST_REQUIRE(t.ok());
   auto without = analyze_query("How long does delivery to Tortuga take?");
   BOOST_CHECK(!expands_to(without, "isl"));
-  auto with = analyze_query("How long does delivery to Tortuga take?", {},
-                            t->get());
+  auto with
+    = analyze_query("How long does delivery to Tortuga take?", {}, t->get());
   BOOST_CHECK(expands_to(with, "isl") || expands_to(with, "isles"));
   // The built-in groups still apply with it.
   auto builtin = analyze_query("Can I get my money back?", {}, t->get());
